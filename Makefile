@@ -1,0 +1,26 @@
+# make verify: what CI runs (.ci/run) and what a newcomer runs on a fresh machine.
+SWIFT ?= swift
+SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
+
+.PHONY: verify test build core-purity clean
+
+## Build everything with warnings as errors, check the core's purity, run every test.
+verify: core-purity test
+
+## Build (warnings are errors) and run all tests; RATELIMIT_SEED=<n> replays property tests.
+test:
+	$(SWIFT) test $(SWIFT_FLAGS)
+
+build:
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+
+## RateLimitCore imports nothing but the standard library and uses no floating point (CORE-2).
+core-purity:
+	@if grep -rnE '^[[:space:]]*(@_[a-zA-Z]+[[:space:]]+)?import[[:space:]]' Sources/RateLimitCore; then \
+		echo "RateLimitCore must import nothing (standard library only)"; exit 1; fi
+	@if grep -rnwE 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitCore; then \
+		echo "RateLimitCore must not use floating point"; exit 1; fi
+	@echo "core-purity: RateLimitCore imports nothing and uses no floating point"
+
+clean:
+	rm -rf .build

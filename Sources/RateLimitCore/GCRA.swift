@@ -1,0 +1,97 @@
+// GCRA, the generic cell rate algorithm (Spec/GCRA.md, clauses GCRA-1 ... GCRA-12).
+//
+// The limiter remembers one integer: the theoretical arrival time `tat`, the instant at which it
+// would be back to a full burst if nothing else arrived. Each permit pushes `tat` forward by one
+// emission interval T; an acquire of n permits at t is admitted when, after it, `tat` would be at
+// most `τ = burst × T` ahead of t: `max(tat, t) + n·T − t ≤ τ`. The boundary conforms: an
+// acquire exactly at `t = tat + n·T − τ` is admitted (ITU-T I.371's "t ≥ TAT − L").
+//
+// Implementation. One `UInt64` (8 bytes), which is also what the lock-free adapter keeps in a
+// single atomic word. Instants are at most Int64.max and `τ` is validated to fit in an Int64, so
+// `tat ≤ Int64.max + τ < 2^64` never overflows. With no separate "last instant", an event earlier
+// than `tat − τ` is evaluated at `tat − τ`, the earliest instant consistent with the state; since
+// admission only grows with time, a step back in time can never admit more than the present does.
+//
+// Relation: admits exactly what a continuous token bucket with the same burst and one permit
+// per T admits, with equal remaining quota and retry-after, on traces whose instants never
+// decrease (Spec/README.md, "How the strategies relate").
+
+/// The generic cell rate algorithm: bursts of up to `burst` permits, one permit per
+/// `emissionIntervalNanoseconds` sustained.
+public struct GCRA: RateLimitStrategy {
+    public static let identifier = "gcra"
+
+    /// Permits admitted back to back from a rested limiter.
+    public let burst: Int64
+    /// Nanoseconds per permit at the sustained rate (the emission interval T).
+    public let emissionIntervalNanoseconds: Int64
+
+    @usableFromInline let schedule: VirtualSchedule
+
+    /// A validated GCRA configuration (GCRA-1).
+    ///
+    /// - Throws: ``RateLimitInputError`` for a non-positive burst or interval, or when
+    ///   `burst × emissionIntervalNanoseconds` (the tolerance τ) exceeds `Int64.max`.
+    public init(burst: Int64, emissionIntervalNanoseconds: Int64) throws(RateLimitInputError) {
+        try RateLimitInputError.checkPositive(burst, "burst")
+        try RateLimitInputError.checkPositive(emissionIntervalNanoseconds, "emissionIntervalNanoseconds")
+        try RateLimitInputError.checkAtMost(
+            emissionIntervalNanoseconds, Int64.max / burst, "emissionIntervalNanoseconds",
+            "the tolerance burst × emissionIntervalNanoseconds must be at most Int64.max")
+        self.burst = burst
+        self.emissionIntervalNanoseconds = emissionIntervalNanoseconds
+        self.schedule = VirtualSchedule(burst: burst, intervalNanoseconds: emissionIntervalNanoseconds)
+    }
+
+    /// A validated GCRA configuration with the emission interval as a `Duration` (whole nanoseconds).
+    public init(burst: Int64, emissionInterval: Duration) throws(RateLimitInputError) {
+        try self.init(
+            burst: burst,
+            emissionIntervalNanoseconds: emissionInterval.wholeNanoseconds(field: "emissionIntervalNanoseconds"))
+    }
+
+    /// The theoretical arrival time (8 bytes).
+    public struct State: Hashable, Sendable {
+        /// The instant at which the limiter is back to a full burst; at most `Int64.max + τ`.
+        public internal(set) var theoreticalArrivalNanoseconds: UInt64
+    }
+
+    public var maximumPermits: Int64 { burst }
+
+    public func initialState(at now: RateLimitInstant) -> State {
+        State(theoreticalArrivalNanoseconds: UInt64(now.nanoseconds))
+    }
+
+    public func step(_ state: inout State, _ event: RateLimitEvent<GCRA>, at now: RateLimitInstant) -> RateLimitResult {
+        let tat = state.theoreticalArrivalNanoseconds
+        let instant = schedule.evaluationInstant(tat: tat, now: now)  // GCRA-3
+        switch event {
+        case .acquire(let permits):
+            if permits < 0 { return .invalid(.negativePermits(permits)) }
+            if permits > burst { return .neverAllowed }  // GCRA-7
+            if permits == 0 { return .allowed(remaining: remaining(state, at: now)) }  // GCRA-8
+            switch schedule.decide(tat: tat, permits: permits, at: instant) {
+            case .admit(let newTat, _, let remaining):  // GCRA-4, GCRA-5
+                state.theoreticalArrivalNanoseconds = newTat
+                return .allowed(remaining: remaining)
+            case .reject(let admission):  // GCRA-6
+                return rejection(admittedAt: Wide(admission), now: now)
+            }
+        case .release:  // GCRA-8
+            return .invalid(.releaseNotSupported)
+        case .reset:  // GCRA-9
+            state = State(theoreticalArrivalNanoseconds: instant)
+            return .allowed(remaining: remaining(state, at: now))
+        case .reconfigure(let replacement):  // GCRA-10
+            state = State(theoreticalArrivalNanoseconds: replacement.schedule.carryOver(tat: tat, at: instant, from: schedule))
+            return .allowed(remaining: replacement.remaining(state, at: now))
+        }
+    }
+
+    /// GCRA-5: the permits `state` grants to one acquire at `now`. After a reset or reconfigure
+    /// applied at an instant later than `now`, this is what the new state grants at `now`.
+    func remaining(_ state: State, at now: RateLimitInstant) -> Int64 {
+        let tat = state.theoreticalArrivalNanoseconds
+        return schedule.remaining(pending: schedule.pending(tat: tat, at: schedule.evaluationInstant(tat: tat, now: now)))
+    }
+}

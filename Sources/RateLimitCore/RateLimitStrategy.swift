@@ -1,0 +1,78 @@
+/// A rate-limiting strategy: a validated configuration that knows how to step its state.
+///
+/// The decision is a pure function of the configuration, the state, the event and the instant:
+/// no clock reads, no locks, no shared memory. Adapters and the conformance suite are generic over
+/// this protocol; a strategy's Spec file (`Spec/<Name>.md`) defines its `step` clause by clause.
+public protocol RateLimitStrategy: Hashable, Sendable {
+    /// Everything the strategy remembers between events; a few integers for all but the log.
+    associatedtype State: Hashable, Sendable
+
+    /// The identifier used by the Spec, the vectors and the JSON protocol (e.g. `token-bucket`).
+    static var identifier: String { get }
+
+    /// The largest number of permits that a single acquire can ever be granted under this
+    /// configuration; a larger acquire is ``RateLimitResult/neverAllowed``.
+    var maximumPermits: Int64 { get }
+
+    /// The state of a new limiter created at `now`.
+    func initialState(at now: RateLimitInstant) -> State
+
+    /// Applies `event` at `now`, updating `state`, and returns the answer.
+    ///
+    /// On ``RateLimitEvent/reconfigure(_:)`` the updated state belongs to the new configuration,
+    /// which the caller holds from then on (``RateLimiter`` does this).
+    func step(_ state: inout State, _ event: RateLimitEvent<Self>, at now: RateLimitInstant) -> RateLimitResult
+}
+
+extension RateLimitStrategy {
+    /// The pure form of ``step(_:_:at:)-(State,_,_)``: the state after the event and the answer.
+    @inlinable
+    public func step(
+        _ state: State, _ event: RateLimitEvent<Self>, at now: RateLimitInstant
+    ) -> (state: State, result: RateLimitResult) {
+        var next = state
+        let result = step(&next, event, at: now)
+        return (next, result)
+    }
+}
+
+/// A configuration and its state: the value a single-threaded caller or an adapter holds.
+public struct RateLimiter<Strategy: RateLimitStrategy>: Hashable, Sendable {
+    /// The configuration in force.
+    public var strategy: Strategy { storedStrategy }
+    /// The state under that configuration.
+    public var state: Strategy.State { storedState }
+
+    @usableFromInline var storedStrategy: Strategy
+    @usableFromInline var storedState: Strategy.State
+
+    /// A new limiter created at `now`.
+    @inlinable
+    public init(_ strategy: Strategy, at now: RateLimitInstant) {
+        self.storedStrategy = strategy
+        self.storedState = strategy.initialState(at: now)
+    }
+
+    /// Applies `event` at `now`; on a reconfigure, the new configuration takes over.
+    @inlinable
+    public mutating func step(_ event: RateLimitEvent<Strategy>, at now: RateLimitInstant) -> RateLimitResult {
+        let result = storedStrategy.step(&storedState, event, at: now)
+        if case .reconfigure(let replacement) = event, case .allowed = result {
+            storedStrategy = replacement
+        }
+        return result
+    }
+
+    /// Takes `permits` at `now` if the strategy allows it.
+    @inlinable
+    public mutating func acquire(_ permits: Int64 = 1, at now: RateLimitInstant) -> RateLimitResult {
+        storedStrategy.step(&storedState, .acquire(permits), at: now)
+    }
+
+    /// The quota an acquire could take at `now`, without taking anything (an acquire of 0).
+    @inlinable
+    public func remaining(at now: RateLimitInstant) -> Int64 {
+        var copy = storedState
+        return storedStrategy.step(&copy, .acquire(0), at: now).remaining ?? 0
+    }
+}

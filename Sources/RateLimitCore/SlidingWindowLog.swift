@@ -1,0 +1,151 @@
+// Sliding window log (Spec/SlidingWindowLog.md, clauses SWL-1 ... SWL-12).
+//
+// The exact sliding window: every admission is logged with its instant and permits, and an
+// acquire at t is admitted when the permits logged in (t − W, t] plus its own are at most `limit`.
+// An admission at a counts for the instants a ... a + W − 1 and no longer: exactly one window
+// later it has expired (the same half-open convention as the fixed window's [k·W, (k+1)·W)).
+//
+// Implementation. The log is a ring of (instant, permits) entries in admission order, which is
+// also instant order because recorded instants never decrease. Admissions at the same instant are
+// merged into one entry, so the log never holds more entries than `limit` permits in force (plus
+// expired entries not yet pruned). Expired entries are pruned when the state changes; a rejected
+// acquire only reads, so it leaves the log exactly as it was. The sum of logged permits is cached
+// so an admission costs O(1) amortised.
+
+/// The exact sliding window: at most `limit` permits in any window (t − windowNanoseconds, t].
+public struct SlidingWindowLog: RateLimitStrategy {
+    public static let identifier = "sliding-window-log"
+
+    /// Permits admitted in any window.
+    public let limit: Int64
+    /// The window length in nanoseconds.
+    public let windowNanoseconds: Int64
+
+    /// A validated sliding-log configuration (SWL-1); both values must be positive.
+    public init(limit: Int64, windowNanoseconds: Int64) throws(RateLimitInputError) {
+        try RateLimitInputError.checkPositive(limit, "limit")
+        try RateLimitInputError.checkPositive(windowNanoseconds, "windowNanoseconds")
+        self.limit = limit
+        self.windowNanoseconds = windowNanoseconds
+    }
+
+    /// A validated sliding-log configuration with the window as a `Duration` (whole nanoseconds).
+    public init(limit: Int64, window: Duration) throws(RateLimitInputError) {
+        try self.init(limit: limit, windowNanoseconds: window.wholeNanoseconds(field: "windowNanoseconds"))
+    }
+
+    /// One logged admission.
+    public struct Entry: Hashable, Sendable {
+        /// The instant of the admission.
+        public var instantNanoseconds: Int64
+        /// Permits admitted at that instant.
+        public var permits: Int64
+    }
+
+    /// The log of admissions still possibly in force, and the last instant recorded.
+    public struct State: Hashable, Sendable {
+        // entries[head...] is the log, oldest first; entries[..<head] are pruned slots reused later.
+        @usableFromInline var storage: ContiguousArray<Entry>
+        @usableFromInline var head: Int
+        /// Sum of the permits of the logged entries.
+        public internal(set) var loggedPermits: Int64
+        /// The latest instant the state was updated at (SWL-3).
+        public internal(set) var lastNanoseconds: Int64
+
+        /// The logged admissions, oldest first.
+        public var entries: ArraySlice<Entry> { storage[head...] }
+
+        public static func == (lhs: State, rhs: State) -> Bool {
+            lhs.lastNanoseconds == rhs.lastNanoseconds && lhs.loggedPermits == rhs.loggedPermits
+                && lhs.entries.elementsEqual(rhs.entries)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(lastNanoseconds)
+            hasher.combine(loggedPermits)
+            for entry in entries { hasher.combine(entry) }
+        }
+
+        /// Drops the first `count` entries, compacting when the dead prefix dominates.
+        mutating func dropOldest(_ count: Int, permits: Int64) {
+            head += count
+            loggedPermits -= permits
+            if head == storage.count {
+                storage.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 32, head * 2 >= storage.count {
+                storage.removeFirst(head)
+                head = 0
+            }
+        }
+
+        mutating func append(permits: Int64, at instant: Int64) {
+            loggedPermits += permits
+            if head < storage.count, storage[storage.count - 1].instantNanoseconds == instant {
+                storage[storage.count - 1].permits += permits
+            } else {
+                storage.append(Entry(instantNanoseconds: instant, permits: permits))
+            }
+        }
+    }
+
+    public var maximumPermits: Int64 { limit }
+
+    public func initialState(at now: RateLimitInstant) -> State {
+        State(storage: [], head: 0, loggedPermits: 0, lastNanoseconds: now.nanoseconds)
+    }
+
+    public func step(
+        _ state: inout State, _ event: RateLimitEvent<SlidingWindowLog>, at now: RateLimitInstant
+    ) -> RateLimitResult {
+        let instant = max(now.nanoseconds, state.lastNanoseconds)  // SWL-3
+        switch event {
+        case .acquire(let permits):
+            if permits < 0 { return .invalid(.negativePermits(permits)) }
+            if permits > limit { return .neverAllowed }  // SWL-7
+            let (expiredCount, expiredPermits) = expired(state, at: instant)
+            let inForce = state.loggedPermits - expiredPermits
+            if permits == 0 { return .allowed(remaining: max(0, limit - inForce)) }  // SWL-8
+            if permits <= limit - inForce {  // SWL-4 (in force may exceed limit after a reconfigure)
+                state.dropOldest(expiredCount, permits: expiredPermits)
+                state.append(permits: permits, at: instant)
+                state.lastNanoseconds = instant
+                return .allowed(remaining: limit - inForce - permits)
+            }
+            // SWL-6: wait for the oldest entries whose expiry frees enough permits.
+            // Rejected means inForce > limit − permits ≥ 0, so this neither overflows nor exceeds inForce.
+            var toFree = inForce - (limit - permits)
+            var index = state.head + expiredCount
+            while state.storage[index].permits < toFree {
+                toFree -= state.storage[index].permits
+                index += 1
+            }
+            let expiry = wideSum(state.storage[index].instantNanoseconds, windowNanoseconds)
+            return rejection(admittedAt: expiry, now: now)
+        case .release:  // SWL-8
+            return .invalid(.releaseNotSupported)
+        case .reset:  // SWL-9
+            state = initialState(at: RateLimitInstant(validated: instant))
+            return .allowed(remaining: limit)
+        case .reconfigure(let replacement):  // SWL-10: entries in force (old window) kept
+            let (expiredCount, expiredPermits) = expired(state, at: instant)
+            state.dropOldest(expiredCount, permits: expiredPermits)
+            state.lastNanoseconds = instant
+            let (_, stillExpired) = replacement.expired(state, at: instant)
+            return .allowed(remaining: max(0, replacement.limit - (state.loggedPermits - stillExpired)))
+        }
+    }
+
+    /// SWL-3: the leading entries that no longer count at `instant` (those with a + W ≤ instant).
+    func expired(_ state: State, at instant: Int64) -> (count: Int, permits: Int64) {
+        var count = 0
+        var permits: Int64 = 0
+        for entry in state.entries {
+            // a + W ≤ instant ⟺ a ≤ instant − W; instant − W cannot overflow (both non-negative).
+            guard entry.instantNanoseconds <= instant - windowNanoseconds else { break }
+            count += 1
+            permits += entry.permits
+        }
+        return (count, permits)
+    }
+}

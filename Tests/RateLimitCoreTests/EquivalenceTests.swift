@@ -1,0 +1,173 @@
+@testable import RateLimitCore
+import Testing
+
+// The relations of Spec/README.md ("How the strategies relate"): two strategies written
+// independently run side by side on the same random trace and must give the same answers.
+
+/// Runs `traces` random traces through `a` and `b` and reports the first step where `agree` fails.
+private func differential<A: RateLimitStrategy, B: RateLimitStrategy>(
+    _ name: String, traces: Int = 60, steps: Int = 250,
+    make: (inout SeededGenerator) -> (A, B),
+    event: (inout SeededGenerator, A, B) -> (RateLimitEvent<A>, RateLimitEvent<B>),
+    next: (inout SeededGenerator, Int64, Int64) -> Int64,
+    agree: (RateLimitResult, RateLimitResult) -> Bool = { $0 == $1 }
+) {
+    for trace in 0..<traces {
+        var rng = PropertySeed.generator(name, trace: trace)
+        var (a, b) = make(&rng)
+        var now = rng.int(in: 0...50)
+        var left = RateLimiter(a, at: t(now))
+        var right = RateLimiter(b, at: t(now))
+        for index in 0..<steps {
+            let (eventA, eventB) = event(&rng, a, b)
+            now = next(&rng, now, max(1, a.maximumPermits))
+            let resultA = left.step(eventA, at: t(now))
+            let resultB = right.step(eventB, at: t(now))
+            guard holds(agree(resultA, resultB),
+                        "step \(index) at \(now)ns: \(eventA) -> \(resultA), but \(eventB) -> \(resultB) (configs \(a), \(b))",
+                        replay: PropertySeed.replay(name, trace: trace)) else { break }
+            a = left.strategy
+            b = right.strategy
+        }
+    }
+}
+
+/// Non-decreasing instants: repeats, 1 ns steps, short and long gaps.
+private func forwardInstant(_ rng: inout SeededGenerator, _ now: Int64, _ span: Int64) -> Int64 {
+    let delta: Int64 = switch rng.int(in: 0...9) {
+    case 0...2: 0
+    case 3...4: 1
+    case 5...7: rng.int(in: 0...40)
+    default: rng.int(in: 0...1_000)
+    }
+    return now > Int64.max - delta ? .max : now + delta
+}
+
+/// Any instants: forward as above, or back by up to 100 ns.
+private func anyInstant(_ rng: inout SeededGenerator, _ now: Int64, _ span: Int64) -> Int64 {
+    rng.chance(15) ? max(0, now - rng.int(in: 1...100)) : forwardInstant(&rng, now, span)
+}
+
+/// An acquire size, biased to the edges of `maximum`.
+private func permits(_ rng: inout SeededGenerator, _ maximum: Int64) -> Int64 {
+    rng.chance(10) ? (maximum == .max ? .max : maximum + 1) : rng.chance(10) ? 0 : rng.int(in: 1...max(1, min(maximum, 6)))
+}
+
+@Suite("How the strategies relate (Spec/README.md)")
+struct EquivalenceTests {
+    private static func bucketAndMeter(_ rng: inout SeededGenerator) -> (TokenBucket, LeakyBucketMeter) {
+        let bucket = TokenBucket.random(using: &rng)
+        let meter = try! LeakyBucketMeter(
+            capacity: bucket.capacity, leakPermitsPerPeriod: bucket.permitsPerPeriod,
+            periodNanoseconds: bucket.periodNanoseconds, initialLevel: bucket.capacity - bucket.initialTokens)
+        return (bucket, meter)
+    }
+
+    @Test("TB-12 LBM-12 token bucket and leaky bucket meter answer every trace identically")
+    func tokenBucketIsMeter() {
+        differential(
+            "tokenBucketIsMeter",
+            make: Self.bucketAndMeter,
+            event: { rng, bucket, _ in
+                switch rng.int(in: 0...19) {
+                case 0: return (.reset, .reset)
+                case 1:
+                    let (newBucket, newMeter) = Self.bucketAndMeter(&rng)
+                    return (.reconfigure(newBucket), .reconfigure(newMeter))
+                case 2: return (.release(1), .release(1))
+                default:
+                    let n = permits(&rng, bucket.capacity)
+                    return (.acquire(n), .acquire(n))
+                }
+            },
+            next: anyInstant)
+    }
+
+    /// A GCRA and the token bucket with `permitsPerPeriod = scale` and `P = scale·T`.
+    private static func bucketAndGCRA(_ rng: inout SeededGenerator, scaled: Bool) -> (TokenBucket, GCRA) {
+        while true {
+            let gcra = GCRA.random(using: &rng)
+            let scale = scaled ? rng.pick([1, 2, 3, 7, 1_000] as [Int64]) : 1
+            guard gcra.emissionIntervalNanoseconds <= Int64.max / scale,
+                  let bucket = try? TokenBucket(
+                    capacity: gcra.burst, permitsPerPeriod: scale,
+                    periodNanoseconds: gcra.emissionIntervalNanoseconds * scale) else { continue }
+            return (bucket, gcra)
+        }
+    }
+
+    @Test("TB-12 GCRA-12 token bucket with P = R·T and GCRA answer identically while time moves forward")
+    func tokenBucketIsGCRA() {
+        differential(
+            "tokenBucketIsGCRA",
+            make: { rng in Self.bucketAndGCRA(&rng, scaled: true) },
+            event: { rng, bucket, _ in
+                switch rng.int(in: 0...19) {
+                case 0: return (.reset, .reset)
+                case 1:
+                    // A bucket with R > 1 keeps fractions finer than 1/T after a reconfigure (TB-10), which
+                    // GCRA cannot hold: the relation covers reconfigures to R = 1 only.
+                    let (newBucket, newGCRA) = Self.bucketAndGCRA(&rng, scaled: false)
+                    return (.reconfigure(newBucket), .reconfigure(newGCRA))
+                default:
+                    let n = permits(&rng, bucket.capacity)
+                    return (.acquire(n), .acquire(n))
+                }
+            },
+            next: forwardInstant)
+    }
+
+    @Test("GCRA-12 LBQ-12 GCRA admits exactly what the leaky bucket queue admits or schedules")
+    func gcraIsQueue() {
+        differential(
+            "gcraIsQueue",
+            make: { rng in
+                let queue = try! LeakyBucketQueue(queueCapacity: rng.int(in: 0...5), intervalNanoseconds: rng.int(in: 1...20))
+                return (try! GCRA(burst: queue.queueCapacity + 1, emissionIntervalNanoseconds: queue.intervalNanoseconds), queue)
+            },
+            event: { rng, gcra, _ in
+                if rng.chance(5) { return (.reset, .reset) }
+                let n = permits(&rng, gcra.burst)
+                return (.acquire(n), .acquire(n))
+            },
+            next: forwardInstant,
+            agree: { policed, shaped in
+                switch shaped {
+                case .delayed(_, let remaining): policed == .allowed(remaining: remaining)
+                default: policed == shaped
+                }
+            })
+    }
+
+    @Test("TBI-12 FW-12 an interval bucket refilled to capacity each interval is the fixed window")
+    func intervalBucketIsFixedWindow() {
+        differential(
+            "intervalBucketIsFixedWindow",
+            make: { rng in
+                let window = FixedWindow.random(using: &rng)
+                let bucket = try! IntervalTokenBucket(
+                    capacity: window.limit, tokensPerInterval: window.limit, intervalNanoseconds: window.windowNanoseconds)
+                return (bucket, window)
+            },
+            event: { rng, bucket, _ in
+                switch rng.int(in: 0...19) {
+                case 0: return (.reset, .reset)
+                case 1: return (.release(1), .release(1))
+                default:
+                    let n = permits(&rng, bucket.capacity)
+                    return (.acquire(n), .acquire(n))
+                }
+            },
+            next: anyInstant)
+    }
+
+    @Test("SWC-12 the sliding counter refuses whenever a fixed window with the same counts would")
+    func counterIsStricterThanWindow() {
+        forEachRandomStep(SlidingWindowCounter.self, "counterIsStricterThanWindow") { step in
+            guard case .acquire(let n) = step.event, n > 0, step.result.isAdmitted else { return true }
+            let current = step.strategy.rolled(step.before, to: step.strategy.evaluationInstant(step.before, now: step.now)).current
+            return holds(current <= step.strategy.limit - n, "admitted \(n) over a current count of \(current): \(step.description)",
+                         replay: step.replay)
+        }
+    }
+}

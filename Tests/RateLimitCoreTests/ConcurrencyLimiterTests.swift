@@ -81,6 +81,17 @@ struct ConcurrencyLimiterTests {
         ])
     }
 
+    @Test("CL-12 unlike a semaphore, an over-release never raises the limit")
+    func notASemaphore() {
+        story(three, [
+            (0, .acquire(1), .allowed(remaining: 2)),
+            (0, .release(2), .invalid(RateLimitInputError(
+                field: "permits", value: 2, problem: .exceedsMaximum(1), reason: "a release must not exceed the permits in flight"))),
+            (0, .acquire(2), .allowed(remaining: 0)),
+            (0, .acquire(1), .rejectedUntilRelease(shortfall: 1)),
+        ])
+    }
+
     @Test("CL-11 the count in flight is always acquired minus released since the last reset")
     func accounting() {
         var held: Int64 = 0

@@ -182,6 +182,36 @@ struct CorePropertyTests {
     @Test("CORE-12 reset gives exactly the state of a new limiter created at that instant", arguments: StrategyKind.all)
     func resetIsFresh(_ kind: StrategyKind) { kind.dispatch(ResetIsFresh()) }
 
+    struct CreatedAtAnInstant: StrategyProperty {
+        func check<S: RandomizedStrategy>(_ type: S.Type) {
+            var rng = PropertySeed.generator("createdAtAnInstant \(S.identifier)", trace: 0)
+            for _ in 0..<200 {
+                let strategy = S.random(using: &rng)
+                let created = rng.chance(50) ? rng.int(in: 0...1_000) : rng.int(in: 0...Int64.max)
+                let limiter = RateLimiter(strategy, at: t(created))
+                guard holds(limiter.state == strategy.initialState(at: t(created)) && limiter.strategy == strategy,
+                            "CORE-4 a limiter created at \(created) is not in the initial state of \(strategy)",
+                            replay: PropertySeed.replay("createdAtAnInstant", trace: 0)) else { return }
+            }
+        }
+    }
+
+    @Test("CORE-4 a limiter is created at an instant in its strategy's initial state", arguments: StrategyKind.all)
+    func createdAtAnInstant(_ kind: StrategyKind) { kind.dispatch(CreatedAtAnInstant()) }
+
+    struct ReleaseOnlyWhereHeld: StrategyProperty {
+        func check<S: RandomizedStrategy>(_ type: S.Type) {
+            forEachRandomStep(type, "releaseOnlyWhereHeld") { step in
+                guard case .release(let permits) = step.event, permits >= 0, S.self != ConcurrencyLimiter.self else { return true }
+                return holds(step.result == .invalid(.releaseNotSupported), "CORE-11 release answered \(step.result): \(step.description)",
+                             replay: step.replay)
+            }
+        }
+    }
+
+    @Test("CORE-11 release is invalid on every strategy but the concurrency limiter", arguments: StrategyKind.all)
+    func releaseOnlyWhereHeld(_ kind: StrategyKind) { kind.dispatch(ReleaseOnlyWhereHeld()) }
+
     struct Deterministic: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
             var first: [RateLimitResult] = []

@@ -45,7 +45,7 @@ struct FixedWindowTests {
         ])
     }
 
-    @Test("FW-4 FW-6 a weighted acquire waits for the next window when the rest does not fit")
+    @Test("FW-4 FW-5 FW-6 a weighted acquire waits for the next window when the rest does not fit")
     func weighted() {
         story(threePerTen, [
             (0, .acquire(2), .allowed(remaining: 1)),

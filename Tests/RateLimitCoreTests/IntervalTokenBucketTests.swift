@@ -39,7 +39,7 @@ struct IntervalTokenBucketTests {
         #expect(MemoryLayout<IntervalTokenBucket.State>.size == 16)
     }
 
-    @Test("TBI-3 tokens arrive exactly at multiples of the interval (one before, at, one after)")
+    @Test("TBI-3 TBI-5 tokens arrive exactly at multiples of the interval (one before, at, one after)")
     func boundaryEdges() {
         story(oneEveryTen, [
             (5, .acquire(3), .allowed(remaining: 0)),

@@ -36,7 +36,7 @@ struct LeakyBucketMeterTests {
         story(half, [(0, .acquire(0), .allowed(remaining: 2))])
     }
 
-    @Test("LBM-3 one permit of room appears exactly one period after the bucket filled (one before, at, one after)")
+    @Test("LBM-3 LBM-5 one permit of room appears exactly one period after the bucket filled (one before, at, one after)")
     func leakEdge() {
         story(threePerTen, [
             (0, .acquire(3), .allowed(remaining: 0)),

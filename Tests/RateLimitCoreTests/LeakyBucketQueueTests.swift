@@ -37,7 +37,7 @@ struct LeakyBucketQueueTests {
         ])
     }
 
-    @Test("LBQ-4 the first request goes at once, later ones exactly one interval apart")
+    @Test("LBQ-4 LBQ-5 the first request goes at once, later ones exactly one interval apart")
     func spacing() {
         story(twoWaiting, [
             (0, .acquire(1), .allowed(remaining: 2)),

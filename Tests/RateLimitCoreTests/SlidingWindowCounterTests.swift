@@ -22,7 +22,7 @@ struct SlidingWindowCounterTests {
         #expect(MemoryLayout<SlidingWindowCounter.State>.size == 24)
     }
 
-    @Test("SWC-3 the previous window's weight shrinks by 1/W per nanosecond into the new window")
+    @Test("SWC-3 SWC-5 the previous window's weight shrinks by 1/W per nanosecond into the new window")
     func weightShrinks() {
         story(fourPerTen, [
             (5, .acquire(4), .allowed(remaining: 0)),

@@ -34,7 +34,7 @@ struct SlidingWindowLogTests {
         ])
     }
 
-    @Test("SWL-4 SWL-6 a refused acquire waits for the oldest entries that free enough permits")
+    @Test("SWL-4 SWL-5 SWL-6 a refused acquire waits for the oldest entries that free enough permits")
     func retryAfterWalksTheLog() {
         story(threePerTen, [
             (0, .acquire(1), .allowed(remaining: 2)),
@@ -96,6 +96,16 @@ struct SlidingWindowLogTests {
             (1, .reconfigure(lower), .allowed(remaining: 0)),  // 2 in force, limit 1
             (9, .acquire(1), .rejected(retryAfterNanoseconds: 1)),
             (10, .acquire(1), .allowed(remaining: 0)),
+        ])
+    }
+
+    @Test("SWL-12 SWC-11 on the sliding counter's worst-case trace the log admits only the limit")
+    func counterWorstCase() throws {
+        let ten = try SlidingWindowLog(limit: 10, windowNanoseconds: 10)
+        story(ten, [
+            (9, .acquire(10), .allowed(remaining: 0)),
+            (18, .acquire(8), .rejected(retryAfterNanoseconds: 1)),  // the counter admits these 8 here
+            (19, .acquire(8), .allowed(remaining: 2)),
         ])
     }
 

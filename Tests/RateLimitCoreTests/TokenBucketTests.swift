@@ -77,7 +77,7 @@ struct TokenBucketTests {
         ])
     }
 
-    @Test("TB-3 fractions of a token carry over exactly between events")
+    @Test("TB-3 TB-5 fractions of a token carry over exactly; remaining counts whole tokens only")
     func fractionsCarry() throws {
         // 3 tokens per 10 ns = 0.3 per ns, starting empty.
         let bucket = try TokenBucket(capacity: 10, permitsPerPeriod: 3, periodNanoseconds: 10, initialTokens: 0)

@@ -1,4 +1,5 @@
 @testable import RateLimitCore
+import RateLimitConformance
 import Testing
 
 // The rules every strategy shares (Spec/Core.md), each checked over random traces of every

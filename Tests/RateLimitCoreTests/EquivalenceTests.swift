@@ -1,4 +1,5 @@
 @testable import RateLimitCore
+import RateLimitConformance
 import Testing
 
 // The relations of Spec/README.md ("How the strategies relate"): two strategies written

@@ -1,12 +1,10 @@
 @testable import RateLimitCore
+import RateLimitConformance
 import Testing
 
-/// A strategy the property tests can draw configurations for.
+/// A strategy the property tests can draw configurations for (from the conformance library's
+/// `TraceGenerator`), with the Spec's evaluation-instant rule for it.
 protocol RandomizedStrategy: RateLimitStrategy {
-    /// A configuration from `rng`: mostly small values (busy, edge-rich traces), sometimes extreme ones.
-    static func random(using rng: inout SeededGenerator) -> Self
-    /// The span instants are drawn around: the time per permit, the window or the interval.
-    var characteristicNanoseconds: Int64 { get }
     /// CORE-10: the instant an event at `now` is evaluated at, as the Spec defines it per strategy.
     func evaluationInstant(_ state: State, now: Int64) -> Int64
     /// CORE-10: `result`, given to `event` at an instant, as seen from `shift` nanoseconds earlier.
@@ -17,6 +15,19 @@ protocol RandomizedStrategy: RateLimitStrategy {
 }
 
 extension RandomizedStrategy {
+    /// A configuration from `rng`: mostly small values (busy, edge-rich traces), sometimes extreme ones.
+    static func random(using rng: inout SeededGenerator) -> Self {
+        guard let configuration = TraceGenerator.configuration(identifier, using: &rng)?.typed(as: Self.self) else {
+            preconditionFailure("TraceGenerator draws every strategy of the core, including \(identifier)")
+        }
+        return configuration
+    }
+
+    /// The span instants are drawn around: the time per permit, the window or the interval.
+    var characteristicNanoseconds: Int64 {
+        StrategyConfiguration(self).map(TraceGenerator.characteristicNanoseconds) ?? 1
+    }
+
     func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64) -> RateLimitResult {
         defaultMeasured(result, nanosecondsEarlier: shift)
     }
@@ -33,63 +44,15 @@ extension RandomizedStrategy {
     }
 }
 
-/// Draws one of `choices` until the configuration validates.
-func draw<S>(_ rng: inout SeededGenerator, _ make: (inout SeededGenerator) throws(RateLimitInputError) -> S) -> S {
-    while true {
-        if let strategy = try? make(&rng) { return strategy }
-    }
-}
-
-/// Large values that stress the integer limits.
-let extremeValues: [Int64] = [
-    1, 2, 7, 1_000, 1_000_000_007, 31_557_600_000_000_000 /* a year in ns */, Int64.max / 3, Int64.max - 1, Int64.max,
-]
-
-extension SeededGenerator {
-    /// A count: usually small, sometimes extreme.
-    mutating func count(small: ClosedRange<Int64> = 1...6) -> Int64 {
-        chance(85) ? int(in: small) : pick(extremeValues)
-    }
-
-    /// A span in nanoseconds: usually small, sometimes extreme.
-    mutating func span(small: ClosedRange<Int64> = 1...40) -> Int64 {
-        chance(85) ? int(in: small) : pick(extremeValues)
-    }
-}
-
 extension TokenBucket: RandomizedStrategy {
-    static func random(using rng: inout SeededGenerator) -> TokenBucket {
-        draw(&rng) { rng throws(RateLimitInputError) in
-            let capacity = rng.count()
-            return try TokenBucket(
-                capacity: capacity, permitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
-                initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity))
-        }
-    }
-    var characteristicNanoseconds: Int64 { max(1, periodNanoseconds / permitsPerPeriod) }
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
 extension IntervalTokenBucket: RandomizedStrategy {
-    static func random(using rng: inout SeededGenerator) -> IntervalTokenBucket {
-        draw(&rng) { rng throws(RateLimitInputError) in
-            let capacity = rng.count()
-            return try IntervalTokenBucket(
-                capacity: capacity, tokensPerInterval: rng.count(small: 1...3), intervalNanoseconds: rng.span(),
-                initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity))
-        }
-    }
-    var characteristicNanoseconds: Int64 { intervalNanoseconds }
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
 extension GCRA: RandomizedStrategy {
-    static func random(using rng: inout SeededGenerator) -> GCRA {
-        draw(&rng) { rng throws(RateLimitInputError) in
-            try GCRA(burst: rng.count(), emissionIntervalNanoseconds: rng.span(small: 1...15))
-        }
-    }
-    var characteristicNanoseconds: Int64 { emissionIntervalNanoseconds }
     func evaluationInstant(_ state: State, now: Int64) -> Int64 {
         let tat = state.theoreticalArrivalNanoseconds
         let tolerance = UInt64(burst * emissionIntervalNanoseconds)
@@ -99,13 +62,6 @@ extension GCRA: RandomizedStrategy {
 }
 
 extension LeakyBucketQueue: RandomizedStrategy {
-    static func random(using rng: inout SeededGenerator) -> LeakyBucketQueue {
-        draw(&rng) { rng throws(RateLimitInputError) in
-            try LeakyBucketQueue(queueCapacity: rng.count(small: 0...5) - (rng.chance(10) ? 1 : 0),
-                                 intervalNanoseconds: rng.span(small: 1...15))
-        }
-    }
-    var characteristicNanoseconds: Int64 { intervalNanoseconds }
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
     func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64) -> RateLimitResult {
         // LBQ-3: a request admitted at the state's instant starts there, so seen from an earlier now it waits.
@@ -117,98 +73,23 @@ extension LeakyBucketQueue: RandomizedStrategy {
 }
 
 extension FixedWindow: RandomizedStrategy {
-    static func random(using rng: inout SeededGenerator) -> FixedWindow {
-        draw(&rng) { rng throws(RateLimitInputError) in try FixedWindow(limit: rng.count(), windowNanoseconds: rng.span()) }
-    }
-    var characteristicNanoseconds: Int64 { windowNanoseconds }
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
 extension SlidingWindowLog: RandomizedStrategy {
-    static func random(using rng: inout SeededGenerator) -> SlidingWindowLog {
-        // The log's memory grows with its limit: keep extreme limits out of the random traces.
-        draw(&rng) { rng throws(RateLimitInputError) in
-            try SlidingWindowLog(limit: rng.int(in: 1...8), windowNanoseconds: rng.span())
-        }
-    }
-    var characteristicNanoseconds: Int64 { windowNanoseconds }
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
 extension SlidingWindowCounter: RandomizedStrategy {
-    static func random(using rng: inout SeededGenerator) -> SlidingWindowCounter {
-        draw(&rng) { rng throws(RateLimitInputError) in
-            try SlidingWindowCounter(limit: rng.count(), windowNanoseconds: rng.span())
-        }
-    }
-    var characteristicNanoseconds: Int64 { windowNanoseconds }
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
 extension LeakyBucketMeter: RandomizedStrategy {
-    static func random(using rng: inout SeededGenerator) -> LeakyBucketMeter {
-        draw(&rng) { rng throws(RateLimitInputError) in
-            let capacity = rng.count()
-            return try LeakyBucketMeter(
-                capacity: capacity, leakPermitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
-                initialLevel: rng.chance(50) ? 0 : rng.int(in: 0...capacity))
-        }
-    }
-    var characteristicNanoseconds: Int64 { max(1, periodNanoseconds / leakPermitsPerPeriod) }
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
 extension ConcurrencyLimiter: RandomizedStrategy {
-    static func random(using rng: inout SeededGenerator) -> ConcurrencyLimiter {
-        draw(&rng) { rng throws(RateLimitInputError) in try ConcurrencyLimiter(limit: rng.count()) }
-    }
-    var characteristicNanoseconds: Int64 { 10 }
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { now }
-}
-
-// MARK: - Events and instants
-
-extension RandomizedStrategy {
-    /// An event: mostly acquires of edge-biased sizes, sometimes releases, resets and reconfigures.
-    func randomEvent(using rng: inout SeededGenerator) -> RateLimitEvent<Self> {
-        let roll = rng.int(in: 0...99)
-        let releases = Self.self == ConcurrencyLimiter.self ? 35 : 2
-        if roll < 3 { return .reset }
-        if roll < 6 { return .reconfigure(Self.random(using: &rng)) }
-        if roll < 6 + releases { return .release(rng.chance(3) ? -1 : rng.int(in: 0...maximumPermits / 2 + 1)) }
-        return .acquire(randomPermits(using: &rng))
-    }
-
-    /// Permits for an acquire: 0, 1, the maximum, one above it, a random amount, or bad input.
-    func randomPermits(using rng: inout SeededGenerator) -> Int64 {
-        switch rng.int(in: 0...99) {
-        case 0..<5: 0
-        case 5..<45: 1
-        case 45..<55: maximumPermits
-        case 55..<60: maximumPermits == .max ? .max : maximumPermits + 1
-        case 60..<62: rng.pick([-1, Int64.min])
-        default: rng.int(in: 1...min(maximumPermits, 8))
-        }
-    }
-
-    /// The next instant: repeats, one-nanosecond steps, window edges (span − 1, span, span + 1),
-    /// exact retry-afters, long idles, jumps back, and the end of the timeline.
-    func nextInstant(after now: Int64, retryAfter: Int64?, using rng: inout SeededGenerator) -> Int64 {
-        let span = characteristicNanoseconds
-        func forward(_ delta: Int64) -> Int64 { now > Int64.max - delta ? Int64.max : now + delta }
-        func nudge(_ value: Int64, _ by: Int64) -> Int64 { max(0, value.addingReportingOverflow(by).overflow ? value : value + by) }
-        switch rng.int(in: 0...99) {
-        case 0..<18: return now
-        case 18..<28: return forward(1)
-        case 28..<46: return forward(nudge(span, rng.int(in: -1...1)))
-        case 46..<58: return forward(nudge(retryAfter ?? span, rng.chance(70) ? 0 : -1))
-        case 58..<78: return forward(rng.int(in: 0...max(1, span / 3)))
-        case 78..<88: return forward(rng.int(in: 0...(span > Int64.max / 3 ? Int64.max : span * 3)))
-        case 88..<96: return max(0, now - rng.int(in: 1...(span > Int64.max / 2 ? Int64.max : span * 2)))
-        case 96..<98: return forward(rng.pick([1_000_000_000, 86_400_000_000_000, Int64.max / 2]))
-        default: return Int64.max - rng.int(in: 0...span)
-        }
-    }
 }
 
 /// One step of a random trace, with everything a property needs to judge it.
@@ -247,12 +128,15 @@ func forEachRandomStep<S: RandomizedStrategy>(
         var rng = PropertySeed.generator("\(name) \(S.identifier)", trace: trace)
         let replay = PropertySeed.replay(name, trace: trace)
         var strategy = S.random(using: &rng)
-        var now: Int64 = rng.chance(90) ? rng.int(in: 0...100) : Int64.max - rng.int(in: 0...1_000)
+        var now = TraceGenerator.firstInstant(using: &rng)
         var state = strategy.initialState(at: t(now))
         var retryAfter: Int64?
         for index in 0..<steps {
-            let event = strategy.randomEvent(using: &rng)
-            now = strategy.nextInstant(after: now, retryAfter: retryAfter, using: &rng)
+            guard let configuration = StrategyConfiguration(strategy),
+                  let event = TraceGenerator.event(for: configuration, using: &rng).typed(as: S.self) else {
+                preconditionFailure("\(S.identifier) events convert both ways")
+            }
+            now = TraceGenerator.nextInstant(after: now, span: strategy.characteristicNanoseconds, retryAfter: retryAfter, using: &rng)
             let (after, result) = strategy.step(state, event, at: t(now))
             let step = TraceStep(
                 strategy: strategy, before: state, event: event, now: now, after: after, result: result,

@@ -1,29 +1,6 @@
 import Foundation
+import RateLimitConformance
 import Testing
-
-/// SplitMix64: small, fast, and the same sequence on every platform for a given seed.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private(set) var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A uniformly drawn value in `range`.
-    mutating func int(in range: ClosedRange<Int64>) -> Int64 { Int64.random(in: range, using: &self) }
-
-    /// True with probability `percent` / 100.
-    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
-
-    /// One of `choices`, uniformly.
-    mutating func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &self)] }
-}
 
 /// The seed of this test run: `RATELIMIT_SEED` when set (to replay a failure), otherwise fresh.
 ///
@@ -44,10 +21,7 @@ enum PropertySeed {
 
     /// A generator for trace `index` of the test named `name`.
     static func generator(_ name: String, trace index: Int) -> SeededGenerator {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a: stable across runs, unlike Hasher
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        var mixer = SeededGenerator(seed: base ^ hash ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
-        return SeededGenerator(seed: mixer.next())
+        SeededGenerator(seed: base, stream: name, index: index)
     }
 
     /// How to replay a failure of the test function `name`.

@@ -1,0 +1,93 @@
+import RateLimitCore
+
+/// An implementation under test: create a limiter from a configuration, apply events at instants.
+///
+/// Conform a Swift implementation to this protocol and call ``ConformanceSuite/run(_:options:progress:)``;
+/// the `ratelimit-conformance` command conforms an external process speaking the JSON-lines
+/// protocol (Spec/protocol.md) the same way.
+public protocol ConformanceSubject {
+    /// A handle to one limiter of the implementation.
+    associatedtype Limiter
+
+    /// The implementation's name, for reports.
+    var name: String { get }
+
+    /// The strategy identifiers it implements (``StrategyConfiguration/identifiers``); the others
+    /// are reported as skipped, not failed.
+    var strategies: Set<String> { get }
+
+    /// Creates a limiter of `request.strategy` at `now`, or says that it cannot.
+    mutating func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<Limiter>
+
+    /// Applies `event` to `limiter` at `now` and returns the implementation's answer.
+    mutating func apply(_ event: ConformanceEvent, to limiter: inout Limiter, at now: Int64) throws(SubjectFailure) -> RateLimitResult
+
+    /// Called when a case is done with `limiter`, so that the implementation can free it.
+    mutating func finish(_ limiter: inout Limiter)
+}
+
+extension ConformanceSubject {
+    public mutating func finish(_ limiter: inout Limiter) {}
+}
+
+/// What a `create` asks for.
+public struct CreateRequest: Sendable {
+    /// The strategy identifier.
+    public var strategy: String
+    /// The configuration fields as sent (possibly ones the Spec refuses).
+    public var fields: JSONValue
+    /// The configuration, or `nil` when the Spec refuses the fields (a refusal case).
+    public var configuration: StrategyConfiguration?
+}
+
+/// The implementation's answer to a `create`.
+public enum CreateOutcome<Limiter> {
+    /// A limiter was created.
+    case created(Limiter)
+    /// The implementation supports the strategy but not this configuration (e.g. windows must be
+    /// whole seconds); the case is skipped with this reason.
+    case unsupported(reason: String)
+    /// The configuration is refused as bad input (CORE-3), naming the field and the problem.
+    case refused(field: String, problem: RateLimitInputError.Problem)
+}
+
+/// The implementation misbehaved (crashed, hung, answered garbage); the message says how and
+/// `received` holds what it sent, if anything.
+public struct SubjectFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var received: String?
+
+    public init(_ message: String, received: String? = nil) {
+        self.message = message
+        self.received = received
+    }
+
+    public var description: String { received.map { "\(message); received: \($0)" } ?? message }
+}
+
+/// The Swift model itself as a subject: the suite run with no arguments checks the reference
+/// against its own committed vectors (which proves the files and the model agree).
+public struct ReferenceSubject: ConformanceSubject {
+    public init() {}
+    public var name: String { "swift-rate-limit reference model" }
+    public var strategies: Set<String> { Set(StrategyConfiguration.identifiers) }
+
+    public func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<ReferenceLimiter> {
+        guard let configuration = request.configuration else {
+            // Re-parse to name the field and problem the Spec refuses.
+            let parsed = Result { () throws(ConformanceFormatError) in try StrategyConfiguration(strategy: request.strategy, json: request.fields) }
+            if case .failure(let error) = parsed, let refusal = error.refusedBySpec {
+                return .refused(field: refusal.field, problem: refusal.problem)
+            }
+            return .unsupported(reason: "malformed configuration")
+        }
+        return .created(ReferenceLimiter(configuration, at: .generated(now)))
+    }
+
+    public func apply(_ event: ConformanceEvent, to limiter: inout ReferenceLimiter, at now: Int64) -> RateLimitResult {
+        guard let instant = try? RateLimitInstant(nanoseconds: now) else {
+            return .invalid(RateLimitInputError(field: "now", value: now, problem: .mustNotBeNegative))
+        }
+        return limiter.apply(event, at: instant)
+    }
+}

@@ -1,0 +1,215 @@
+import RateLimitCore
+
+/// SplitMix64: small, fast, and the same sequence on every platform for a given seed.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    public private(set) var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A generator for stream `index` of `name` under `seed`: independent, stable streams.
+    public init(seed: UInt64, stream name: String, index: Int) {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a: stable across runs and platforms
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        var mixer = SeededGenerator(seed: seed ^ hash ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
+        self.init(seed: mixer.next())
+    }
+
+    /// A uniformly drawn value in `range`.
+    public mutating func int(in range: ClosedRange<Int64>) -> Int64 { Int64.random(in: range, using: &self) }
+
+    /// True with probability `percent` / 100.
+    public mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
+
+    /// One of `choices`, uniformly.
+    public mutating func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &self)] }
+
+    /// A count: usually small, sometimes one of the extreme values.
+    public mutating func count(small: ClosedRange<Int64> = 1...6) -> Int64 {
+        chance(85) ? int(in: small) : pick(TraceGenerator.extremeValues)
+    }
+
+    /// A span in nanoseconds: usually small, sometimes one of the extreme values.
+    public mutating func span(small: ClosedRange<Int64> = 1...40) -> Int64 {
+        chance(85) ? int(in: small) : pick(TraceGenerator.extremeValues)
+    }
+}
+
+/// A configuration and a sequence of events at instants: what the randomized runs and shrinking
+/// work on.
+public struct Trace: Hashable, Sendable {
+    public var configuration: StrategyConfiguration
+    public var createdAt: Int64
+    public var steps: [TraceStep]
+
+    public init(configuration: StrategyConfiguration, createdAt: Int64, steps: [TraceStep]) {
+        self.configuration = configuration
+        self.createdAt = createdAt
+        self.steps = steps
+    }
+}
+
+/// One event of a trace at its instant.
+public struct TraceStep: Hashable, Sendable {
+    public var now: Int64
+    public var event: ConformanceEvent
+
+    public init(now: Int64, event: ConformanceEvent) {
+        self.now = now
+        self.event = event
+    }
+}
+
+/// Random configurations, events and instants biased to the edges the Spec cares about: window
+/// and period edges, exact retry-afters, zero and excess permits, time going backwards, long idle
+/// periods and the end of the timeline.
+public enum TraceGenerator {
+    /// Values near the integer limits that random configurations sometimes take.
+    public static let extremeValues: [Int64] = [
+        1, 2, 7, 1_000, 1_000_000_007, 31_557_600_000_000_000 /* a year in ns */, Int64.max / 3, Int64.max - 1, Int64.max,
+    ]
+
+    /// A valid configuration of `strategy` (one of ``StrategyConfiguration/identifiers``).
+    public static func configuration(_ strategy: String, using rng: inout SeededGenerator) -> StrategyConfiguration? {
+        guard StrategyConfiguration.identifiers.contains(strategy) else { return nil }
+        while true {
+            if let configuration = try? draw(strategy, using: &rng) { return configuration }
+        }
+    }
+
+    private static func draw(_ strategy: String, using rng: inout SeededGenerator) throws(RateLimitInputError) -> StrategyConfiguration {
+        switch strategy {
+        case TokenBucket.identifier:
+            let capacity = rng.count()
+            return .tokenBucket(try TokenBucket(
+                capacity: capacity, permitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
+                initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
+        case IntervalTokenBucket.identifier:
+            let capacity = rng.count()
+            return .intervalTokenBucket(try IntervalTokenBucket(
+                capacity: capacity, tokensPerInterval: rng.count(small: 1...3), intervalNanoseconds: rng.span(),
+                initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
+        case GCRA.identifier:
+            return .gcra(try GCRA(burst: rng.count(), emissionIntervalNanoseconds: rng.span(small: 1...15)))
+        case FixedWindow.identifier:
+            return .fixedWindow(try FixedWindow(limit: rng.count(), windowNanoseconds: rng.span()))
+        case SlidingWindowLog.identifier:
+            // The log's memory grows with admissions: keep its limit small in random traces.
+            return .slidingWindowLog(try SlidingWindowLog(limit: rng.int(in: 1...8), windowNanoseconds: rng.span()))
+        case SlidingWindowCounter.identifier:
+            return .slidingWindowCounter(try SlidingWindowCounter(limit: rng.count(), windowNanoseconds: rng.span()))
+        case LeakyBucketMeter.identifier:
+            let capacity = rng.count()
+            return .leakyBucketMeter(try LeakyBucketMeter(
+                capacity: capacity, leakPermitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
+                initialLevel: rng.chance(50) ? 0 : rng.int(in: 0...capacity)))
+        case LeakyBucketQueue.identifier:
+            return .leakyBucketQueue(try LeakyBucketQueue(
+                queueCapacity: rng.count(small: 0...5) - (rng.chance(10) ? 1 : 0), intervalNanoseconds: rng.span(small: 1...15)))
+        default:
+            return .concurrency(try ConcurrencyLimiter(limit: rng.count()))
+        }
+    }
+
+    /// The span instants are drawn around: the time per permit, the window or the interval.
+    public static func characteristicNanoseconds(_ configuration: StrategyConfiguration) -> Int64 {
+        switch configuration {
+        case .tokenBucket(let s): max(1, s.periodNanoseconds / s.permitsPerPeriod)
+        case .intervalTokenBucket(let s): s.intervalNanoseconds
+        case .gcra(let s): s.emissionIntervalNanoseconds
+        case .fixedWindow(let s): s.windowNanoseconds
+        case .slidingWindowLog(let s): s.windowNanoseconds
+        case .slidingWindowCounter(let s): s.windowNanoseconds
+        case .leakyBucketMeter(let s): max(1, s.periodNanoseconds / s.leakPermitsPerPeriod)
+        case .leakyBucketQueue(let s): s.intervalNanoseconds
+        case .concurrency: 10
+        }
+    }
+
+    /// An event: mostly acquires of edge-biased sizes, sometimes releases, resets and reconfigures.
+    public static func event(for configuration: StrategyConfiguration, using rng: inout SeededGenerator) -> ConformanceEvent {
+        let maximum = configuration.maximumPermits
+        let roll = rng.int(in: 0...99)
+        let releases = configuration.identifier == ConcurrencyLimiter.identifier ? 35 : 2
+        if roll < 3 { return .reset }
+        if roll < 6, let replacement = Self.configuration(configuration.identifier, using: &rng) { return .reconfigure(replacement) }
+        if roll < 6 + releases { return .release(rng.chance(3) ? -1 : rng.int(in: 0...maximum / 2 + 1)) }
+        return .acquire(permits(maximum: maximum, using: &rng))
+    }
+
+    /// Permits for an acquire: 0, 1, the maximum, one above it, a random amount, or bad input.
+    public static func permits(maximum: Int64, using rng: inout SeededGenerator) -> Int64 {
+        switch rng.int(in: 0...99) {
+        case 0..<5: 0
+        case 5..<45: 1
+        case 45..<55: maximum
+        case 55..<60: maximum == .max ? .max : maximum + 1
+        case 60..<62: rng.pick([-1, Int64.min])
+        default: rng.int(in: 1...min(maximum, 8))
+        }
+    }
+
+    /// The next instant: repeats, one-nanosecond steps, window edges (span − 1, span, span + 1),
+    /// exact retry-afters, long idles, jumps back, and the end of the timeline.
+    public static func nextInstant(
+        after now: Int64, span: Int64, retryAfter: Int64?, using rng: inout SeededGenerator
+    ) -> Int64 {
+        func forward(_ delta: Int64) -> Int64 { now > Int64.max - delta ? Int64.max : now + delta }
+        func nudge(_ value: Int64, _ by: Int64) -> Int64 {
+            let (sum, overflow) = value.addingReportingOverflow(by)
+            return max(0, overflow ? value : sum)
+        }
+        switch rng.int(in: 0...99) {
+        case 0..<18: return now
+        case 18..<28: return forward(1)
+        case 28..<46: return forward(nudge(span, rng.int(in: -1...1)))
+        case 46..<58: return forward(nudge(retryAfter ?? span, rng.chance(70) ? 0 : -1))
+        case 58..<78: return forward(rng.int(in: 0...max(1, span / 3)))
+        case 78..<88: return forward(rng.int(in: 0...(span > Int64.max / 3 ? Int64.max : span * 3)))
+        case 88..<96: return max(0, now - rng.int(in: 1...(span > Int64.max / 2 ? Int64.max : span * 2)))
+        case 96..<98: return forward(rng.pick([1_000_000_000, 86_400_000_000_000, Int64.max / 2]))
+        default: return Int64.max - rng.int(in: 0...span)
+        }
+    }
+
+    /// The first instant of a trace: near the origin, sometimes near the end of the timeline.
+    public static func firstInstant(using rng: inout SeededGenerator) -> Int64 {
+        rng.chance(90) ? rng.int(in: 0...100) : Int64.max - rng.int(in: 0...1_000)
+    }
+
+    /// A random trace of `steps` events for `strategy`. Retry-afters steer later instants, so the
+    /// trace is drawn against the reference model as it goes.
+    public static func trace(_ strategy: String, steps: Int, using rng: inout SeededGenerator) -> Trace? {
+        guard let initial = Self.configuration(strategy, using: &rng) else { return nil }
+        var configuration = initial
+        let createdAt = firstInstant(using: &rng)
+        var reference = ReferenceLimiter(configuration, at: .generated(createdAt))
+        var now = createdAt
+        var retryAfter: Int64?
+        var result: [TraceStep] = []
+        for _ in 0..<steps {
+            let event = Self.event(for: configuration, using: &rng)
+            now = nextInstant(after: now, span: characteristicNanoseconds(configuration), retryAfter: retryAfter, using: &rng)
+            result.append(TraceStep(now: now, event: event))
+            let answer = reference.apply(event, at: .generated(now))
+            if case .rejected(let wait) = answer { retryAfter = wait }
+            if case .reconfigure(let replacement) = event, case .allowed = answer { configuration = replacement }
+        }
+        return Trace(configuration: initial, createdAt: createdAt, steps: result)
+    }
+}
+
+extension RateLimitInstant {
+    /// The instant of a value this module produced itself and knows to be non-negative
+    /// (generated instants, parsed instants after validation).
+    static func generated(_ nanoseconds: Int64) -> RateLimitInstant {
+        (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .origin
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import RateLimitConformance
+import RateLimitCore
+
+/// An implementation in another process, speaking the JSON-lines protocol of Spec/protocol.md.
+/// Any misbehaviour (a crash, a hang, invalid JSON, a missing field, a wrong id, output on
+/// stderr) is a ``SubjectFailure`` carrying the line received; the child is then killed and a new
+/// one is started for the next case.
+final class ExternalSubject: ConformanceSubject {
+    static let protocolVersion: Int64 = 1
+
+    let command: String
+    let timeout: Double
+    private var child: ChildProcess?
+    private var counter = 0
+    private(set) var name = "external implementation"
+    private(set) var strategies: Set<String> = []
+    /// How many times the child had to be started.
+    private(set) var starts = 0
+
+    init(command: String, timeout: Double) throws(SubjectFailure) {
+        self.command = command
+        self.timeout = timeout
+        try start()
+    }
+
+    private func start() throws(SubjectFailure) {
+        starts += 1
+        do {
+            child = try ChildProcess(command: command)
+        } catch {
+            throw SubjectFailure("cannot start \(command): \(error)")
+        }
+        let hello = try exchange(.object([("type", .string("hello")), ("protocol", .integer(Self.protocolVersion))]), expecting: ["hello"], id: nil)
+        guard hello["protocol"]?.int64 == Self.protocolVersion else {
+            throw fail("the hello must carry \"protocol\": \(Self.protocolVersion)", received: hello.compactText)
+        }
+        guard let implementation = hello["implementation"]?.string, let list = hello["strategies"]?.array else {
+            throw fail("the hello must carry a string \"implementation\" and an array \"strategies\"", received: hello.compactText)
+        }
+        name = implementation
+        strategies = Set(list.compactMap(\.string))
+    }
+
+    /// Kills the child after a failure and builds the error.
+    private func fail(_ message: String, received: String?) -> SubjectFailure {
+        child?.close(grace: 0)
+        child = nil
+        return SubjectFailure(message, received: received)
+    }
+
+    /// Sends `message` and returns the answer, which must be an object whose type is one of
+    /// `types` and, when `id` is given, whose id is `id`.
+    private func exchange(_ message: JSONValue, expecting types: [String], id: String?) throws(SubjectFailure) -> JSONValue {
+        guard let child else { throw SubjectFailure("the implementation is not running") }
+        let line: String
+        do {
+            try child.send(message.compactText)
+            line = try child.receiveLine(timeout: timeout)
+        } catch {
+            child.drainErrors()
+            let stderr = child.errorText.isEmpty ? "" : "; stderr: \(child.errorText.prefix(500))"
+            var partial: String?
+            if case .timeout(_, let text) = error, !text.isEmpty { partial = text }
+            if case .garbage(_, let text) = error { partial = text }
+            throw fail(error.message + stderr, received: partial)
+        }
+        child.drainErrors()
+        if !child.errorText.isEmpty {
+            throw fail("the implementation wrote to stderr: \(child.errorText.prefix(500))", received: line)
+        }
+        let answer: JSONValue
+        do {
+            answer = try JSONValue(parsing: line)
+        } catch {
+            throw fail("invalid JSON (\(error.message))", received: line)
+        }
+        guard let type = answer["type"]?.string else { throw fail("the answer has no string \"type\"", received: line) }
+        if type == "error" {
+            throw fail("the implementation answered an error: \(answer["message"]?.string ?? "(no message)")", received: line)
+        }
+        guard types.contains(type) else {
+            throw fail("expected a message of type \(types.map { "\"\($0)\"" }.joined(separator: " or ")), got \"\(type)\"", received: line)
+        }
+        if let id, answer["id"]?.string != id {
+            throw fail("the answer's id is \(answer["id"]?.compactText ?? "missing"), expected \"\(id)\"", received: line)
+        }
+        return answer
+    }
+
+    func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<String> {
+        if child == nil || child?.isRunning == false { try start() }
+        counter += 1
+        let id = "L\(counter)"
+        let answer = try exchange(.object([
+            ("type", .string("create")), ("id", .string(id)), ("strategy", .string(request.strategy)),
+            ("configuration", request.fields), ("now", .integer(now)),
+        ]), expecting: ["created", "unsupported", "refused"], id: id)
+        switch answer["type"]?.string {
+        case "created":
+            return .created(id)
+        case "unsupported":
+            return .unsupported(reason: answer["reason"]?.string ?? "(no reason given)")
+        default:
+            let probe = JSONValue.object([("kind", .string("invalid"))] + answer.keys.filter { $0 != "type" && $0 != "id" }.map { ($0, answer[$0] ?? .null) })
+            let parsed = Result { () throws(ConformanceFormatError) in try RateLimitResult(json: probe) }
+            switch parsed {
+            case .success(.invalid(let error)): return .refused(field: error.field, problem: error.problem)
+            case .success: throw fail("a refusal needs string \"field\" and \"problem\"", received: answer.compactText)
+            case .failure(let error):
+                throw fail("a refusal needs string \"field\" and \"problem\" (\(error.message))", received: answer.compactText)
+            }
+        }
+    }
+
+    func apply(_ event: ConformanceEvent, to limiter: inout String, at now: Int64) throws(SubjectFailure) -> RateLimitResult {
+        let answer = try exchange(.object([
+            ("type", .string("event")), ("id", .string(limiter)), ("now", .integer(now)), ("event", event.json),
+        ]), expecting: ["result"], id: limiter)
+        guard let result = answer["result"] else { throw fail("a result message needs \"result\"", received: answer.compactText) }
+        do {
+            return try RateLimitResult(json: result)
+        } catch {
+            throw fail("malformed result: \(error.message)", received: answer.compactText)
+        }
+    }
+
+    func finish(_ limiter: inout String) {
+        guard let child, child.isRunning else { return }
+        _ = try? exchange(.object([("type", .string("drop")), ("id", .string(limiter))]), expecting: ["dropped"], id: limiter)
+    }
+
+    /// Says goodbye and reaps the child.
+    func close() {
+        guard let child else { return }
+        try? child.send(JSONValue.object([("type", .string("bye"))]).compactText)
+        child.close()
+        self.child = nil
+    }
+}

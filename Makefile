@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify test build core-purity clean
+.PHONY: verify test build core-purity vectors conformance clean
 
 ## Build everything with warnings as errors, check the core's purity, run every test.
 verify: core-purity test
@@ -21,6 +21,15 @@ core-purity:
 	@if grep -rnwE 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitCore; then \
 		echo "RateLimitCore must not use floating point"; exit 1; fi
 	@echo "core-purity: RateLimitCore imports nothing and uses no floating point"
+
+## Regenerate Spec/vectors from the reference model (review the diff before committing).
+vectors:
+	$(SWIFT) run ratelimit-conformance --write-vectors Spec/vectors
+
+## The conformance suite against the reference and against the Python example (random traces too).
+conformance:
+	$(SWIFT) run ratelimit-conformance
+	$(SWIFT) run ratelimit-conformance --exec "python3 Examples/python/ratelimiter.py" --random 50 --seed 1
 
 clean:
 	rm -rf .build

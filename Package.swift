@@ -16,6 +16,10 @@ let package = Package(
         .target(name: "RateLimitConformance", dependencies: ["RateLimitCore"]),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),
         .testTarget(name: "RateLimitCoreTests", dependencies: ["RateLimitCore", "RateLimitConformance"]),
+        .testTarget(
+            name: "RateLimitConformanceTests",
+            dependencies: ["RateLimitConformance", "RateLimitCore", "ratelimit-conformance"],
+            exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

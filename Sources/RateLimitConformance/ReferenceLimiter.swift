@@ -197,7 +197,7 @@ private struct TypedLimiter<S: RateLimitStrategy>: ErasedLimiter {
         case .acquire(let permits): return limiter.step(.acquire(permits), at: now)
         case .release(let permits): return limiter.step(.release(permits), at: now)
         case .reset: return limiter.step(.reset, at: now)
-        case .reconfigure(let configuration):
+        case .reconfigure:
             guard case .reconfigure(let replacement)? = event.typed(as: S.self) else {
                 return .invalid(RateLimitInputError(
                     field: "configuration", value: nil, problem: .notSupported,

@@ -245,7 +245,7 @@ public enum VectorGenerator {
     /// Runs a draft through the reference model and tags it with every clause its steps exercise.
     static func generate(_ draft: StoryDraft, strategy: String) -> VectorStory {
         let prefix = StrategyConfiguration.clausePrefixes[strategy] ?? ""
-        var clauses = Set(draft.clauses).union(["\(prefix)-2"])
+        var clauses = Set(draft.clauses).union(["CORE-4", "CORE-5", "\(prefix)-2"])
         var reference = ReferenceLimiter(draft.configuration, at: .generated(draft.createdAt))
         var latest = draft.createdAt
         var steps: [VectorStep] = []

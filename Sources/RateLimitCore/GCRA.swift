@@ -6,15 +6,17 @@
 // most `τ = burst × T` ahead of t: `max(tat, t) + n·T − t ≤ τ`. The boundary conforms: an
 // acquire exactly at `t = tat + n·T − τ` is admitted (ITU-T I.371's "t ≥ TAT − L").
 //
-// Implementation. One `UInt64` (8 bytes), which is also what the lock-free adapter keeps in a
-// single atomic word. Instants are at most Int64.max and `τ` is validated to fit in an Int64, so
-// `tat ≤ Int64.max + τ < 2^64` never overflows. With no separate "last instant", an event earlier
-// than `tat − τ` is evaluated at `tat − τ`, the earliest instant consistent with the state; since
-// admission only grows with time, a step back in time can never admit more than the present does.
+// Implementation. The theoretical arrival time as a `UInt64` plus the last instant recorded
+// (16 bytes; a lock-free adapter holds both in one double-word atomic). Instants are at most
+// Int64.max and `τ` is validated to fit in an Int64, and `tat` is never more than `τ` past the
+// last instant, so `tat ≤ Int64.max + τ < 2^64` never overflows. Recording the last instant lets
+// GCRA follow the same rule as every other strategy when time goes back (CORE-10): an earlier
+// instant is evaluated at the last one, so a reset or reconfigure sent with a stale clock cannot
+// restart the schedule in the past and grant permits twice.
 //
 // Relation: admits exactly what a continuous token bucket with the same burst and one permit
-// per T admits, with equal remaining quota and retry-after, on traces whose instants never
-// decrease (Spec/README.md, "How the strategies relate").
+// per T admits, with equal remaining quota and retry-after, on every trace (Spec/README.md,
+// "How the strategies relate").
 
 /// The generic cell rate algorithm: bursts of up to `burst` permits, one permit per
 /// `emissionIntervalNanoseconds` sustained.
@@ -50,29 +52,32 @@ public struct GCRA: RateLimitStrategy {
             emissionIntervalNanoseconds: emissionInterval.wholeNanoseconds(field: "emissionIntervalNanoseconds"))
     }
 
-    /// The theoretical arrival time (8 bytes).
+    /// The theoretical arrival time and the last instant recorded (16 bytes).
     public struct State: Hashable, Sendable {
-        /// The instant at which the limiter is back to a full burst; at most `Int64.max + τ`.
+        /// The instant at which the limiter is back to a full burst; at most `τ` past `lastNanoseconds`.
         public internal(set) var theoreticalArrivalNanoseconds: UInt64
+        /// The latest instant the state was updated at (GCRA-3).
+        public internal(set) var lastNanoseconds: Int64
     }
 
     public var maximumPermits: Int64 { burst }
 
     public func initialState(at now: RateLimitInstant) -> State {
-        State(theoreticalArrivalNanoseconds: UInt64(now.nanoseconds))
+        State(theoreticalArrivalNanoseconds: UInt64(now.nanoseconds), lastNanoseconds: now.nanoseconds)
     }
 
     public func step(_ state: inout State, _ event: RateLimitEvent<GCRA>, at now: RateLimitInstant) -> RateLimitResult {
+        let instant = max(now.nanoseconds, state.lastNanoseconds)  // GCRA-3
         let tat = state.theoreticalArrivalNanoseconds
-        let instant = schedule.evaluationInstant(tat: tat, now: now)  // GCRA-3
+        let pending = schedule.pending(tat: tat, at: UInt64(instant))
         switch event {
         case .acquire(let permits):
             if permits < 0 { return .invalid(.negativePermits(permits)) }
             if permits > burst { return .neverAllowed }  // GCRA-7
-            if permits == 0 { return .allowed(remaining: remaining(state, at: now)) }  // GCRA-8
-            switch schedule.decide(tat: tat, permits: permits, at: instant) {
+            if permits == 0 { return .allowed(remaining: schedule.remaining(pending: pending)) }  // GCRA-8
+            switch schedule.decide(tat: tat, permits: permits, at: UInt64(instant)) {
             case .admit(let newTat, _, let remaining):  // GCRA-4, GCRA-5
-                state.theoreticalArrivalNanoseconds = newTat
+                state = State(theoreticalArrivalNanoseconds: newTat, lastNanoseconds: instant)
                 return .allowed(remaining: remaining)
             case .reject(let admission):  // GCRA-6
                 return rejection(admittedAt: Wide(admission), now: now)
@@ -80,18 +85,12 @@ public struct GCRA: RateLimitStrategy {
         case .release:  // GCRA-8
             return .invalid(.releaseNotSupported)
         case .reset:  // GCRA-9
-            state = State(theoreticalArrivalNanoseconds: instant)
-            return .allowed(remaining: remaining(state, at: now))
+            state = initialState(at: RateLimitInstant(validated: instant))
+            return .allowed(remaining: burst)
         case .reconfigure(let replacement):  // GCRA-10
-            state = State(theoreticalArrivalNanoseconds: replacement.schedule.carryOver(tat: tat, at: instant, from: schedule))
-            return .allowed(remaining: replacement.remaining(state, at: now))
+            let newTat = replacement.schedule.carryOver(tat: tat, at: UInt64(instant), from: schedule)
+            state = State(theoreticalArrivalNanoseconds: newTat, lastNanoseconds: instant)
+            return .allowed(remaining: replacement.schedule.remaining(pending: newTat - UInt64(instant)))
         }
-    }
-
-    /// GCRA-5: the permits `state` grants to one acquire at `now`. After a reset or reconfigure
-    /// applied at an instant later than `now`, this is what the new state grants at `now`.
-    func remaining(_ state: State, at now: RateLimitInstant) -> Int64 {
-        let tat = state.theoreticalArrivalNanoseconds
-        return schedule.remaining(pending: schedule.pending(tat: tat, at: schedule.evaluationInstant(tat: tat, now: now)))
     }
 }

@@ -63,11 +63,6 @@ public struct LeakyBucketMeter: RateLimitStrategy {
         @usableFromInline var level: Wide
         /// The latest instant the state was updated at (LBM-3).
         public internal(set) var lastNanoseconds: Int64
-
-        /// The water level in whole permits, rounded up (a partly filled permit still occupies room).
-        public func levelPermits(of meter: LeakyBucketMeter) -> Int64 {
-            Int64(level.dividedRoundingUp(by: UInt64(meter.periodNanoseconds)).low)
-        }
     }
 
     public var maximumPermits: Int64 { capacity }

@@ -96,21 +96,27 @@ extension RateLimitInputError {
 
 extension Duration {
     /// This duration as whole nanoseconds, or a ``RateLimitInputError`` naming `field` when it is
-    /// negative, has a part finer than a nanosecond, or exceeds `Int64.max` nanoseconds.
+    /// negative, exceeds `Int64.max` nanoseconds, or has a part finer than a nanosecond.
     public func wholeNanoseconds(field: String) throws(RateLimitInputError) -> Int64 {
-        let (seconds, attoseconds) = components
-        let attosecondsPerNanosecond: Int64 = 1_000_000_000
-        guard attoseconds % attosecondsPerNanosecond == 0 else {
+        // Compare before reading `components`: durations of 2^63 seconds or more trap there.
+        guard self >= .zero else {
+            let value = self >= .nanoseconds(-Int64.max) ? Self.exactNanoseconds(self) : nil
+            throw RateLimitInputError(field: field, value: value, problem: .mustNotBeNegative)
+        }
+        guard self <= .nanoseconds(Int64.max) else {
+            throw RateLimitInputError(field: field, value: nil, problem: .exceedsMaximum(.max))
+        }
+        guard components.attoseconds % 1_000_000_000 == 0, let nanoseconds = Self.exactNanoseconds(self) else {
             throw RateLimitInputError(field: field, value: nil, problem: .notWholeNanoseconds)
         }
+        return nanoseconds
+    }
+
+    /// Nanoseconds, rounded towards zero, of a duration within ±Int64.max nanoseconds.
+    private static func exactNanoseconds(_ duration: Duration) -> Int64? {
+        let (seconds, attoseconds) = duration.components
         let (scaled, overflow1) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let (total, overflow2) = scaled.addingReportingOverflow(attoseconds / attosecondsPerNanosecond)
-        guard !overflow1, !overflow2 else {
-            throw RateLimitInputError(field: field, value: nil, problem: .notWholeNanoseconds)
-        }
-        guard total >= 0 else {
-            throw RateLimitInputError(field: field, value: total, problem: .mustNotBeNegative)
-        }
-        return total
+        let (total, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflow1 || overflow2 ? nil : total
     }
 }

@@ -8,9 +8,10 @@
 // Implementation. The log is a ring of (instant, permits) entries in admission order, which is
 // also instant order because recorded instants never decrease. Admissions at the same instant are
 // merged into one entry, so the log never holds more entries than `limit` permits in force (plus
-// expired entries not yet pruned). Expired entries are pruned when the state changes; a rejected
-// acquire only reads, so it leaves the log exactly as it was. The sum of logged permits is cached
-// so an admission costs O(1) amortised.
+// expired entries not yet pruned): memory is O(limit), and a limit in the millions costs megabytes.
+// Expired entries are pruned when the state changes; a rejected acquire only reads, so it leaves
+// the log exactly as it was, and each refused query walks the expired prefix again. The sum of
+// logged permits is cached, so an admission costs O(1) amortised plus the entries it prunes.
 
 /// The exact sliding window: at most `limit` permits in any window (t − windowNanoseconds, t].
 public struct SlidingWindowLog: RateLimitStrategy {

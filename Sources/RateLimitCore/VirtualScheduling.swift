@@ -21,15 +21,6 @@ struct VirtualSchedule: Hashable, Sendable {
         self.toleranceNanoseconds = burst * intervalNanoseconds
     }
 
-    /// The instant an event is evaluated at: `max(now, tat − τ)`. The state keeps no latest
-    /// instant, and `tat − τ` is the earliest instant consistent with it; evaluating an earlier
-    /// `now` there changes no admission and no retry-after, and keeps pending work within `τ`.
-    @usableFromInline func evaluationInstant(tat: UInt64, now: RateLimitInstant) -> UInt64 {
-        let instant = UInt64(now.nanoseconds)
-        let tolerance = UInt64(toleranceNanoseconds)
-        return tat > tolerance ? max(instant, tat - tolerance) : instant
-    }
-
     /// Work already scheduled past `instant`, in nanoseconds (at most `Int64.max`).
     @usableFromInline func pending(tat: UInt64, at instant: UInt64) -> UInt64 {
         tat > instant ? tat - instant : 0
@@ -64,8 +55,10 @@ struct VirtualSchedule: Hashable, Sendable {
 
     /// Reconfigure keeping the available permits (`τ − pending`, in units of 1/T of a permit),
     /// rounded down to the new units and capped at the new tolerance; returns the new `tat`.
+    /// GCRA's pending work never exceeds its tolerance at its evaluation instant.
     @usableFromInline func carryOver(tat: UInt64, at instant: UInt64, from previous: VirtualSchedule) -> UInt64 {
-        let available = UInt64(previous.toleranceNanoseconds) - previous.pending(tat: tat, at: instant)
+        let pending = previous.pending(tat: tat, at: instant)
+        let available = UInt64(previous.toleranceNanoseconds) - min(pending, UInt64(previous.toleranceNanoseconds))
         let scaled = Wide.product(available, UInt64(intervalNanoseconds))
             .dividedRoundingDown(by: UInt64(previous.intervalNanoseconds))
         let tolerance = UInt64(toleranceNanoseconds)

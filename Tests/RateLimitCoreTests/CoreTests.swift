@@ -18,8 +18,18 @@ struct CoreTests {
     func durations() throws {
         #expect(try Duration.seconds(2).wholeNanoseconds(field: "x") == 2_000_000_000)
         #expect(try Duration.nanoseconds(Int64.max).wholeNanoseconds(field: "x") == .max)
-        expectRefused(field: "x", .notWholeNanoseconds) { () throws(RateLimitInputError) in
+        expectRefused(field: "x", .exceedsMaximum(.max)) { () throws(RateLimitInputError) in
             try (Duration.nanoseconds(Int64.max) + .nanoseconds(1)).wholeNanoseconds(field: "x")
+        }
+        // 2^64 seconds: reading Duration.components would trap; the check comes first.
+        expectRefused(field: "x", .exceedsMaximum(.max)) { () throws(RateLimitInputError) in
+            try (Duration.seconds(Int64.max) + .seconds(Int64.max)).wholeNanoseconds(field: "x")
+        }
+        expectRefused(field: "x", .mustNotBeNegative) { () throws(RateLimitInputError) in
+            try (Duration.seconds(-Int64.max) - .seconds(Int64.max)).wholeNanoseconds(field: "x")
+        }
+        expectRefused(field: "periodNanoseconds", .exceedsMaximum(.max)) { () throws(RateLimitInputError) in
+            try TokenBucket(capacity: 1, permitsPerPeriod: 1, period: .seconds(Int64.max) + .seconds(Int64.max))
         }
         expectRefused(field: "x", .notWholeNanoseconds) { () throws(RateLimitInputError) in
             try Duration.milliseconds(1.5e-6).wholeNanoseconds(field: "x")

@@ -22,21 +22,29 @@ struct GCRATests {
         }
     }
 
-    @Test("GCRA-2 the state is one 64-bit theoretical arrival time, starting at the creation instant")
+    @Test("GCRA-2 the state is the theoretical arrival time and the last instant, both starting at creation")
     func state() {
-        #expect(burstThree.initialState(at: t(42)).theoreticalArrivalNanoseconds == 42)
-        #expect(MemoryLayout<GCRA.State>.size == 8)
+        #expect(burstThree.initialState(at: t(42)) == GCRA.State(theoreticalArrivalNanoseconds: 42, lastNanoseconds: 42))
+        #expect(MemoryLayout<GCRA.State>.size == 16)
     }
 
-    @Test("GCRA-3 an earlier now is refused as at tat − τ; a reset there reports what it grants at that now")
+    @Test("GCRA-3 an earlier now is evaluated at the last instant, so a stale reset cannot grant twice")
     func backwardTime() throws {
         let single = try GCRA(burst: 1, emissionIntervalNanoseconds: 10)
+        let pair = try GCRA(burst: 2, emissionIntervalNanoseconds: 10)
         story(single, [
             (100, .acquire(1), .allowed(remaining: 0)),  // tat = 110
             (95, .acquire(1), .rejected(retryAfterNanoseconds: 15)),
-            (95, .reset, .allowed(remaining: 0)),  // tat = 100: full at 100, not yet at 95
-            (99, .acquire(1), .rejected(retryAfterNanoseconds: 1)),
-            (100, .acquire(1), .allowed(remaining: 0)),
+            (95, .reset, .allowed(remaining: 1)),  // a new limiter at 100
+            (90, .acquire(1), .allowed(remaining: 0)),  // evaluated at 100
+            (109, .acquire(1), .rejected(retryAfterNanoseconds: 1)),
+        ])
+        // The review's counterexample to a one-word GCRA: with the reset evaluated at 90, 4 permits fit.
+        story(pair, [
+            (100, .acquire(1), .allowed(remaining: 1)),
+            (90, .reset, .allowed(remaining: 2)),
+            (90, .acquire(2), .allowed(remaining: 0)),
+            (100, .acquire(1), .rejected(retryAfterNanoseconds: 10)),
         ])
     }
 
@@ -115,7 +123,7 @@ struct GCRATests {
         story(burstThree, [(0, .reconfigure(single), .allowed(remaining: 1))])
     }
 
-    @Test("GCRA-11 no interval admits more than burst + ⌊(t2 − t1) / T⌋, even when instants go back")
+    @Test("GCRA-11 no interval admits more than burst + ⌊(t2 − t1) / T⌋")
     func safetyBound() {
         forEachAdmission(GCRA.self, "safetyBound") { history, gcra, step in
             intervalBoundHolds(history, replay: step.replay, describe: step.description) { lo, hi in

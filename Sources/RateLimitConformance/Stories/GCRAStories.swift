@@ -19,9 +19,9 @@ extension VectorCatalogue {
                        clauses: ["GCRA-6"], burstThree, [
                 (0, .acquire(3)), (0, .acquire(2)), (19, .acquire(2)), (20, .acquire(2)),
             ]),
-            StoryDraft("backward-time", "an earlier now is refused as at tat − τ; a reset there reports what it grants at that now",
-                       clauses: ["GCRA-3", "CORE-10"], single, [
-                (100, .acquire(1)), (95, .acquire(1)), (95, .reset), (99, .acquire(1)), (100, .acquire(1)), (50, .acquire(0)),
+            StoryDraft("backward-time", "an earlier now is evaluated at the last instant; a stale reset cannot restart the schedule in the past",
+                       clauses: ["GCRA-3", "CORE-10"], try gcra(2, every: 10), [
+                (100, .acquire(1)), (90, .reset), (90, .acquire(2)), (100, .acquire(1)), (95, .acquire(0)), (110, .acquire(1)),
             ]),
             StoryDraft("never", "more than the burst, or an admission past the end of the timeline, is never allowed",
                        clauses: ["GCRA-7", "CORE-7"], single, createdAt: end(5), [

@@ -9,9 +9,6 @@ protocol RandomizedStrategy: RateLimitStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64
     /// CORE-10: `result`, given to `event` at an instant, as seen from `shift` nanoseconds earlier.
     func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64) -> RateLimitResult
-    /// CORE-10: false when the state cannot hold its latest instant (GCRA): answers at an earlier
-    /// now then report what the state grants at that now, which is never more than at the later instant.
-    var answersAsOfEvaluationInstant: Bool { get }
 }
 
 extension RandomizedStrategy {
@@ -32,7 +29,6 @@ extension RandomizedStrategy {
         defaultMeasured(result, nanosecondsEarlier: shift)
     }
 
-    var answersAsOfEvaluationInstant: Bool { true }
 
     /// Spans grow by `shift`; everything else is the same answer.
     func defaultMeasured(_ result: RateLimitResult, nanosecondsEarlier shift: Int64) -> RateLimitResult {
@@ -53,12 +49,7 @@ extension IntervalTokenBucket: RandomizedStrategy {
 }
 
 extension GCRA: RandomizedStrategy {
-    func evaluationInstant(_ state: State, now: Int64) -> Int64 {
-        let tat = state.theoreticalArrivalNanoseconds
-        let tolerance = UInt64(burst * emissionIntervalNanoseconds)
-        return tat > tolerance ? max(now, Int64(tat - tolerance)) : now
-    }
-    var answersAsOfEvaluationInstant: Bool { false }
+    func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
 extension LeakyBucketQueue: RandomizedStrategy {

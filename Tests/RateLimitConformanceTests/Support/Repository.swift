@@ -1,0 +1,83 @@
+import Foundation
+import RateLimitConformance
+
+/// Paths of the repository, found from this file's location.
+enum Repository {
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+
+    static func json(_ relative: String) throws -> JSONValue {
+        let text = try String(contentsOfFile: path(relative), encoding: .utf8)
+        return try JSONValue(parsing: text)
+    }
+
+    /// The `ratelimit-conformance` executable built next to the test bundle.
+    static var command: String {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        #if os(macOS)
+        if let bundle = Bundle.allBundles.first(where: { $0.bundlePath.hasSuffix(".xctest") }) {
+            directory = bundle.bundleURL.deletingLastPathComponent()
+        }
+        #endif
+        return directory.appendingPathComponent("ratelimit-conformance").path
+    }
+
+    /// The Python example implementation, as a command run from the repository root.
+    static let python = "python3 Examples/python/ratelimiter.py"
+
+    /// A fresh empty directory under the system's temporary directory.
+    static func temporaryDirectory() throws -> String {
+        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("ratelimit-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
+
+/// The outcome of running the command.
+struct CommandRun {
+    var status: Int32
+    var output: String
+    var errors: String
+    var seconds: Double
+}
+
+/// Runs `ratelimit-conformance` with `arguments` from the repository root, killing it after
+/// `limit` seconds so that a hang fails the test instead of stalling it.
+func runCommand(_ arguments: [String], limit: Double = 120, environment: [String: String] = [:]) throws -> CommandRun {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Repository.command)
+    process.arguments = arguments
+    process.currentDirectoryURL = Repository.root
+    var variables = ProcessInfo.processInfo.environment
+    for (key, value) in environment { variables[key] = value }
+    process.environment = variables
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    let finished = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in finished.signal() }
+    let started = Date()
+    try process.run()
+    // Read both pipes while it runs, so a chatty command cannot block on a full pipe.
+    final class Collected: @unchecked Sendable {
+        // Each property is written by exactly one reader block and read only after group.wait()
+        // has returned, which orders the write before the read.
+        var output = Data()
+        var errors = Data()
+    }
+    let collected = Collected()
+    let group = DispatchGroup()
+    DispatchQueue.global().async(group: group) { collected.output = output.fileHandleForReading.readDataToEndOfFile() }
+    DispatchQueue.global().async(group: group) { collected.errors = errors.fileHandleForReading.readDataToEndOfFile() }
+    if finished.wait(timeout: .now() + limit) == .timedOut {
+        process.terminate()
+        if finished.wait(timeout: .now() + 2) == .timedOut { kill(process.processIdentifier, SIGKILL) }
+    }
+    process.waitUntilExit()
+    group.wait()
+    return CommandRun(
+        status: process.terminationStatus, output: String(decoding: collected.output, as: UTF8.self),
+        errors: String(decoding: collected.errors, as: UTF8.self), seconds: Date().timeIntervalSince(started))
+}

@@ -81,7 +81,9 @@ BUGS = {
     "queue-excludes-current":
         "leaky bucket queue tolerance is Q*T instead of (Q+1)*T (forgets the request starting now)",
     "gcra-reset-at-now":
-        "GCRA reset sets tat := now instead of max(now, tat - tau)",
+        "GCRA reset restarts the schedule at now instead of at max(now, last)",
+    "gcra-one-word":
+        "GCRA keeps only tat and evaluates at max(now, tat - tau); a stale reset grants permits twice",
     "log-reconfigure-keeps-expired":
         "sliding window log reconfigure keeps entries that had expired under the old window",
 }
@@ -154,14 +156,15 @@ def _get(cfg, name, default=None, span=False):
             return default
         raise ConfigError(name, "mustBePositive")
     v = cfg[name]
-    if _is_int(v):
-        return v
-    if isinstance(v, float):
-        if span and (v != v or v in (float("inf"), float("-inf")) or v != math.floor(v)):
-            raise ConfigError(name, "notWholeNanoseconds")
-        if v == v and v not in (float("inf"), float("-inf")) and v == math.floor(v):
-            return int(v)
-    raise ConfigError(name, "notSupported")
+    if isinstance(v, float):  # the protocol sends integers; be strict about anything else
+        if not (math.isfinite(v) and v == math.floor(v)):
+            raise ConfigError(name, "notWholeNanoseconds" if span else "notSupported")
+        v = int(v)
+    if not _is_int(v):
+        raise ConfigError(name, "notSupported")
+    if v > INT64_MAX:  # CORE-3: too large for an integer
+        raise ConfigError(name, "exceedsMaximum", INT64_MAX)
+    return v
 
 
 def positive(cfg, name, span=False):
@@ -187,9 +190,9 @@ def validate_token_bucket(cfg):  # TB-1
     c = positive(cfg, "capacity")
     r = positive(cfg, "permitsPerPeriod")
     p = positive(cfg, "periodNanoseconds", span=True)
-    at_most("periodNanoseconds", p, INT64_MAX * r // c)
     i = non_negative(cfg, "initialTokens", c)
     at_most("initialTokens", i, c)
+    at_most("periodNanoseconds", p, INT64_MAX * r // c)  # refill time, checked last
     return (c, r, p, i)
 
 
@@ -197,9 +200,9 @@ def validate_interval_bucket(cfg):  # TBI-1
     c = positive(cfg, "capacity")
     k = positive(cfg, "tokensPerInterval")
     i = positive(cfg, "intervalNanoseconds", span=True)
-    at_most("intervalNanoseconds", i, INT64_MAX // ceil_div(c, k))
     init = non_negative(cfg, "initialTokens", c)
     at_most("initialTokens", init, c)
+    at_most("intervalNanoseconds", i, INT64_MAX // ceil_div(c, k))  # refill time, checked last
     return (c, k, i, init)
 
 
@@ -220,9 +223,9 @@ def validate_meter(cfg):  # LBM-1
     c = positive(cfg, "capacity")
     r = positive(cfg, "leakPermitsPerPeriod")
     p = positive(cfg, "periodNanoseconds", span=True)
-    at_most("periodNanoseconds", p, INT64_MAX * r // c)
     lvl = non_negative(cfg, "initialLevel", 0)
     at_most("initialLevel", lvl, c)
+    at_most("periodNanoseconds", p, INT64_MAX * r // c)  # drain time, checked last
     return (c, r, p, lvl)
 
 
@@ -230,7 +233,7 @@ def validate_queue(cfg):  # LBQ-1
     q = non_negative(cfg, "queueCapacity", None)
     at_most("queueCapacity", q, INT64_MAX - 1)
     t = positive(cfg, "intervalNanoseconds", span=True)
-    at_most("intervalNanoseconds", t, INT64_MAX // (q + 1))
+    at_most("intervalNanoseconds", t, INT64_MAX // (q + 1))  # tolerance, checked last
     return (q, t)
 
 
@@ -250,7 +253,8 @@ class TokenBucket:  # TB
         self.cfg = cfg
         c, r, p, i = cfg
         self.k, self.f, self.last = i, 0, t0
-        self.tokens = float(i)  # only for the float-accumulation bug
+        if bug("float-accumulation"):
+            self.tokens = float(i)
 
     def refilled(self, now):
         """TB-3: (e, k, f) refilled to the evaluation instant, not stored."""
@@ -313,7 +317,8 @@ class TokenBucket:  # TB
         c, r, p, i = self.cfg
         e = now if bug("reset-at-now") else max(now, self.last)
         self.store(e, i, 0)
-        self.tokens = float(i)
+        if bug("float-accumulation"):
+            self.tokens = float(i)
         return allowed(i)
 
     def reconfigure(self, cfg, now):  # TB-10
@@ -391,28 +396,27 @@ class GCRA:  # GCRA
 
     def __init__(self, cfg, t0):
         self.cfg = cfg
-        self.tat = t0
+        self.tat, self.last = t0, t0  # GCRA-2
 
     def tau(self):
         return self.cfg[0] * self.cfg[1]
 
     def evaluation(self, now):  # GCRA-3
-        return max(now, self.tat - self.tau())
+        if bug("gcra-one-word"):
+            return max(now, self.tat - self.tau())
+        return max(now, self.last)
 
-    def remaining(self, now):  # GCRA-5
-        tau = self.tau()
-        x = max(now, self.tat - tau)
-        p = max(self.tat - x, 0)
-        return (tau - p) // self.cfg[1]
+    def remaining(self, e):  # GCRA-5
+        return (self.tau() - max(self.tat - e, 0)) // self.cfg[1]
 
     def acquire(self, n, now):
         b, t = self.cfg
         if n > b:
             return never()  # GCRA-7
-        if n == 0:
-            return allowed(self.remaining(now))
-        tau = self.tau()
         e = self.evaluation(now)
+        if n == 0:
+            return allowed(self.remaining(e))  # GCRA-8
+        tau = self.tau()
         s = max(self.tat, e)
         c = n * t
         if bug("gcra-boundary-exclusive"):
@@ -420,13 +424,14 @@ class GCRA:  # GCRA
         else:
             ok = (s - e) + c <= tau
         if ok:  # GCRA-4
-            self.tat = s + c
-            return allowed(self.remaining(now))
+            self.tat, self.last = s + c, e
+            return allowed(self.remaining(e))
         return refuse_at(self.tat - (tau - c), now)  # GCRA-6
 
     def reset(self, now):  # GCRA-9
-        self.tat = now if bug("gcra-reset-at-now") else self.evaluation(now)
-        return allowed(self.remaining(now))
+        e = now if bug("gcra-reset-at-now") else self.evaluation(now)
+        self.tat, self.last = e, e
+        return allowed(self.remaining(e))
 
     def reconfigure(self, cfg, now):  # GCRA-10
         tau = self.tau()
@@ -437,8 +442,8 @@ class GCRA:  # GCRA
         tau2 = b2 * t2
         a2 = min(a * t2 // t, tau2)
         self.cfg = cfg
-        self.tat = e + (tau2 - a2)
-        return allowed(self.remaining(now))
+        self.tat, self.last = e + (tau2 - a2), e
+        return allowed(self.remaining(e))
 
 
 class FixedWindow:  # FW

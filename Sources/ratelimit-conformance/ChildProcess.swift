@@ -5,45 +5,85 @@ import Glibc
 import Darwin
 #endif
 
-/// A child process started with `/bin/sh -c COMMAND`, spoken to in lines over stdin/stdout, with
-/// a timeout on every read. Anything it writes to stderr is kept and reported. It is always
-/// reaped: `close()` asks it to exit, then kills it.
+/// A child process started with `/bin/sh -c COMMAND` in a process group of its own, spoken to in
+/// lines over stdin/stdout, with a timeout on every read. Anything it writes to stderr is kept.
+/// `close()` asks it to exit, then kills the whole group (the shell and whatever it started, so
+/// no grandchild keeps the pipes open) and reaps it: the harness never hangs on a child.
 final class ChildProcess {
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
+    private let pid: pid_t
+    private let stdinWrite: Int32
+    private let stdoutRead: Int32
+    private let stderrRead: Int32
     private var buffered: [UInt8] = []
+    private var reaped = false
+    private var status: Int32 = 0
     private(set) var errorText = ""
-    let command: String
 
     /// The longest line accepted from the child.
     static let maximumLineBytes = 1 << 20
 
-    init(command: String) throws {
-        self.command = command
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        signal(SIGPIPE, SIG_IGN)  // a dead child must surface as an error, not kill the harness
-        try process.run()
+    struct SpawnError: Error, CustomStringConvertible {
+        var description: String
     }
 
-    var isRunning: Bool { process.isRunning }
+    init(command: String) throws {
+        signal(SIGPIPE, SIG_IGN)  // a dead child must surface as an error, not kill the harness
+        var input: [Int32] = [0, 0], output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
+        guard pipe(&input) == 0, pipe(&output) == 0, pipe(&errors) == 0 else { throw SpawnError(description: "pipe failed (errno \(errno))") }
+        for descriptor in [input[1], output[0], errors[0]] { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+
+        #if canImport(Darwin)
+        var actions: posix_spawn_file_actions_t? = nil
+        var attributes: posix_spawnattr_t? = nil
+        #else
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        #endif
+        posix_spawn_file_actions_init(&actions)
+        posix_spawnattr_init(&attributes)
+        defer {
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+        }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+        for descriptor in [input[0], output[1], errors[1]] { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+
+        var child: pid_t = 0
+        let arguments = ["/bin/sh", "-c", command]
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let result = posix_spawn(&child, "/bin/sh", &actions, &attributes, argv, environ)
+        for descriptor in [input[0], output[1], errors[1]] { Glibc_close(descriptor) }
+        guard result == 0 else {
+            for descriptor in [input[1], output[0], errors[0]] { Glibc_close(descriptor) }
+            throw SpawnError(description: "posix_spawn failed (error \(result))")
+        }
+        pid = child
+        stdinWrite = input[1]
+        stdoutRead = output[0]
+        stderrRead = errors[0]
+    }
+
+    /// Whether the child (the shell) is still running.
+    var isRunning: Bool {
+        reap(blocking: false)
+        return !reaped
+    }
 
     /// Sends one line (a newline is appended).
     func send(_ line: String) throws(SubjectFailureReason) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
-        let descriptor = input.fileHandleForWriting.fileDescriptor
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc_write(descriptor, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeBytes { Glibc_write(stdinWrite, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw .died("the implementation closed its input (exit status \(exitStatus()))")
+                throw .died("the implementation closed its input\(exitDescription)")
             }
             offset += written
         }
@@ -64,8 +104,8 @@ final class ChildProcess {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw .timeout(timeout, String(decoding: buffered.prefix(200), as: UTF8.self)) }
             var descriptors = [
-                pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: errors.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stdoutRead, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stderrRead, events: Int16(POLLIN), revents: 0),
             ]
             let ready = poll(&descriptors, 2, Int32(min(remaining * 1_000 + 1, 60_000)))
             if ready < 0 {
@@ -75,12 +115,12 @@ final class ChildProcess {
             if descriptors[1].revents != 0 { drainErrors() }
             if descriptors[0].revents != 0 {
                 var chunk = [UInt8](repeating: 0, count: 65_536)
-                let count = chunk.withUnsafeMutableBytes { Glibc_read(descriptors[0].fd, $0.baseAddress, $0.count) }
+                let count = chunk.withUnsafeMutableBytes { Glibc_read(stdoutRead, $0.baseAddress, $0.count) }
                 if count > 0 {
                     buffered += chunk[..<count]
                 } else if count == 0 {
                     drainErrors()
-                    throw .died("the implementation closed its output (exit status \(exitStatus()))")
+                    throw .died("the implementation closed its output\(exitDescription)")
                 } else if errno != EINTR && errno != EAGAIN {
                     throw .died("reading its output failed (errno \(errno))")
                 }
@@ -90,37 +130,64 @@ final class ChildProcess {
 
     /// Reads whatever is waiting on stderr, without blocking.
     func drainErrors() {
-        let descriptor = errors.fileHandleForReading.fileDescriptor
         while true {
-            var probe = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+            var probe = [pollfd(fd: stderrRead, events: Int16(POLLIN), revents: 0)]
             guard poll(&probe, 1, 0) > 0, probe[0].revents & Int16(POLLIN) != 0 else { return }
             var chunk = [UInt8](repeating: 0, count: 65_536)
-            let count = chunk.withUnsafeMutableBytes { Glibc_read(descriptor, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { Glibc_read(stderrRead, $0.baseAddress, $0.count) }
             guard count > 0 else { return }
             if errorText.utf8.count < 10_000 { errorText += String(decoding: chunk[..<count], as: UTF8.self) }
         }
     }
 
-    /// The exit status once the child has exited, or a note that it still runs.
-    func exitStatus() -> String {
-        for _ in 0..<50 where process.isRunning { usleep(10_000) }
-        return process.isRunning ? "still running" : "\(process.terminationStatus)"
+    /// " (exit status N)" once the shell has exited (waiting up to half a second for it).
+    private var exitDescription: String {
+        let deadline = Date().addingTimeInterval(0.5)
+        while !reaped, Date() < deadline {
+            var probe = [pollfd(fd: stdoutRead, events: 0, revents: 0)]
+            _ = poll(&probe, 1, 10)  // a 10 ms pause between non-blocking reaps
+            reap(blocking: false)
+        }
+        guard reaped else { return "" }
+        return " (exit status \(exitCode))"
     }
 
-    /// Closes stdin (asking the child to exit), waits up to `grace` seconds, then kills it; reaps it.
-    func close(grace: Double = 2) {
-        try? input.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(grace)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+    private var exitCode: Int32 { (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -(status & 0x7F) }
+
+    private func reap(blocking: Bool) {
+        guard !reaped else { return }
+        var raw: Int32 = 0
+        let result = waitpid(pid, &raw, blocking ? 0 : WNOHANG)
+        if result == pid {
+            status = raw
+            reaped = true
+        } else if result < 0, errno != EINTR {
+            reaped = true
         }
-        process.waitUntilExit()
+    }
+
+    /// Closes stdin (asking the child to exit), waits up to `grace` seconds, then kills its whole
+    /// process group and reaps it.
+    func close(grace: Double = 2) {
+        Glibc_close(stdinWrite)
+        let deadline = Date().addingTimeInterval(grace)
+        while !reaped, Date() < deadline {
+            var probe = [pollfd(fd: stdoutRead, events: 0, revents: 0)]
+            _ = poll(&probe, 1, 10)
+            reap(blocking: false)
+        }
+        kill(-pid, SIGKILL)  // the group: the shell, and anything it started that is still there
+        reap(blocking: true)
         drainErrors()
+        Glibc_close(stdoutRead)
+        Glibc_close(stderrRead)
     }
 
     deinit {
-        if process.isRunning { close(grace: 0) }
+        if !reaped {
+            kill(-pid, SIGKILL)
+            reap(blocking: true)
+        }
     }
 }
 
@@ -140,11 +207,7 @@ enum SubjectFailureReason: Error {
     }
 }
 
-// The C calls under names that do not collide with this file's methods.
-@inline(__always) private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(fd, buffer, count)
-}
-
-@inline(__always) private func Glibc_read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(fd, buffer, count)
-}
+// The C calls under names that do not collide with methods.
+@inline(__always) private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }
+@inline(__always) private func Glibc_read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
+@inline(__always) private func Glibc_close(_ fd: Int32) { _ = close(fd) }

@@ -59,7 +59,8 @@ final class ExternalSubject: ConformanceSubject {
             line = try child.receiveLine(timeout: timeout)
         } catch {
             child.drainErrors()
-            let stderr = child.errorText.isEmpty ? "" : "; stderr: \(child.errorText.prefix(500))"
+            let stderr = child.errorText.isEmpty
+                ? "" : "; stderr: " + child.errorText.prefix(500).split(whereSeparator: \.isNewline).joined(separator: " | ")
             var partial: String?
             if case .timeout(_, let text) = error, !text.isEmpty { partial = text }
             if case .garbage(_, let text) = error { partial = text }
@@ -67,7 +68,8 @@ final class ExternalSubject: ConformanceSubject {
         }
         child.drainErrors()
         if !child.errorText.isEmpty {
-            throw fail("the implementation wrote to stderr: \(child.errorText.prefix(500))", received: line)
+            let text = child.errorText.prefix(500).split(whereSeparator: \.isNewline).joined(separator: " | ")
+            throw fail("the implementation wrote to stderr: \(text)", received: line)
         }
         let answer: JSONValue
         do {

@@ -52,6 +52,10 @@ extension VectorCatalogue {
                        clauses: ["FW-6"], try window(2, per: Int64.max), [
                 (0, .acquire(2)), (end(1), .acquire(1)), (end(), .acquire(1)),
             ]),
+            StoryDraft("refusals-record-nothing", "a query and a never-allowed acquire in a later window record nothing",
+                       clauses: ["CORE-8", "CORE-10", "FW-3"], threePerTen, [
+                (0, .acquire(3)), (15, .acquire(0)), (5, .acquire(1)), (15, .acquire(4)), (5, .acquire(1)), (15, .acquire(3)),
+            ]),
         ]
         let refusals = [
             RefusalDraft("refuse-zero-limit", "a limit below 1", [("limit", 0), ("windowNanoseconds", 10)]),

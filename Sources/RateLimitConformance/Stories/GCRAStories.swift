@@ -51,6 +51,10 @@ extension VectorCatalogue {
                        clauses: ["GCRA-2"], try gcra(7, every: Int64.max / 7), createdAt: end(), [
                 (end(), .acquire(7)), (end(), .acquire(1)), (end(), .acquire(0)),
             ]),
+            StoryDraft("refusals-record-nothing", "a refused acquire and a query at a later instant record nothing",
+                       clauses: ["CORE-8", "CORE-10", "GCRA-3"], single, [
+                (0, .acquire(1)), (8, .acquire(1)), (5, .acquire(1)), (8, .acquire(0)), (5, .acquire(1)), (10, .acquire(1)),
+            ]),
         ]
         let refusals = [
             RefusalDraft("refuse-zero-burst", "a burst below 1", [("burst", 0), ("emissionIntervalNanoseconds", 1)]),

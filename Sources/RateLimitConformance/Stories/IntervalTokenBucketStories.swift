@@ -53,6 +53,10 @@ extension VectorCatalogue {
                        clauses: ["TBI-12"], try bucket(3, 3, every: 10), [
                 (9, .acquire(3)), (9, .acquire(1)), (10, .acquire(3)), (19, .acquire(1)), (20, .acquire(2)),
             ]),
+            StoryDraft("refusals-record-nothing", "a refused acquire and a query at a later instant record nothing",
+                       clauses: ["CORE-8", "CORE-10", "TBI-3"], try bucket(3, 1, every: 10, initial: 0), [
+                (10, .acquire(2)), (5, .acquire(1)), (10, .acquire(0)), (5, .acquire(1)), (10, .acquire(1)),
+            ]),
         ]
         let refusals = [
             RefusalDraft("refuse-zero-capacity", "a capacity below 1", [("capacity", 0), ("tokensPerInterval", 1), ("intervalNanoseconds", 1)]),

@@ -45,6 +45,10 @@ extension VectorCatalogue {
                 (1_100_000_000, .acquire(1)), (1_000_000_000, .acquire(1)), (1_000_000_000, .acquire(1)),
                 (1_000_000_000, .acquire(1)), (1_100_000_000, .acquire(1)),
             ]),
+            StoryDraft("refusals-record-nothing", "a query and a never-allowed acquire at a later instant record nothing",
+                       clauses: ["CORE-8", "CORE-10", "LBM-3"], threePerTen, [
+                (0, .acquire(3)), (30, .acquire(0)), (5, .acquire(1)), (30, .acquire(4)), (5, .acquire(1)), (30, .acquire(3)),
+            ]),
         ]
         let refusals = [
             RefusalDraft("refuse-zero-capacity", "a capacity below 1", [("capacity", 0), ("leakPermitsPerPeriod", 1), ("periodNanoseconds", 1)]),

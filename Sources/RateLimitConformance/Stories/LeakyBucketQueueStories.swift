@@ -49,6 +49,10 @@ extension VectorCatalogue {
             StoryDraft("no-queue", "queueCapacity 0: only an idle schedule admits", clauses: ["LBQ-1"], try queue(0, every: 10), [
                 (0, .acquire(1)), (0, .acquire(1)), (10, .acquire(1)), (25, .acquire(1)), (2, .acquire(1)),
             ]),
+            StoryDraft("refusals-record-nothing", "a query and a never-allowed acquire at a later instant record nothing",
+                       clauses: ["CORE-8", "CORE-10", "LBQ-3"], try queue(0, every: 10), [
+                (0, .acquire(1)), (20, .acquire(0)), (5, .acquire(1)), (20, .acquire(2)), (5, .acquire(1)), (20, .acquire(1)),
+            ]),
         ]
         let refusals = [
             RefusalDraft("refuse-negative-queue", "a negative queue capacity", [("queueCapacity", -1), ("intervalNanoseconds", 10)]),

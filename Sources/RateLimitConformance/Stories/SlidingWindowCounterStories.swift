@@ -59,6 +59,10 @@ extension VectorCatalogue {
                 (0, .acquire(Int64.max)), (Int64.max / 2, .acquire(1)), (Int64.max / 2 + Int64.max / 4, .acquire(Int64.max / 2)),
                 (Int64.max / 2 + Int64.max / 4, .acquire(0)),
             ]),
+            StoryDraft("refusals-record-nothing", "a query and a never-allowed acquire at a later instant record nothing",
+                       clauses: ["CORE-8", "CORE-10", "SWC-3"], fourPerTen, [
+                (5, .acquire(4)), (25, .acquire(0)), (8, .acquire(1)), (25, .acquire(5)), (8, .acquire(1)), (25, .acquire(4)),
+            ]),
         ]
         let refusals = [
             RefusalDraft("refuse-zero-limit", "a limit below 1", [("limit", 0), ("windowNanoseconds", 10)]),

@@ -50,6 +50,10 @@ extension VectorCatalogue {
             StoryDraft("backward-time", "an earlier now is evaluated at the latest instant", clauses: ["SWL-3", "CORE-10"], threePerTen, [
                 (20, .acquire(3)), (12, .acquire(1)), (29, .acquire(1)), (30, .acquire(1)),
             ]),
+            StoryDraft("refusals-record-nothing", "a query and a never-allowed acquire at a later instant record nothing",
+                       clauses: ["CORE-8", "CORE-10", "SWL-3"], threePerTen, [
+                (0, .acquire(3)), (12, .acquire(0)), (5, .acquire(1)), (12, .acquire(4)), (5, .acquire(1)), (12, .acquire(3)),
+            ]),
         ]
         let refusals = [
             RefusalDraft("refuse-negative-limit", "a negative limit", [("limit", -1), ("windowNanoseconds", 10)]),

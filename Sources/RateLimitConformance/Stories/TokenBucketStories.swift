@@ -51,6 +51,10 @@ extension VectorCatalogue {
                        clauses: ["TB-9"], try bucket(3, 1, per: 10, initial: 1), [
                 (0, .acquire(1)), (50, .reset), (40, .acquire(1)), (59, .acquire(1)), (60, .acquire(1)),
             ]),
+            StoryDraft("reset-with-earlier-now", "a reset sent with an earlier now creates the new bucket at the latest instant",
+                       clauses: ["TB-9", "CORE-10", "CORE-12"], threePerTen, [
+                (100, .acquire(3)), (90, .reset), (95, .acquire(3)), (105, .acquire(1)), (110, .acquire(1)),
+            ]),
             StoryDraft("reconfigure-keeps-tokens", "reconfigure keeps the tokens, capped at the new capacity, and never refills",
                        clauses: ["TB-10"], try bucket(10, 1, per: 10), [
                 (0, .acquire(4)), (5, .reconfigure(try bucket(4, 1, per: 20))), (5, .reconfigure(try bucket(10, 1, per: 10))),
@@ -78,6 +82,10 @@ extension VectorCatalogue {
                        clauses: ["TB-3"], try bucket(Int64.max / 2, 1, per: 1, initial: 0), [
                 (0, .acquire(1)), (1, .acquire(1)), (Int64.max / 2, .acquire(Int64.max / 2)), (end(), .acquire(Int64.max / 2)),
                 (end(), .acquire(1)),
+            ]),
+            StoryDraft("refusals-record-nothing", "a refused acquire and a query at a later instant record nothing: an event between them is evaluated at its own instant",
+                       clauses: ["CORE-8", "CORE-10", "TB-3"], try bucket(3, 1, per: 10, initial: 0), [
+                (10, .acquire(2)), (5, .acquire(1)), (10, .acquire(0)), (5, .acquire(1)), (10, .acquire(1)),
             ]),
         ]
         let refusals = [

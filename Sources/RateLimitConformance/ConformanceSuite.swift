@@ -303,7 +303,7 @@ public enum ConformanceSuite {
         switch event {
         case .acquire(let permits) where permits > 0:
             if got.isAdmitted {
-                guard reference.isAdmitted else { return "admitted \(permits) permits where the Spec answers \(reference.brief)" }
+                guard reference.isAdmitted else { return "admitted acquire(\(permits)) where the Spec answers \(reference.brief)" }
                 let (gotWait, specWait) = (wait(got), wait(reference))
                 if gotWait < specWait { return "starts \(specWait - gotWait) ns earlier than the Spec's schedule" }
                 return nil

@@ -8,14 +8,26 @@ let package = Package(
         .library(name: "RateLimitCore", targets: ["RateLimitCore"]),
         .library(name: "RateLimitConformance", targets: ["RateLimitConformance"]),
         .executable(name: "ratelimit-conformance", targets: ["ratelimit-conformance"]),
+        .library(name: "RateLimitActor", targets: ["RateLimitActor"]),
+        .library(name: "RateLimitLock", targets: ["RateLimitLock"]),
+        .library(name: "RateLimitDispatch", targets: ["RateLimitDispatch"]),
+        .library(name: "RateLimitAtomic", targets: ["RateLimitAtomic"]),
     ],
     targets: [
         // The pure model: value-type state machines, standard library only.
         .target(name: "RateLimitCore"),
+        // Adapters: thin shells around the core's wait queue, one target each (import one).
+        .target(name: "RateLimitActor", dependencies: ["RateLimitCore"]),
+        .target(name: "RateLimitLock", dependencies: ["RateLimitCore"]),
+        .target(name: "RateLimitDispatch", dependencies: ["RateLimitCore"]),
+        .target(name: "RateLimitAtomic", dependencies: ["RateLimitCore"]),
         // Vectors, the reference over any strategy, randomized differential runs, shrinking.
         .target(name: "RateLimitConformance", dependencies: ["RateLimitCore"]),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),
         .testTarget(name: "RateLimitCoreTests", dependencies: ["RateLimitCore", "RateLimitConformance"]),
+        .testTarget(
+            name: "RateLimitAdapterTests",
+            dependencies: ["RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "RateLimitCore", "RateLimitConformance"]),
         .testTarget(
             name: "RateLimitConformanceTests",
             dependencies: ["RateLimitConformance", "RateLimitCore", "ratelimit-conformance"],

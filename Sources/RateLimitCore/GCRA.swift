@@ -58,6 +58,13 @@ public struct GCRA: RateLimitStrategy {
         public internal(set) var theoreticalArrivalNanoseconds: UInt64
         /// The latest instant the state was updated at (GCRA-3).
         public internal(set) var lastNanoseconds: Int64
+
+        /// For the lock-free adapter, which keeps a state in two atomic words: only states that
+        /// `step` produced may be rebuilt this way.
+        package init(theoreticalArrivalNanoseconds: UInt64, lastNanoseconds: Int64) {
+            self.theoreticalArrivalNanoseconds = theoreticalArrivalNanoseconds
+            self.lastNanoseconds = lastNanoseconds
+        }
     }
 
     public var maximumPermits: Int64 { burst }

@@ -1,0 +1,98 @@
+// The lock-free adapter: GCRA in one double-word atomic, for the hottest paths.
+//
+// The state of GCRA (Spec/GCRA.md) is two 64-bit integers, the theoretical arrival time and the
+// last instant, held together in one `Atomic<WordPair>`: a compare-and-exchange loop reads the
+// pair, runs the pure `step`, and publishes the new pair only if nobody changed it meanwhile.
+// Refusals and queries change nothing, so they publish nothing. There is no queue: `acquire`
+// sleeps on the clock for the exact retry-after and tries again, so waiters are not served in
+// order (use another adapter when order matters). The configuration is fixed; `reset` is atomic.
+//
+// 64-bit platforms only (a WordPair of two 64-bit words). macOS 15, iOS 18 and later (Atomic).
+
+#if _pointerBitWidth(_64)
+import RateLimitCore
+import Synchronization
+
+/// GCRA on one lock-free atomic: `tryAcquire`, `remaining`, `reset`, and a sleeping `acquire`.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+public final class AtomicGCRA<C: Clock>: Sendable where C.Duration == Duration {
+    private let word: Atomic<WordPair>
+    /// The configuration (fixed for the limiter's life).
+    public let gcra: GCRA
+    private let timeline: ClockTimeline<C>
+
+    /// A limiter of `gcra` created now on `clock`.
+    public init(_ gcra: GCRA, clock: C) {
+        self.gcra = gcra
+        timeline = ClockTimeline(clock: clock)
+        word = Atomic(Self.pack(gcra.initialState(at: .origin)))
+    }
+
+    private static func pack(_ state: GCRA.State) -> WordPair {
+        WordPair(first: UInt(state.theoreticalArrivalNanoseconds), second: UInt(bitPattern: Int(state.lastNanoseconds)))
+    }
+
+    private static func unpack(_ pair: WordPair) -> GCRA.State {
+        GCRA.State(theoreticalArrivalNanoseconds: UInt64(pair.first), lastNanoseconds: Int64(Int(bitPattern: pair.second)))
+    }
+
+    /// Applies `event` at the clock's reading with a compare-and-exchange loop.
+    private func apply(_ event: RateLimitEvent<GCRA>) -> RateLimitResult {
+        let now = timeline.now()
+        var current = word.load(ordering: .acquiring)
+        while true {
+            let state = Self.unpack(current)
+            let (next, result) = gcra.step(state, event, at: now)
+            if next == state { return result }
+            let (exchanged, original) = word.compareExchange(
+                expected: current, desired: Self.pack(next), ordering: .acquiringAndReleasing)
+            if exchanged { return result }
+            current = original
+        }
+    }
+
+    /// Takes `permits` now if GCRA admits them (the answer is GCRA's, CORE-5).
+    public func tryAcquire(_ permits: Int64 = 1) -> RateLimitResult { apply(.acquire(permits)) }
+
+    /// The permits an acquire could take now, without taking any.
+    public func remaining() -> Int64 { apply(.acquire(0)).remaining ?? 0 }
+
+    /// Resets to a full burst (GCRA-9).
+    @discardableResult
+    public func reset() -> RateLimitResult { apply(.reset) }
+
+    /// Tries until `permits` are admitted, sleeping on the clock for each exact retry-after; gives
+    /// up with `timedOut` when the next try would come after the timeout, and with `cancelled`
+    /// when the task is cancelled. No queue: concurrent callers are not served in order.
+    public func acquire(_ permits: Int64 = 1, timeout: Duration? = nil) async throws(RateLimitAcquireError) -> RateLimitGrant {
+        let start = timeline.now()
+        let deadline = timeout.map { timeline.deadline(after: $0, from: start) }
+        while true {
+            let answer = tryAcquire(permits)
+            switch answer {
+            case .allowed, .delayed:
+                return RateLimitGrant(permits: permits, answer: answer)
+            case .neverAllowed:
+                throw .rejected(.neverAllowed)
+            case .invalid(let error):
+                throw .rejected(.invalid(error))
+            case .rejectedUntilRelease:
+                throw .rejected(.limited(answer))  // GCRA never answers this
+            case .rejected(let retryAfter):
+                let now = timeline.now()
+                let retry = timeline.deadline(after: .nanoseconds(retryAfter), from: now)
+                if let deadline, retry > deadline { throw .timedOut }
+                do { try await timeline.clock.sleep(until: timeline.reading(of: retry), tolerance: nil) } catch { throw .cancelled }
+            }
+        }
+    }
+}
+
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+extension AtomicGCRA where C == ContinuousClock {
+    /// A limiter of `gcra` on the continuous clock.
+    public convenience init(_ gcra: GCRA) {
+        self.init(gcra, clock: ContinuousClock())
+    }
+}
+#endif

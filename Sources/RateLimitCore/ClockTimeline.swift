@@ -1,0 +1,51 @@
+/// Maps a `Clock` onto a limiter's timeline (CORE-1): instant 0 is the clock's reading when the
+/// timeline was made, and whole nanoseconds count from there.
+///
+/// A reading before the origin (a clock that went back) maps to the origin: every time-based
+/// strategy evaluates an event at `max(now, last)` with `last ≥ 0` (CORE-10), so this gives
+/// exactly the answer the negative instant would have. A reading more than `Int64.max` ns (292
+/// years) after the origin maps to the end of the timeline, where every refusal is
+/// `neverAllowed` (CORE-7). A fraction of a nanosecond is dropped (an earlier instant never
+/// admits more).
+public struct ClockTimeline<C: Clock>: Sendable where C.Duration == Duration {
+    public let clock: C
+    public let origin: C.Instant
+
+    /// A timeline whose origin is `clock.now`.
+    public init(clock: C) {
+        self.clock = clock
+        self.origin = clock.now
+    }
+
+    /// The clock's current reading on the timeline.
+    public func now() -> RateLimitInstant { instant(of: clock.now) }
+
+    /// A clock reading on the timeline.
+    public func instant(of reading: C.Instant) -> RateLimitInstant {
+        let offset = origin.duration(to: reading)
+        guard offset > .zero else { return .origin }
+        guard offset < .nanoseconds(Int64.max) else { return .end }
+        let (seconds, attoseconds) = offset.components
+        return RateLimitInstant(validated: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// The clock reading of a timeline instant.
+    public func reading(of instant: RateLimitInstant) -> C.Instant {
+        origin.advanced(by: .nanoseconds(instant.nanoseconds))
+    }
+
+    /// The clock reading `nanoseconds` after `instant` (the end of the timeline at most): where a
+    /// request granted at `instant` with a scheduled wait starts.
+    public func reading(afterNanoseconds nanoseconds: Int64, from instant: RateLimitInstant) -> C.Instant {
+        reading(of: instant.advanced(byNanoseconds: nanoseconds) ?? .end)
+    }
+
+    /// `now + timeout` on the timeline, or the end of the timeline when that lies beyond it; a
+    /// negative timeout is `now` (the request times out unless admitted at once).
+    public func deadline(after timeout: Duration, from now: RateLimitInstant) -> RateLimitInstant {
+        guard timeout > .zero else { return now }
+        guard timeout < .nanoseconds(Int64.max - now.nanoseconds) else { return .end }
+        let (seconds, attoseconds) = timeout.components
+        return RateLimitInstant(validated: now.nanoseconds + seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

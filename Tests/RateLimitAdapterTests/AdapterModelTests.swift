@@ -1,0 +1,237 @@
+import Foundation
+import RateLimitConformance
+import RateLimitCore
+import Testing
+
+/// Records a failure with its seed; returns `condition`.
+@discardableResult
+func holds(_ condition: Bool, _ message: @autoclosure () -> String, replay: String, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+    if !condition { Issue.record("\(message())\n  \(replay)", sourceLocation: sourceLocation) }
+    return condition
+}
+
+/// The answer `event` gets from the model at `now` (queue empty, so tryAcquire semantics).
+private func modelAnswer<S: RateLimitStrategy>(
+    _ model: inout WaitQueue<S>, _ event: ConformanceEvent, priority: RateLimitPriority, at now: RateLimitInstant
+) -> String? {
+    switch event {
+    case .acquire(let permits): "\(model.tryAcquire(permits, priority: priority, at: now).outcome)"
+    case .release(let permits): "\(model.release(permits, at: now).result)"
+    case .reset: "\(model.reset(at: now).result)"
+    case .reconfigure(let configuration): configuration.typed(as: S.self).map { "\(model.reconfigure($0, at: now).result)" }
+    }
+}
+
+private func adapterAnswer<S: RateLimitStrategy>(
+    _ adapter: any Adapter<S>, _ event: ConformanceEvent, priority: RateLimitPriority
+) async -> String? {
+    switch event {
+    case .acquire(let permits): "\(await adapter.tryAcquire(permits, priority: priority))"
+    case .release(let permits): "\(await adapter.release(permits))"
+    case .reset: "\(await adapter.reset())"
+    case .reconfigure(let configuration):
+        if let strategy = configuration.typed(as: S.self) { "\(await adapter.reconfigure(strategy))" } else { nil }
+    }
+}
+
+/// Immediate answers through every adapter equal the model's (WQ-4 with an empty queue).
+func immediateAnswers<S: RateLimitStrategy>(_ type: S.Type) async throws {
+    for trace in 0..<8 {
+        let replay = TestSeed.replay("immediateAnswers", trace: trace)
+        var rng = TestSeed.generator("immediateAnswers \(S.identifier)", trace: trace)
+        guard let script = TraceGenerator.trace(S.identifier, steps: 150, using: &rng),
+              let strategy = script.configuration.typed(as: S.self) else { continue }
+        let priorities = script.steps.map { _ in rng.chance(10) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high]) }
+        for (adapter, clock) in try adapters(strategy, queueLimit: 0) {
+            var model = try WaitQueue(strategy, queueLimit: 0, at: .origin)
+            for (index, step) in script.steps.enumerated() {
+                if !adapter.queues {  // the lock-free GCRA: acquire and reset only, no priorities
+                    if case .release = step.event { continue }
+                    if case .reconfigure = step.event { continue }
+                }
+                let priority = adapter.queues ? priorities[index] : .normal
+                move(clock, to: step.now)
+                let now = instant(of: clock)
+                guard let expected = modelAnswer(&model, step.event, priority: priority, at: now) else { continue }
+                let got = await adapterAnswer(adapter, step.event, priority: priority)
+                guard holds(got == expected, "\(adapter.name) \(S.identifier) step \(index) at \(step.now) ns \(step.event): got \(got ?? "-"), want \(expected)",
+                            replay: replay) else { break }
+            }
+            await adapter.close()
+        }
+    }
+}
+
+/// The requests of a waiting script, started as tasks, and what the model says of them.
+private struct Waiting {
+    var tasks: [WaitTicket: Task<Result<RateLimitGrant, RateLimitAcquireError>, Never>] = [:]
+    var permits: [WaitTicket: Int64] = [:]
+    /// Delayed grants (scheduled starts) are checked at the end, once the clock reaches them.
+    var deferred: [(WaitTicket, Result<RateLimitGrant, RateLimitAcquireError>, Int64)] = []
+    /// Scheduled starts the clock has reached at some point (their sleepers woke then).
+    var started: Set<WaitTicket> = []
+}
+
+/// Waiting requests through every queueing adapter: outcomes, order and wake-ups equal the model's.
+func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: Bool) async throws {
+    for trace in 0..<5 {
+        let replay = TestSeed.replay(name, trace: trace)
+        var setup = TestSeed.generator("\(name) \(S.identifier)", trace: trace)
+        guard let strategy = TraceGenerator.configuration(S.identifier, using: &setup)?.typed(as: S.self) else { continue }
+        let queueLimit = setup.pick([1, 3, 20] as [Int64])
+        let span = StrategyConfiguration(strategy).map(TraceGenerator.characteristicNanoseconds) ?? 10
+        for (adapter, clock) in try adapters(strategy, queueLimit: queueLimit) where adapter.queues {
+            var rng = TestSeed.generator("\(name) script \(S.identifier)", trace: trace)  // the same script for every adapter
+            var model = try WaitQueue(strategy, queueLimit: queueLimit, at: .origin)
+            var waiting = Waiting()
+            var now: Int64 = 0
+            var failed = false
+
+            /// Awaits the adapter's outcomes for the model's completions and compares them.
+            func settle(_ completions: [WaitCompletion], step: Int) async {
+                log.append("  completions \(completions.map { "\($0.ticket) \($0.outcome)" })")
+                for completion in completions {
+                    guard let task = waiting.tasks.removeValue(forKey: completion.ticket) else { continue }
+                    let expected = completion.outcome.grant(permits: waiting.permits[completion.ticket] ?? 0)
+                    if case .success(let grant) = expected, case .delayed(let wait, _)? = grant.answer {
+                        waiting.deferred.append((completion.ticket, expected, now + wait))
+                        waiting.tasks[completion.ticket] = task
+                        continue
+                    }
+                    let got = await finishes(within: 10) { await task.value }
+                    if !holds(got.map { "\($0)" } == "\(expected)",
+                              "\(adapter.name) \(S.identifier) step \(step): \(completion.ticket) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)",
+                              replay: replay) { failed = true }
+                }
+                // The adapter has processed the step once its queue matches the model's (waiters,
+                // plus granted requests whose scheduled start the clock has not reached).
+                for (ticket, _, start) in waiting.deferred where start <= now { waiting.started.insert(ticket) }
+                let scheduled = waiting.deferred.filter { !waiting.started.contains($0.0) }.count
+                let deadline = Date().addingTimeInterval(10)
+                var counts = (await adapter.waitingCount(), await adapter.scheduledCount())
+                while counts != (model.waitingCount, scheduled), Date() < deadline {
+                    await Task.yield()
+                    counts = (await adapter.waitingCount(), await adapter.scheduledCount())
+                }
+                if !holds(counts == (model.waitingCount, scheduled),
+                          "\(adapter.name) \(S.identifier) step \(step): \(counts) waiting and scheduled, model \((model.waitingCount, scheduled))",
+                          replay: replay) { failed = true }
+            }
+
+            var log: [String] = []
+            for step in 0..<60 where !failed {
+                let roll = rng.int(in: 0...99)
+                log.append("step \(step) roll \(roll) now \(now) model waiting \(model.waitingCount)")
+                let instant = RateLimitInstant.fromManual(now)
+                switch roll {
+                case 0..<45:  // a waiting acquire
+                    let permits = rng.chance(5) ? TraceGenerator.permits(maximum: strategy.maximumPermits, using: &rng) : rng.int(in: 1...max(1, min(3, strategy.maximumPermits)))
+                    let priority = rng.chance(5) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high])
+                    let timeout: Duration? = rng.chance(40) ? .nanoseconds(rng.int(in: 0...times(span, 3))) : nil
+                    let (ticket, completions) = model.acquire(
+                        permits, priority: priority, deadline: timeout.map { ClockTimeline(clock: ManualClock()).deadline(after: $0, from: instant) },
+                        at: instant)
+                    waiting.permits[ticket] = permits
+                    log.append("  acquire \(ticket) permits \(permits) \(priority) timeout \(timeout.map { "\($0)" } ?? "none") wake \(model.nextWakeUp(at: instant).map { "\($0)" } ?? "none")")
+                    waiting.tasks[ticket] = Task { await adapter.acquire(permits, priority: priority, timeout: timeout) }
+                    await settle(completions, step: step)
+                case 45..<55:
+                    let permits = rng.int(in: 1...3)
+                    let expected = model.tryAcquire(permits, priority: .normal, at: instant)
+                    let got = await adapter.tryAcquire(permits, priority: .normal)
+                    if !holds("\(got)" == "\(expected.outcome)", "\(adapter.name) step \(step) tryAcquire: got \(got), want \(expected.outcome)", replay: replay) { failed = true }
+                    await settle(expected.completions, step: step)
+                case 55..<80:  // time passes (or, with drift, jumps)
+                    if drift, rng.chance(30) {
+                        let jump = rng.pick([1_000_000_000, 86_400_000_000_000, times(span, 5)] as [Int64])
+                        now = rng.chance(50) ? max(0, now - jump) : (now > Int64.max - jump ? Int64.max : now + jump)
+                    } else {
+                        let delta = rng.int(in: 0...times(span, 2))
+                        now = now > Int64.max - delta ? Int64.max : now + delta
+                    }
+                    move(clock, to: now)
+                    log.append("  advance to \(now)")
+                    await settle(model.advance(to: RateLimitInstant.fromManual(now)), step: step)
+                case 80..<88 where adapter.cancellable:
+                    let tickets = waiting.tasks.keys.sorted()
+                    guard !tickets.isEmpty else { continue }
+                    let ticket = tickets[Int(rng.int(in: 0...Int64(tickets.count - 1)))]
+                    guard model.isWaiting(ticket) else { continue }
+                    waiting.tasks[ticket]?.cancel()
+                    await settle(model.cancel(ticket, at: instant), step: step)
+                case 88..<94:
+                    let permits = rng.int(in: 0...2)
+                    let expected = model.release(permits, at: instant)
+                    let got = await adapter.release(permits)
+                    if !holds(got == expected.result, "\(adapter.name) step \(step) release: got \(got), want \(expected.result)", replay: replay) { failed = true }
+                    await settle(expected.completions, step: step)
+                case 94..<100:
+                    let expected = model.reset(at: instant)
+                    let got = await adapter.reset()
+                    if !holds(got == expected.result, "\(adapter.name) step \(step) reset: got \(got), want \(expected.result)", replay: replay) { failed = true }
+                    await settle(expected.completions, step: step)
+                default:
+                    continue
+                }
+            }
+            // Every request left gets an outcome: scheduled starts run once the clock reaches them,
+            // and closing the limiter closes the rest (WQ-9). None may be left hanging.
+            // Serving at a later instant can schedule more starts: repeat until none is ahead.
+            for round in 0..<100 {
+                guard let last = waiting.deferred.map(\.2).max(), last > now else { break }
+                now = last
+                move(clock, to: now)
+                await settle(model.advance(to: RateLimitInstant.fromManual(now)), step: 60 + round)
+            }
+            for (ticket, expected, _) in waiting.deferred {
+                guard let task = waiting.tasks.removeValue(forKey: ticket) else { continue }
+                let got = await finishes(within: 10) { await task.value }
+                holds(got.map { "\($0)" } == "\(expected)", "\(adapter.name) \(ticket) (scheduled) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)",
+                      replay: replay)
+            }
+            if failed || !waiting.deferred.isEmpty && ProcessInfo.processInfo.environment["RATELIMIT_TRACE"] != nil {
+                print("TRACE \(adapter.name) \(S.identifier) trace \(trace):\n" + log.joined(separator: "\n"))
+            }
+            let closing = model.close()
+            await adapter.close()
+            await settle(closing, step: -1)
+        }
+    }
+}
+
+/// `value × factor`, saturated at Int64.max.
+private func times(_ value: Int64, _ factor: Int64) -> Int64 {
+    let (product, overflow) = value.multipliedReportingOverflow(by: factor)
+    return overflow ? .max : product
+}
+
+extension RateLimitInstant {
+    /// A manual clock's position in nanoseconds as an instant (the adapters' timelines start at 0).
+    static func fromManual(_ nanoseconds: Int64) -> RateLimitInstant {
+        ClockTimeline(clock: ManualClock()).instant(of: ManualClock.Instant(offset: .nanoseconds(nanoseconds)))
+    }
+}
+
+@Suite("Every adapter answers as the pure wait queue does")
+struct AdapterModelTests {
+    @Test("WQ-4 tryAcquire, release, reset and reconfigure through every adapter equal the model, at every instant",
+          arguments: StrategyConfiguration.identifiers)
+    func immediate(_ identifier: String) async throws {
+        let type = try #require(strategyTypes[identifier])
+        try await immediateAnswers(type)
+    }
+
+    @Test("WQ-3 WQ-5 WQ-6 WQ-7 waiting requests: outcomes, order, timeouts, cancellations and wake-ups equal the model",
+          arguments: StrategyConfiguration.identifiers)
+    func waiting(_ identifier: String) async throws {
+        let type = try #require(strategyTypes[identifier])
+        try await waitingAnswers(type, name: "waiting", drift: false)
+    }
+
+    @Test("CORE-10 clock drift: jumps back (a second to a day) and forward: no over-admission, no trap, no stuck waiter",
+          arguments: StrategyConfiguration.identifiers)
+    func drift(_ identifier: String) async throws {
+        let type = try #require(strategyTypes[identifier])
+        try await waitingAnswers(type, name: "drift", drift: true)
+    }
+}

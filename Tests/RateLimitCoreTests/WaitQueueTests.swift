@@ -1,0 +1,263 @@
+@testable import RateLimitCore
+import RateLimitConformance
+import Testing
+
+/// One permit per 10 ns, burst 1: every second request must wait.
+private let onePerTen = try! GCRA(burst: 1, emissionIntervalNanoseconds: 10)
+
+private func queue<S: RateLimitStrategy>(_ strategy: S, limit: Int64 = 100) -> WaitQueue<S> {
+    try! WaitQueue(strategy, queueLimit: limit, at: t(0))
+}
+
+/// The outcome given to `ticket` among `completions`, if any.
+private func outcome(_ ticket: WaitTicket, _ completions: [WaitCompletion]) -> WaitOutcome? {
+    completions.first { $0.ticket == ticket }?.outcome
+}
+
+@Suite("Wait queue (Spec/WaitQueue.md)")
+struct WaitQueueTests {
+    @Test("WQ-1 a negative queue limit is refused by name")
+    func validation() {
+        expectRefused(field: "queueLimit", .mustNotBeNegative) { () throws(RateLimitInputError) in
+            try WaitQueue(onePerTen, queueLimit: -1, at: t(0))
+        }
+    }
+
+    @Test("WQ-2 WQ-4 a newcomer is granted, rejected or made to wait, as its case says")
+    func newcomers() throws {
+        var waits = queue(onePerTen, limit: 2)
+        #expect(outcome(waits.acquire(1, at: t(0)).ticket, waits.acquire(0, at: t(0)).completions) == nil)  // first took the permit
+        var fresh = queue(onePerTen, limit: 2)
+        let granted = fresh.acquire(1, at: t(0))
+        #expect(outcome(granted.ticket, granted.completions) == .granted(.allowed(remaining: 0)))
+        let query = fresh.acquire(0, at: t(0))
+        #expect(outcome(query.ticket, query.completions) == .granted(.allowed(remaining: 0)))
+        let negative = fresh.acquire(-1, at: t(0))
+        #expect(outcome(negative.ticket, negative.completions) == .rejected(.invalid(.negativePermits(-1))))
+        let tooMany = fresh.acquire(2, at: t(0))
+        #expect(outcome(tooMany.ticket, tooMany.completions) == .rejected(.neverAllowed))
+        let expired = fresh.acquire(1, deadline: t(0), at: t(0))
+        #expect(outcome(expired.ticket, expired.completions) == .timedOut)
+        let waiting = fresh.acquire(1, deadline: t(5), at: t(0))
+        #expect(outcome(waiting.ticket, waiting.completions) == nil)
+        #expect(fresh.waitingPermits == 1)
+        let second = fresh.acquire(1, at: t(0))
+        #expect(outcome(second.ticket, second.completions) == nil)
+        let full = fresh.acquire(1, at: t(0))
+        #expect(outcome(full.ticket, full.completions) == .rejected(.queueFull))
+    }
+
+    @Test("WQ-4 critical requests take permits when they can and bypass the limit when they cannot")
+    func critical() {
+        var waits = queue(onePerTen)
+        let first = waits.acquire(1, priority: .critical, at: t(0))
+        #expect(outcome(first.ticket, first.completions) == .granted(.allowed(remaining: 0)))
+        let second = waits.acquire(1, priority: .critical, at: t(0))
+        #expect(outcome(second.ticket, second.completions) == .bypassed)
+        #expect(waits.limiter.state.theoreticalArrivalNanoseconds == 10, "the bypass took nothing")
+    }
+
+    @Test("WQ-3 waiters are served by priority, then in arrival order; nobody overtakes the head")
+    func order() throws {
+        let bucket = try TokenBucket(capacity: 4, permitsPerPeriod: 1, periodNanoseconds: 10, initialTokens: 0)
+        var waits = queue(bucket)
+        let low = waits.acquire(1, priority: .low, at: t(0)).ticket
+        let big = waits.acquire(3, priority: .normal, at: t(0)).ticket
+        let small = waits.acquire(1, priority: .normal, at: t(0)).ticket
+        let high = waits.acquire(1, priority: .high, at: t(0)).ticket
+        #expect(waits.advance(to: t(10)) == [WaitCompletion(ticket: high, outcome: .granted(.allowed(remaining: 0)))])
+        #expect(waits.advance(to: t(20)).isEmpty, "the 3-permit head blocks the 1-permit request behind it")
+        #expect(waits.advance(to: t(40)) == [WaitCompletion(ticket: big, outcome: .granted(.allowed(remaining: 0)))])
+        #expect(waits.advance(to: t(50)) == [WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0)))])
+        #expect(waits.advance(to: t(60)) == [WaitCompletion(ticket: low, outcome: .granted(.allowed(remaining: 0)))])
+    }
+
+    @Test("WQ-4 a newcomer does not overtake waiters of its own or a higher priority, but does overtake lower ones")
+    func noOvertaking() throws {
+        let bucket = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 10, initialTokens: 0)
+        var waits = queue(bucket)
+        _ = waits.acquire(2, priority: .normal, at: t(0))  // waits for 2 tokens
+        #expect(waits.tryAcquire(1, priority: .normal, at: t(10)).outcome == .rejected(.waitersAhead))
+        #expect(waits.tryAcquire(1, priority: .high, at: t(10)).outcome == .granted(.allowed(remaining: 0)))
+        #expect(waits.tryAcquire(1, priority: .high, at: t(10)).outcome == .rejected(.limited(.rejected(retryAfterNanoseconds: 10))))
+    }
+
+    @Test("WQ-5 a deadline at the instant of the grant is in time; one before it has passed")
+    func deadlines() {
+        var waits = queue(onePerTen)
+        _ = waits.acquire(1, at: t(0))
+        let onTime = waits.acquire(1, deadline: t(10), at: t(0)).ticket
+        #expect(waits.advance(to: t(10)) == [WaitCompletion(ticket: onTime, outcome: .granted(.allowed(remaining: 0)))])
+        let late = waits.acquire(1, deadline: t(19), at: t(10)).ticket
+        let next = waits.acquire(1, at: t(10)).ticket
+        #expect(waits.advance(to: t(20)) == [
+            WaitCompletion(ticket: late, outcome: .timedOut), WaitCompletion(ticket: next, outcome: .granted(.allowed(remaining: 0))),
+        ])
+    }
+
+    @Test("WQ-5 a head that times out at now uncovers the waiter behind it, served at the same instant")
+    func timeoutUncoversNext() throws {
+        let bucket = try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 10, initialTokens: 0)
+        var waits = queue(bucket)
+        let big = waits.acquire(3, deadline: t(20), at: t(0)).ticket  // needs 3 tokens (at 30)
+        let small = waits.acquire(2, at: t(0)).ticket  // 2 tokens exist at 20
+        #expect(waits.advance(to: t(20)) == [
+            WaitCompletion(ticket: big, outcome: .timedOut), WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0))),
+        ])
+        #expect(waits.nextWakeUp(at: t(20)) == nil)
+    }
+
+    @Test("WQ-6 cancelling gives one outcome, takes nothing, and lets the next waiter move up")
+    func cancellation() {
+        var waits = queue(onePerTen)
+        _ = waits.acquire(1, at: t(0))
+        let first = waits.acquire(1, at: t(0)).ticket
+        let second = waits.acquire(1, at: t(0)).ticket
+        #expect(waits.cancel(first, at: t(10)) == [
+            WaitCompletion(ticket: first, outcome: .cancelled), WaitCompletion(ticket: second, outcome: .granted(.allowed(remaining: 0))),
+        ])
+        #expect(waits.cancel(first, at: t(10)).isEmpty)
+        #expect(waits.cancel(second, at: t(10)).isEmpty)
+        #expect(waits.waitingCount == 0)
+    }
+
+    @Test("WQ-7 the next wake-up is the head's admission instant or the earliest deadline")
+    func wakeUp() throws {
+        var waits = queue(onePerTen)
+        #expect(waits.nextWakeUp(at: t(0)) == nil)
+        _ = waits.acquire(1, at: t(0))
+        _ = waits.acquire(1, at: t(3))
+        #expect(waits.nextWakeUp(at: t(3)) == t(10))
+        _ = waits.acquire(1, deadline: t(7), at: t(4))
+        #expect(waits.nextWakeUp(at: t(4)) == t(7))
+        var held = queue(try ConcurrencyLimiter(limit: 1))
+        _ = held.acquire(1, at: t(0))
+        _ = held.acquire(1, at: t(0))
+        #expect(held.nextWakeUp(at: t(0)) == nil, "only a release helps")
+    }
+
+    @Test("WQ-8 a release, a reset or a reconfigure serves the waiters from the new state")
+    func events() throws {
+        var held = queue(try ConcurrencyLimiter(limit: 2))
+        _ = held.acquire(2, at: t(0))
+        let waiting = held.acquire(1, at: t(0)).ticket
+        let (released, served) = held.release(1, at: t(0))
+        #expect(released == .allowed(remaining: 1), "the release's own answer, before the waiter is served")
+        #expect(served == [WaitCompletion(ticket: waiting, outcome: .granted(.allowed(remaining: 0)))])
+
+        var waits = queue(onePerTen)
+        _ = waits.acquire(1, at: t(0))
+        let afterReset = waits.acquire(1, at: t(0)).ticket
+        #expect(waits.reset(at: t(1)).completions == [WaitCompletion(ticket: afterReset, outcome: .granted(.allowed(remaining: 0)))])
+        let big = try GCRA(burst: 2, emissionIntervalNanoseconds: 10)
+        var larger = queue(big)
+        _ = larger.acquire(2, at: t(0))
+        let two = larger.acquire(2, at: t(0)).ticket
+        #expect(larger.reconfigure(onePerTen, at: t(1)).completions == [WaitCompletion(ticket: two, outcome: .rejected(.neverAllowed))])
+    }
+
+    @Test("WQ-9 closing gives every waiter its outcome")
+    func close() {
+        var waits = queue(onePerTen)
+        _ = waits.acquire(1, at: t(0))
+        let tickets = (0..<3).map { _ in waits.acquire(1, at: t(0)).ticket }
+        #expect(waits.close() == tickets.map { WaitCompletion(ticket: $0, outcome: .closed) })
+        #expect(waits.waitingCount == 0 && waits.waitingPermits == 0)
+    }
+
+    struct ExactlyOnce: StrategyProperty {
+        func check<S: RandomizedStrategy>(_ type: S.Type) {
+            for trace in 0..<30 {
+                var rng = PropertySeed.generator("waitQueueInvariants \(S.identifier)", trace: trace)
+                let replay = PropertySeed.replay("waitQueueInvariants", trace: trace)
+                let strategy = S.random(using: &rng)
+                let limit = rng.pick([0, 1, 3, 10, 1_000] as [Int64])
+                var now = TraceGenerator.firstInstant(using: &rng)
+                guard var waits = try? WaitQueue(strategy, queueLimit: limit, at: t(now)) else { return }
+                // The strategy alone, fed exactly the admissions the queue reports, must end in the same state.
+                var shadow = RateLimiter(strategy, at: t(now))
+                var outcomes: [WaitTicket: WaitOutcome] = [:]
+                var priorities: [WaitTicket: RateLimitPriority] = [:]
+                var permits: [WaitTicket: Int64] = [:]
+                var issued: [WaitTicket] = []
+
+                func record(_ completions: [WaitCompletion], waitingBefore: Set<WaitTicket>, at instant: RateLimitInstant) -> Bool {
+                    for completion in completions {
+                        guard holds(outcomes[completion.ticket] == nil, "WQ-10 \(completion.ticket) got a second outcome", replay: replay)
+                        else { return false }
+                        outcomes[completion.ticket] = completion.outcome
+                        let n = permits[completion.ticket] ?? 0
+                        switch completion.outcome {
+                        case .granted(let answer) where n > 0:
+                            let replayed = shadow.acquire(n, at: instant)
+                            guard holds(replayed == answer, "WQ-10 \(completion.ticket) granted \(answer), the strategy alone answers \(replayed)",
+                                        replay: replay) else { return false }
+                        case .bypassed:
+                            let replayed = shadow.acquire(n, at: instant)
+                            guard holds(!replayed.isAdmitted, "WQ-4 a bypass the strategy would have admitted", replay: replay) else { return false }
+                        default:
+                            break
+                        }
+                    }
+                    return true
+                }
+
+                for _ in 0..<200 {
+                    let waitingBefore = Set(issued.filter { waits.isWaiting($0) })
+                    let step = rng.int(in: 0...strategy.characteristicNanoseconds)
+                    now = rng.chance(10) ? max(0, now - rng.int(in: 0...20)) : (now > Int64.max - step ? Int64.max : now + step)
+                    let instant = t(now)
+                    var completions: [WaitCompletion] = []
+                    switch rng.int(in: 0...9) {
+                    case 0...4:
+                        let priority = rng.pick(RateLimitPriority.allCases)
+                        let n = TraceGenerator.permits(maximum: strategy.maximumPermits, using: &rng)
+                        let deadline = rng.chance(50) ? t(now > Int64.max - 50 ? Int64.max : now + rng.int(in: 0...50)) : nil
+                        let (ticket, served) = waits.acquire(n, priority: priority, deadline: deadline, at: instant)
+                        (priorities[ticket], permits[ticket]) = (priority, n)
+                        issued.append(ticket)
+                        completions = served
+                        if case .granted? = outcome(ticket, served), n > 0, priority != .critical {
+                            let ahead = waitingBefore.filter { priorities[$0]! >= priority && waits.isWaiting($0) }
+                            guard holds(ahead.isEmpty, "WQ-4 \(ticket) overtook \(ahead)", replay: replay) else { return }
+                        }
+                    case 5:
+                        if let ticket = issued.randomElement(using: &rng) { completions = waits.cancel(ticket, at: instant) }
+                    case 6:
+                        let n = rng.int(in: 0...2)
+                        let (result, served) = waits.release(n, at: instant)
+                        guard holds(shadow.step(.release(n), at: instant) == result, "WQ-8 release differs", replay: replay) else { return }
+                        completions = served
+                    case 7:
+                        let (result, served) = waits.reset(at: instant)
+                        guard holds(shadow.step(.reset, at: instant) == result, "WQ-8 reset differs", replay: replay) else { return }
+                        completions = served
+                    default:
+                        completions = waits.advance(to: instant)
+                    }
+                    guard record(completions, waitingBefore: waitingBefore, at: instant) else { return }
+                    // WQ-5, WQ-7: after serving, nothing is due at the same instant.
+                    if let wake = waits.nextWakeUp(at: instant) {
+                        guard holds(wake > instant, "WQ-5 after serving at \(instant), the next wake-up is \(wake)", replay: replay) else { return }
+                    }
+                    guard holds(waits.limiter.state == shadow.state, "WQ-10 the queue's limiter drifted from its admissions", replay: replay),
+                          holds(waits.waitingPermits <= limit, "WQ-10 \(waits.waitingPermits) permits wait, limit \(limit)", replay: replay)
+                    else { return }
+                    // A served waiter never leaves someone ahead of it waiting (a newcomer arrives after serving).
+                    let stillWaiting = waitingBefore.filter { waits.isWaiting($0) }
+                    for completion in completions where waitingBefore.contains(completion.ticket) {
+                        guard case .granted = completion.outcome, let priority = priorities[completion.ticket] else { continue }
+                        let ahead = stillWaiting.filter { priorities[$0]! > priority || (priorities[$0]! == priority && $0 < completion.ticket) }
+                        guard holds(ahead.isEmpty, "WQ-3 \(completion.ticket) was served before \(ahead)", replay: replay) else { return }
+                    }
+                }
+                guard record(waits.close(), waitingBefore: [], at: t(now)) else { return }
+                let missing = issued.filter { outcomes[$0] == nil }
+                guard holds(missing.isEmpty, "WQ-10 tickets without an outcome: \(missing)", replay: replay) else { return }
+            }
+        }
+    }
+
+    @Test("WQ-10 every request gets exactly one outcome, in order, within the queue limit", arguments: StrategyKind.all)
+    func waitQueueInvariants(_ kind: StrategyKind) { kind.dispatch(ExactlyOnce()) }
+}

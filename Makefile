@@ -2,14 +2,21 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify test build core-purity vectors conformance clean
+.PHONY: verify test tsan build core-purity vectors conformance clean
 
-## Build everything with warnings as errors, check the core's purity, run every test.
-verify: core-purity test
+## Build everything with warnings as errors, check the core's purity, run every test, then run
+## the concurrent code's tests again under ThreadSanitizer.
+verify: core-purity test tsan
 
 ## Build (warnings are errors) and run all tests; RATELIMIT_SEED=<n> replays property tests.
 test:
 	$(SWIFT) test $(SWIFT_FLAGS)
+
+## The adapters, the manual clock and the linearizability checker under ThreadSanitizer (its own
+## build folder, so the ordinary build is not rebuilt); any reported race fails the run.
+TSAN_TESTS ?= RateLimitAdapterTests|ManualClockTests|LinearizabilityTests
+tsan:
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_TESTS)' $(SWIFT_FLAGS)
 
 build:
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
@@ -32,4 +39,4 @@ conformance:
 	$(SWIFT) run ratelimit-conformance --exec "python3 Examples/python/ratelimiter.py" --random 50 --seed 1
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-tsan

@@ -2,8 +2,8 @@
 /// timeline was made, and whole nanoseconds count from there.
 ///
 /// A reading before the origin (a clock that went back) maps to the origin: every time-based
-/// strategy evaluates an event at `max(now, last)` with `last ≥ 0` (CORE-10), so this gives
-/// exactly the answer the negative instant would have. A reading more than `Int64.max` ns (292
+/// strategy evaluates an event at `max(now, last)` with `last ≥ 0` (CORE-10), so admissions are
+/// exactly those of the earlier reading (retry-afters count from the origin; WQ-11). A reading more than `Int64.max` ns (292
 /// years) after the origin maps to the end of the timeline, where every refusal is
 /// `neverAllowed` (CORE-7). A fraction of a nanosecond is dropped (an earlier instant never
 /// admits more).

@@ -179,7 +179,7 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: @
             return
         }
         if dispatchTimeIsClockTime {
-            timer.schedule(deadline: .now() + .nanoseconds(Int(target.nanoseconds(since: now))))
+            timer.schedule(deadline: dispatchTime(afterNanoseconds: target.nanoseconds(since: now)))
         } else {
             timer.schedule(deadline: .distantFuture)
             let reading = timeline.reading(of: target)
@@ -207,7 +207,7 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: @
         if dispatchTimeIsClockTime {
             let remaining = timeline.clock.now.duration(to: start)
             let nanoseconds = remaining <= .zero ? 0 : (try? remaining.wholeNanoseconds(field: "wait")) ?? Int64.max
-            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: started)
+            queue.asyncAfter(deadline: dispatchTime(afterNanoseconds: nanoseconds), execute: started)
         } else {
             let deadline = start
             let clock = timeline.clock
@@ -217,6 +217,17 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: @
             }
         }
     }
+}
+
+/// The dispatch time `nanoseconds` from now, exact for any non-negative `Int64` even where `Int`
+/// is 32 bits wide (watchOS), where `.nanoseconds` alone holds only about 2 seconds. Beyond
+/// `Int.max` seconds (68 years on 32 bits) it is `.distantFuture`, as Dispatch itself saturates.
+private func dispatchTime(afterNanoseconds nanoseconds: Int64) -> DispatchTime {
+    let nanoseconds = max(0, nanoseconds)
+    if let exact = Int(exactly: nanoseconds) { return .now() + .nanoseconds(exact) }
+    let perSecond: Int64 = 1_000_000_000
+    guard let seconds = Int(exactly: nanoseconds / perSecond) else { return .distantFuture }
+    return .now() + .seconds(seconds) + .nanoseconds(Int(nanoseconds % perSecond))
 }
 
 extension DispatchRateLimiter where C == ContinuousClock {

@@ -221,7 +221,7 @@ struct AdapterModelTests {
         try await immediateAnswers(type)
     }
 
-    @Test("WQ-3 WQ-5 WQ-6 WQ-7 waiting requests: outcomes, order, timeouts, cancellations and wake-ups equal the model",
+    @Test("WQ-3 WQ-5 WQ-6 WQ-7 WQ-12 waiting requests: outcomes, order, timeouts, cancellations, wake-ups and scheduled starts equal the model",
           arguments: StrategyConfiguration.identifiers)
     func waiting(_ identifier: String) async throws {
         let type = try #require(strategyTypes[identifier])

@@ -1,0 +1,176 @@
+import Dispatch
+import Foundation
+import RateLimitActor
+import RateLimitAtomic
+import RateLimitConformance
+import RateLimitCore
+import RateLimitDispatch
+import RateLimitLock
+import Testing
+
+/// One operation of a stress history: an event at an instant.
+private struct StressInput: Sendable {
+    var acquire: Bool
+    var permits: Int64
+    var instant: RateLimitInstant
+}
+
+/// The sequential model of a limiter with nobody waiting: the strategy's answer, as `tryAcquire`
+/// reports it (WQ-4) or as `release` does.
+private func model<S: RateLimitStrategy>(_ state: RateLimiter<S>, _ input: StressInput) -> (RateLimiter<S>, String) {
+    var next = state
+    if input.acquire {
+        let answer = next.acquire(input.permits, at: input.instant)
+        let outcome: WaitOutcome = switch answer {
+        case .allowed, .delayed: .granted(answer)
+        case .rejected, .rejectedUntilRelease: .rejected(.limited(answer))
+        case .neverAllowed: .rejected(.neverAllowed)
+        case .invalid(let error): .rejected(.invalid(error))
+        }
+        return (next, "\(outcome)")
+    }
+    let answer = next.step(.release(input.permits), at: input.instant)  // before `next` is returned
+    return (next, "\(answer)")
+}
+
+/// Runs `workers` concurrent workers on real threads, each calling `body(worker, index)` `operations` times.
+private func onThreads(workers: Int, operations: Int, _ body: @escaping @Sendable (Int, Int) -> Void) async {
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        Thread {
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                for index in 0..<operations { body(worker, index) }
+            }
+            done.resume()
+        }.start()
+    }
+}
+
+/// Hammers `adapter` from many workers in phases (clock frozen during a phase, stepped between
+/// phases), records the history and checks it is linearizable with respect to the pure model.
+private func stress<S: RateLimitStrategy>(
+    _ strategy: S, adapter: any Adapter<S>, clock: ManualClock, releases: Bool, threads: Bool
+) async -> LinearizabilityVerdict {
+    let recorder = HistoryRecorder<StressInput, String>()
+    let phases = 4, workers = 4, operations = 40
+    for phase in 0..<phases {
+        let instant = Int64(phase * 7)
+        move(clock, to: instant)
+        let at = RateLimitInstant.fromManual(instant)
+        @Sendable func operation(_ worker: Int, _ index: Int) async {
+            let acquire = !releases || (worker + index) % 3 != 0
+            let permits = Int64((worker * 31 + index * 7) % 3 + 1)
+            let call = recorder.stamp()
+            let output = acquire ? "\(await adapter.tryAcquire(permits, priority: .normal))" : "\(await adapter.release(permits))"
+            recorder.record(call: call, input: StressInput(acquire: acquire, permits: permits, instant: at), output: output)
+        }
+        if threads {
+            await onThreads(workers: workers, operations: operations) { worker, index in
+                let semaphore = DispatchSemaphore(value: 0)
+                Task {
+                    await operation(worker, index)
+                    semaphore.signal()
+                }
+                semaphore.wait()
+            }
+        } else {
+            await withTaskGroup(of: Void.self) { group in
+                for worker in 0..<workers {
+                    group.addTask { for index in 0..<operations { await operation(worker, index) } }
+                }
+            }
+        }
+    }
+    return LinearizabilityChecker.check(recorder.history, initial: RateLimiter(strategy, at: .origin), step: model)
+}
+
+@Suite("Adapters under concurrency")
+struct AdapterConcurrencyTests {
+    /// Checks every adapter of `strategy`.
+    private func check<S: RateLimitStrategy>(_ strategy: S, releases: Bool = false) async throws {
+        for (adapter, clock) in try adapters(strategy, queueLimit: 0) where !(releases && !adapter.queues) {
+            // Synchronous adapters are hammered from real threads, the actor from tasks.
+            let threads = adapter.name != "actor"
+            let verdict = await stress(strategy, adapter: adapter, clock: clock, releases: releases, threads: threads)
+            #expect(verdict.isLinearizable, "\(adapter.name) \(S.identifier): \(verdict)")
+            await adapter.close()
+        }
+    }
+
+    @Test("WQ-13 concurrent tryAcquire on every adapter is linearizable with respect to the pure model (token bucket)")
+    func tokenBucket() async throws { try await check(try TokenBucket(capacity: 5, permitsPerPeriod: 1, periodNanoseconds: 10)) }
+
+    @Test("WQ-13 concurrent tryAcquire on every adapter is linearizable with respect to the pure model (GCRA, lock-free included)")
+    func gcra() async throws { try await check(try GCRA(burst: 4, emissionIntervalNanoseconds: 10)) }
+
+    @Test("WQ-13 concurrent tryAcquire on every adapter is linearizable with respect to the pure model (sliding window log)")
+    func slidingLog() async throws { try await check(try SlidingWindowLog(limit: 6, windowNanoseconds: 14)) }
+
+    @Test("WQ-13 concurrent acquire and release on every adapter are linearizable: no permit lost or created (concurrency limiter)")
+    func concurrency() async throws { try await check(try ConcurrencyLimiter(limit: 4), releases: true) }
+
+    @Test("WQ-10 thousands of queued waiters with random cancellations and timeouts: every one gets one outcome, no lost wake-up")
+    func thousandsOfWaiters() async throws {
+        // The capacity holds every permit the run can refill, so a timer that fires once for
+        // several clock steps loses nothing: a waiter left at the end is a lost wake-up.
+        let bucket = try TokenBucket(capacity: 100_000, permitsPerPeriod: 1, periodNanoseconds: 10, initialTokens: 0)
+        var rng = TestSeed.generator("thousandsOfWaiters", trace: 0)
+        for (adapter, clock) in try adapters(bucket, queueLimit: 1_000_000) where adapter.queues {
+            let count = adapter.name == "lock (blocking)" ? 150 : 2_000  // a parked thread each
+            var tasks: [Task<Result<RateLimitGrant, RateLimitAcquireError>, Never>] = []
+            let finished = Counter()
+            var demand: Int64 = 0
+            for _ in 0..<count {
+                let permits = rng.int(in: 1...3)
+                demand += permits
+                let priority = rng.pick([RateLimitPriority.low, .normal, .high])
+                let timeout: Duration? = rng.chance(30) ? .nanoseconds(rng.int(in: 0...5_000)) : nil
+                tasks.append(Task {
+                    let result = await adapter.acquire(permits, priority: priority, timeout: timeout)
+                    finished.increment()
+                    return result
+                })
+            }
+            // Every request is queued or answered before time moves (they all arrive at instant 0).
+            let registered = Date().addingTimeInterval(30)
+            while await adapter.waitingCount() + finished.value < count, Date() < registered { await Task.yield() }
+            #expect(await adapter.waitingCount() + finished.value == count, "\(adapter.name): requests were not queued")
+            // Step the clock past every deadline and far enough to serve every waiter, cancelling
+            // some waiters between steps (where the adapter supports it).
+            let steps = Int64(20), stepLength = max(1_000, (demand * 10 + 19) / 20)
+            for step in 1...steps {
+                if adapter.cancellable { for task in tasks where rng.chance(1) { task.cancel() } }
+                move(clock, to: step * stepLength)
+                for _ in 0..<20 { await Task.yield() }
+            }
+            var outcomes: [String: Int] = [:]
+            var granted: Int64 = 0
+            for task in tasks {
+                guard let result = await finishes(within: 30, { await task.value }) else {
+                    Issue.record("\(adapter.name): a waiter never got an outcome (lost wake-up)")
+                    break
+                }
+                switch result {
+                case .success(let grant): granted += grant.permits; outcomes["granted", default: 0] += 1
+                case .failure(let error): outcomes["\(error)", default: 0] += 1
+                }
+            }
+            #expect(outcomes.values.reduce(0, +) == count, "\(adapter.name): \(outcomes)")
+            #expect(granted <= steps * stepLength / 10, "\(adapter.name) granted \(granted) permits in \(steps * stepLength) ns")
+            // The run exercised every path: grants, timeouts and (where supported) cancellations.
+            #expect(outcomes["granted", default: 0] > count / 2, "\(adapter.name): \(outcomes)")
+            #expect(outcomes["timedOut", default: 0] > 0, "\(adapter.name): \(outcomes)")
+            #expect(!adapter.cancellable || outcomes["cancelled", default: 0] > 0, "\(adapter.name): \(outcomes)")
+            #expect(await adapter.waitingCount() == 0, "\(adapter.name) still has waiters")
+            await adapter.close()
+        }
+    }
+}
+
+/// A counter shared between tasks.
+private final class Counter: @unchecked Sendable {
+    // @unchecked: `count` is read and written only under `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}

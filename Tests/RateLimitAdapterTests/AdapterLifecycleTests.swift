@@ -1,0 +1,106 @@
+import Dispatch
+import Foundation
+import RateLimitConformance
+import RateLimitCore
+import RateLimitDispatch
+import Testing
+
+/// The instant `nanoseconds` after the origin (`.end` if out of range, which no test here passes).
+private func ns(_ nanoseconds: Int64) -> RateLimitInstant { (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .end }
+
+@Suite("Adapters: time, timeouts, close and release from memory")
+struct AdapterLifecycleTests {
+    @Test("WQ-11 clock readings map to whole nanoseconds from the adapter's start: before it is 0, beyond Int64.max ns is the end")
+    func clockMapping() throws {
+        let clock = ManualClock(startingAt: .seconds(100))
+        let timeline = ClockTimeline(clock: clock)
+        func at(_ offset: Duration) -> RateLimitInstant { timeline.instant(of: ManualClock.Instant(offset: .seconds(100) + offset)) }
+        #expect(at(.zero) == .origin)
+        #expect(at(.nanoseconds(-1)) == .origin)
+        #expect(at(.seconds(-86_400)) == .origin)
+        #expect(at(.nanoseconds(7) + Duration(secondsComponent: 0, attosecondsComponent: 999_999_999)) == ns(7))  // fractions dropped
+        #expect(at(.nanoseconds(Int64.max - 1)) == ns(Int64.max - 1))
+        #expect(at(.nanoseconds(Int64.max)) == .end)
+        #expect(at(.seconds(Int64.max)) == .end)
+        #expect(timeline.reading(of: ns(5)) == ManualClock.Instant(offset: .seconds(100) + .nanoseconds(5)))
+        #expect(timeline.reading(afterNanoseconds: 10, from: ns(Int64.max - 3)) == timeline.reading(of: .end))
+    }
+
+    @Test("WQ-11 a timeout makes the deadline now + timeout, the end of the timeline at most; a timeout of zero or less is now")
+    func deadlines() throws {
+        let timeline = ClockTimeline(clock: ManualClock())
+        let now = ns(1_000)
+        #expect(timeline.deadline(after: .nanoseconds(25), from: now) == ns(1_025))
+        #expect(timeline.deadline(after: .nanoseconds(25) + Duration(secondsComponent: 0, attosecondsComponent: 5), from: now) == ns(1_025))
+        #expect(timeline.deadline(after: .zero, from: now) == now)
+        #expect(timeline.deadline(after: .seconds(-3), from: now) == now)
+        #expect(timeline.deadline(after: .nanoseconds(Int64.max - 1_000), from: now) == .end)
+        #expect(timeline.deadline(after: .seconds(Int64.max), from: now) == .end)
+        #expect(timeline.deadline(after: .nanoseconds(Int64.max - 1_001), from: now) == ns(Int64.max - 1))
+    }
+
+    @Test("WQ-11 through every adapter, a timeout of zero or less is granted at once or times out at once, never waits")
+    func zeroTimeouts() async throws {
+        let bucket = try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100)
+        for (adapter, _) in try adapters(bucket, queueLimit: 10) where adapter.queues {
+            let first = await finishes(within: 10) { await adapter.acquire(1, priority: .normal, timeout: .zero) }
+            #expect((try? first?.get())?.permits == 1, "\(adapter.name): \(String(describing: first))")
+            for timeout in [Duration.zero, .nanoseconds(-1), .seconds(-60)] {
+                let refused = await finishes(within: 10) { await adapter.acquire(1, priority: .normal, timeout: timeout) }
+                #expect(refused == .failure(.timedOut), "\(adapter.name) timeout \(timeout): \(String(describing: refused))")
+            }
+            #expect(await adapter.waitingCount() == 0, "\(adapter.name)")
+            await adapter.close()
+        }
+    }
+
+    @Test("WQ-9 WQ-13 close gives every waiter closed, and every later request closed, on every adapter")
+    func close() async throws {
+        let bucket = try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100, initialTokens: 0)
+        for (adapter, _) in try adapters(bucket, queueLimit: 10) where adapter.queues {
+            let waiters = (0..<3).map { _ in Task { await adapter.acquire(1, priority: .normal, timeout: nil) } }
+            let registered = Date().addingTimeInterval(10)
+            while await adapter.waitingCount() < 3, Date() < registered { await Task.yield() }
+            await adapter.close()
+            for waiter in waiters {
+                let outcome = await finishes(within: 10) { await waiter.value }
+                #expect(outcome == .failure(.closed), "\(adapter.name): \(String(describing: outcome))")
+            }
+            #expect(await adapter.tryAcquire(1, priority: .normal) == .closed, "\(adapter.name)")
+            let later = await finishes(within: 10) { await adapter.acquire(1, priority: .normal, timeout: nil) }
+            #expect(later == .failure(.closed), "\(adapter.name): \(String(describing: later))")
+            #expect(await adapter.waitingCount() == 0, "\(adapter.name)")
+        }
+    }
+
+    @Test("WQ-13 a Dispatch limiter released from memory gives its waiters closed")
+    func dispatchReleasedFromMemory() async throws {
+        let clock = ManualClock()
+        let bucket = try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100, initialTokens: 0)
+        let (outcomes, delivered) = AsyncStream<Result<RateLimitGrant, RateLimitAcquireError>>.makeStream()
+        var limiter: DispatchRateLimiter<TokenBucket, ManualClock>? = try DispatchRateLimiter(bucket, queueLimit: 10, clock: clock)
+        limiter?.acquire(1) { delivered.yield($0) }
+        #expect(limiter?.waitingCount == 1)  // runs on the limiter's queue after the request
+        weak let released = limiter
+        limiter = nil
+        #expect(released == nil, "something still holds the limiter")
+        let outcome = await finishes(within: 10) {
+            var iterator = outcomes.makeAsyncIterator()
+            return await iterator.next()
+        }
+        #expect(outcome == .some(.some(.failure(.closed))), "\(String(describing: outcome))")
+    }
+
+    @Test("WQ-13 a completion handler that calls back into the Dispatch limiter does not deadlock")
+    func dispatchReentrantHandler() async throws {
+        let clock = ManualClock()
+        let limiter = try DispatchRateLimiter(try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100), clock: clock,
+                                              callbackQueue: DispatchQueue(label: "AdapterLifecycleTests.callbacks"))
+        let inner: WaitOutcome? = await finishes(within: 10) {
+            await withCheckedContinuation { continuation in
+                limiter.acquire(1) { _ in continuation.resume(returning: limiter.tryAcquire(1)) }
+            }
+        }
+        #expect(inner == .granted(.allowed(remaining: 0)))
+    }
+}

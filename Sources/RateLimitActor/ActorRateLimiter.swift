@@ -111,8 +111,11 @@ public actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock> where C.Dur
         return result
     }
 
-    /// The permits an acquire could take now, without taking any.
-    public func remaining() -> Int64 { waits.limiter.remaining(at: timeline.now()) }
+    /// The permits an acquire could take now, without taking any: `tryAcquire(0)`, which serves
+    /// the waiters due first (0 once closed).
+    public func remaining() -> Int64 {
+        if case .granted(let answer) = tryAcquire(0) { answer.remaining ?? 0 } else { 0 }
+    }
 
     /// Requests waiting in the queue for a grant.
     public var waitingCount: Int { waits.waitingCount }
@@ -139,7 +142,8 @@ public actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock> where C.Dur
     }
 
     private func wake() {
-        timer = nil
+        // `timer` is kept: if another call re-armed it between this timer's firing and this wake,
+        // `deliver` must cancel that newer timer before arming the next one, or it would be orphaned.
         timerTarget = nil
         let now = timeline.now()
         deliver(waits.advance(to: now), at: now)

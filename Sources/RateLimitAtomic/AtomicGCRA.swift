@@ -36,30 +36,31 @@ public final class AtomicGCRA<C: Clock>: Sendable where C.Duration == Duration {
         GCRA.State(theoreticalArrivalNanoseconds: UInt64(pair.first), lastNanoseconds: Int64(Int(bitPattern: pair.second)))
     }
 
-    /// Applies `event` at the clock's reading with a compare-and-exchange loop.
-    private func apply(_ event: RateLimitEvent<GCRA>) -> RateLimitResult {
+    /// Applies `event` at the clock's reading with a compare-and-exchange loop; returns the
+    /// answer and the instant it was decided at (its spans count from there).
+    private func apply(_ event: RateLimitEvent<GCRA>) -> (result: RateLimitResult, now: RateLimitInstant) {
         let now = timeline.now()
         var current = word.load(ordering: .acquiring)
         while true {
             let state = Self.unpack(current)
             let (next, result) = gcra.step(state, event, at: now)
-            if next == state { return result }
+            if next == state { return (result, now) }
             let (exchanged, original) = word.compareExchange(
                 expected: current, desired: Self.pack(next), ordering: .acquiringAndReleasing)
-            if exchanged { return result }
+            if exchanged { return (result, now) }
             current = original
         }
     }
 
     /// Takes `permits` now if GCRA admits them (the answer is GCRA's, CORE-5).
-    public func tryAcquire(_ permits: Int64 = 1) -> RateLimitResult { apply(.acquire(permits)) }
+    public func tryAcquire(_ permits: Int64 = 1) -> RateLimitResult { apply(.acquire(permits)).result }
 
     /// The permits an acquire could take now, without taking any.
-    public func remaining() -> Int64 { apply(.acquire(0)).remaining ?? 0 }
+    public func remaining() -> Int64 { apply(.acquire(0)).result.remaining ?? 0 }
 
     /// Resets to a full burst (GCRA-9).
     @discardableResult
-    public func reset() -> RateLimitResult { apply(.reset) }
+    public func reset() -> RateLimitResult { apply(.reset).result }
 
     /// Tries until `permits` are admitted, sleeping on the clock for each exact retry-after; gives
     /// up with `timedOut` when the next try would come after the timeout, and with `cancelled`
@@ -68,7 +69,7 @@ public final class AtomicGCRA<C: Clock>: Sendable where C.Duration == Duration {
         let start = timeline.now()
         let deadline = timeout.map { timeline.deadline(after: $0, from: start) }
         while true {
-            let answer = tryAcquire(permits)
+            let (answer, decided) = apply(.acquire(permits))
             switch answer {
             case .allowed, .delayed:
                 return RateLimitGrant(permits: permits, answer: answer)
@@ -79,8 +80,7 @@ public final class AtomicGCRA<C: Clock>: Sendable where C.Duration == Duration {
             case .rejectedUntilRelease:
                 throw .rejected(.limited(answer))  // GCRA never answers this
             case .rejected(let retryAfter):
-                let now = timeline.now()
-                let retry = timeline.deadline(after: .nanoseconds(retryAfter), from: now)
+                let retry = timeline.deadline(after: .nanoseconds(retryAfter), from: decided)  // the exact admission instant
                 if let deadline, retry > deadline { throw .timedOut }
                 do { try await timeline.clock.sleep(until: timeline.reading(of: retry), tolerance: nil) } catch { throw .cancelled }
             }

@@ -215,7 +215,7 @@ public enum ConformanceSuite {
         _ trace: Trace, id: String, expected: [RateLimitResult], on subject: inout S
     ) -> (outcome: CaseOutcome, answers: [RateLimitResult]) {
         var outcome = CaseOutcome(id: id, steps: 0)
-        let request = CreateRequest(strategy: trace.configuration.identifier, fields: trace.configuration.json, configuration: trace.configuration)
+        let request = CreateRequest(strategy: trace.configuration.kind, fields: trace.configuration.json, configuration: trace.configuration)
         var limiter: S.Limiter
         do {
             switch try subject.create(request, at: trace.createdAt) {

@@ -48,17 +48,24 @@ public final class ManualClock: Clock, @unchecked Sendable {
     /// Moves the clock forwards by `duration` (backwards when negative) and wakes the sleepers
     /// whose deadline it reached.
     public func advance(by duration: Duration) {
-        set(to: lock.withLock { current }.advanced(by: duration))
+        move { $0.advanced(by: duration) }
     }
 
     /// Moves the clock to `instant`, forwards or backwards, and wakes the sleepers whose deadline
     /// it reached.
     public func set(to instant: Instant) {
+        move { _ in instant }
+    }
+
+    /// Moves the clock in one critical section (so concurrent moves are never lost) and wakes the
+    /// sleepers whose deadline it reached, earliest deadline first, then in the order they slept.
+    private func move(_ destination: (Instant) -> Instant) {
         let woken: [CheckedContinuation<Void, any Error>] = lock.withLock {
-            current = instant
-            let due = sleepers.filter { $0.value.deadline <= instant }
+            current = destination(current)
+            let reached = current
+            let due = sleepers.filter { $0.value.deadline <= reached }
             for key in due.keys { sleepers.removeValue(forKey: key) }
-            return due.sorted { $0.value.deadline < $1.value.deadline }.map(\.value.continuation)
+            return due.sorted { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }.map(\.value.continuation)
         }
         for continuation in woken { continuation.resume() }  // outside the lock: resuming may run code
     }

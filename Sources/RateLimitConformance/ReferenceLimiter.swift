@@ -154,89 +154,27 @@ extension ConformanceEvent {
 
 /// The reference model for a limiter of any strategy: the Swift implementation of the Spec.
 public struct ReferenceLimiter: Sendable {
-    private var limiter: any ErasedLimiter
+    private var limiter: RateLimiter<AnyRateLimitStrategy>
 
     /// A limiter of `configuration` created at `now`.
     public init(_ configuration: StrategyConfiguration, at now: RateLimitInstant) {
-        switch configuration {
-        case .tokenBucket(let s): limiter = TypedLimiter(RateLimiter(s, at: now))
-        case .intervalTokenBucket(let s): limiter = TypedLimiter(RateLimiter(s, at: now))
-        case .gcra(let s): limiter = TypedLimiter(RateLimiter(s, at: now))
-        case .fixedWindow(let s): limiter = TypedLimiter(RateLimiter(s, at: now))
-        case .slidingWindowLog(let s): limiter = TypedLimiter(RateLimiter(s, at: now))
-        case .slidingWindowCounter(let s): limiter = TypedLimiter(RateLimiter(s, at: now))
-        case .leakyBucketMeter(let s): limiter = TypedLimiter(RateLimiter(s, at: now))
-        case .leakyBucketQueue(let s): limiter = TypedLimiter(RateLimiter(s, at: now))
-        case .concurrency(let s): limiter = TypedLimiter(RateLimiter(s, at: now))
-        }
+        limiter = RateLimiter(configuration, at: now)
     }
 
-    /// Applies `event` at `now` and returns the Spec's answer.
+    /// Applies `event` at `now` and returns the Spec's answer; a reconfigure to another strategy
+    /// is `invalid` (COMP-1).
     public mutating func apply(_ event: ConformanceEvent, at now: RateLimitInstant) -> RateLimitResult {
-        limiter.apply(event, at: now)
+        switch event {
+        case .acquire(let permits): limiter.step(.acquire(permits), at: now)
+        case .release(let permits): limiter.step(.release(permits), at: now)
+        case .reset: limiter.step(.reset, at: now)
+        case .reconfigure(let configuration): limiter.step(.reconfigure(configuration), at: now)
+        }
     }
 
     /// The answer `event` would get at `now`, without applying it.
     public func probe(_ event: ConformanceEvent, at now: RateLimitInstant) -> RateLimitResult {
-        var copy = limiter
+        var copy = self
         return copy.apply(event, at: now)
-    }
-}
-
-private protocol ErasedLimiter: Sendable {
-    mutating func apply(_ event: ConformanceEvent, at now: RateLimitInstant) -> RateLimitResult
-}
-
-private struct TypedLimiter<S: RateLimitStrategy>: ErasedLimiter {
-    var limiter: RateLimiter<S>
-
-    init(_ limiter: RateLimiter<S>) { self.limiter = limiter }
-
-    mutating func apply(_ event: ConformanceEvent, at now: RateLimitInstant) -> RateLimitResult {
-        switch event {
-        case .acquire(let permits): return limiter.step(.acquire(permits), at: now)
-        case .release(let permits): return limiter.step(.release(permits), at: now)
-        case .reset: return limiter.step(.reset, at: now)
-        case .reconfigure:
-            guard case .reconfigure(let replacement)? = event.typed(as: S.self) else {
-                return .invalid(RateLimitInputError(
-                    field: "configuration", value: nil, problem: .notSupported,
-                    reason: "a reconfigure must keep the strategy \(S.identifier)"))
-            }
-            return limiter.step(.reconfigure(replacement), at: now)
-        }
-    }
-}
-
-extension StrategyConfiguration {
-    /// The configuration of a strategy value (`nil` only for a strategy type outside the nine).
-    public init?<S: RateLimitStrategy>(_ strategy: S) {
-        switch strategy {
-        case let s as TokenBucket: self = .tokenBucket(s)
-        case let s as IntervalTokenBucket: self = .intervalTokenBucket(s)
-        case let s as GCRA: self = .gcra(s)
-        case let s as FixedWindow: self = .fixedWindow(s)
-        case let s as SlidingWindowLog: self = .slidingWindowLog(s)
-        case let s as SlidingWindowCounter: self = .slidingWindowCounter(s)
-        case let s as LeakyBucketMeter: self = .leakyBucketMeter(s)
-        case let s as LeakyBucketQueue: self = .leakyBucketQueue(s)
-        case let s as ConcurrencyLimiter: self = .concurrency(s)
-        default: return nil
-        }
-    }
-
-    /// The configuration as a value of strategy type `S`, if it is one.
-    public func typed<S: RateLimitStrategy>(as type: S.Type) -> S? {
-        switch self {
-        case .tokenBucket(let s): s as? S
-        case .intervalTokenBucket(let s): s as? S
-        case .gcra(let s): s as? S
-        case .fixedWindow(let s): s as? S
-        case .slidingWindowLog(let s): s as? S
-        case .slidingWindowCounter(let s): s as? S
-        case .leakyBucketMeter(let s): s as? S
-        case .leakyBucketQueue(let s): s as? S
-        case .concurrency(let s): s as? S
-        }
     }
 }

@@ -119,7 +119,7 @@ enum Shrinker {
             for smaller in [Int64(1), number / 2] where smaller < number {
                 var fields = members
                 fields[position] = (key, .integer(smaller))
-                if let simpler = try? StrategyConfiguration(strategy: configuration.identifier, json: .object(fields)) {
+                if let simpler = try? StrategyConfiguration(strategy: configuration.kind, json: .object(fields)) {
                     result.append(simpler)
                 }
             }

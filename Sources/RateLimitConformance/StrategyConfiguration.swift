@@ -1,18 +1,11 @@
 import RateLimitCore
 
 /// A configuration of any of the nine strategies: what a vector story or a protocol `create`
-/// message carries, and what an implementation under test is asked to build.
-public enum StrategyConfiguration: Hashable, Sendable, CustomStringConvertible {
-    case tokenBucket(TokenBucket)
-    case intervalTokenBucket(IntervalTokenBucket)
-    case gcra(GCRA)
-    case fixedWindow(FixedWindow)
-    case slidingWindowLog(SlidingWindowLog)
-    case slidingWindowCounter(SlidingWindowCounter)
-    case leakyBucketMeter(LeakyBucketMeter)
-    case leakyBucketQueue(LeakyBucketQueue)
-    case concurrency(ConcurrencyLimiter)
+/// message carries, and what an implementation under test is asked to build. It is the core's
+/// ``AnyRateLimitStrategy``; this module adds its JSON form.
+public typealias StrategyConfiguration = AnyRateLimitStrategy
 
+extension AnyRateLimitStrategy {
     /// Every strategy identifier, in the order of the Spec.
     public static let identifiers: [String] = [
         TokenBucket.identifier, IntervalTokenBucket.identifier, GCRA.identifier, FixedWindow.identifier,
@@ -27,64 +20,8 @@ public enum StrategyConfiguration: Hashable, Sendable, CustomStringConvertible {
         LeakyBucketMeter.identifier: "LBM", LeakyBucketQueue.identifier: "LBQ", ConcurrencyLimiter.identifier: "CL",
     ]
 
-    /// The strategy's identifier (`token-bucket`, ...).
-    public var identifier: String {
-        switch self {
-        case .tokenBucket: TokenBucket.identifier
-        case .intervalTokenBucket: IntervalTokenBucket.identifier
-        case .gcra: GCRA.identifier
-        case .fixedWindow: FixedWindow.identifier
-        case .slidingWindowLog: SlidingWindowLog.identifier
-        case .slidingWindowCounter: SlidingWindowCounter.identifier
-        case .leakyBucketMeter: LeakyBucketMeter.identifier
-        case .leakyBucketQueue: LeakyBucketQueue.identifier
-        case .concurrency: ConcurrencyLimiter.identifier
-        }
-    }
-
-    /// The largest acquire this configuration can ever admit.
-    public var maximumPermits: Int64 {
-        switch self {
-        case .tokenBucket(let s): s.maximumPermits
-        case .intervalTokenBucket(let s): s.maximumPermits
-        case .gcra(let s): s.maximumPermits
-        case .fixedWindow(let s): s.maximumPermits
-        case .slidingWindowLog(let s): s.maximumPermits
-        case .slidingWindowCounter(let s): s.maximumPermits
-        case .leakyBucketMeter(let s): s.maximumPermits
-        case .leakyBucketQueue(let s): s.maximumPermits
-        case .concurrency(let s): s.maximumPermits
-        }
-    }
-
     /// The configuration's fields, named as in the Spec's tables, every field written out.
-    public var json: JSONValue {
-        switch self {
-        case .tokenBucket(let s):
-            .object([("capacity", .integer(s.capacity)), ("permitsPerPeriod", .integer(s.permitsPerPeriod)),
-                     ("periodNanoseconds", .integer(s.periodNanoseconds)), ("initialTokens", .integer(s.initialTokens))])
-        case .intervalTokenBucket(let s):
-            .object([("capacity", .integer(s.capacity)), ("tokensPerInterval", .integer(s.tokensPerInterval)),
-                     ("intervalNanoseconds", .integer(s.intervalNanoseconds)), ("initialTokens", .integer(s.initialTokens))])
-        case .gcra(let s):
-            .object([("burst", .integer(s.burst)), ("emissionIntervalNanoseconds", .integer(s.emissionIntervalNanoseconds))])
-        case .fixedWindow(let s):
-            .object([("limit", .integer(s.limit)), ("windowNanoseconds", .integer(s.windowNanoseconds))])
-        case .slidingWindowLog(let s):
-            .object([("limit", .integer(s.limit)), ("windowNanoseconds", .integer(s.windowNanoseconds))])
-        case .slidingWindowCounter(let s):
-            .object([("limit", .integer(s.limit)), ("windowNanoseconds", .integer(s.windowNanoseconds))])
-        case .leakyBucketMeter(let s):
-            .object([("capacity", .integer(s.capacity)), ("leakPermitsPerPeriod", .integer(s.leakPermitsPerPeriod)),
-                     ("periodNanoseconds", .integer(s.periodNanoseconds)), ("initialLevel", .integer(s.initialLevel))])
-        case .leakyBucketQueue(let s):
-            .object([("queueCapacity", .integer(s.queueCapacity)), ("intervalNanoseconds", .integer(s.intervalNanoseconds))])
-        case .concurrency(let s):
-            .object([("limit", .integer(s.limit))])
-        }
-    }
-
-    public var description: String { "\(identifier) \(json.compactText)" }
+    public var json: JSONValue { .object(fields.map { ($0.name, .integer($0.value)) }) }
 
     /// Builds a configuration of `strategy` from its JSON fields.
     ///

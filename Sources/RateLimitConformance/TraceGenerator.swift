@@ -137,9 +137,9 @@ public enum TraceGenerator {
     public static func event(for configuration: StrategyConfiguration, using rng: inout SeededGenerator) -> ConformanceEvent {
         let maximum = configuration.maximumPermits
         let roll = rng.int(in: 0...99)
-        let releases = configuration.identifier == ConcurrencyLimiter.identifier ? 35 : 2
+        let releases = configuration.kind == ConcurrencyLimiter.identifier ? 35 : 2
         if roll < 3 { return .reset }
-        if roll < 6, let replacement = Self.configuration(configuration.identifier, using: &rng) { return .reconfigure(replacement) }
+        if roll < 6, let replacement = Self.configuration(configuration.kind, using: &rng) { return .reconfigure(replacement) }
         if roll < 6 + releases { return .release(rng.chance(3) ? -1 : rng.int(in: 0...maximum / 2 + 1)) }
         return .acquire(permits(maximum: maximum, using: &rng))
     }

@@ -63,4 +63,6 @@ public struct ConcurrencyLimiter: RateLimitStrategy {
             return .allowed(remaining: max(0, replacement.limit - state.inFlight))
         }
     }
+
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool { state.inFlight == 0 }  // CORE-15
 }

@@ -72,6 +72,10 @@ public struct FixedWindow: RateLimitStrategy {
         }
     }
 
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: nothing counted in the current window
+        usedInWindow(state, at: max(now.nanoseconds, state.lastNanoseconds)) == 0
+    }
+
     /// FW-3: permits used in the window containing `instant` (≥ last): zero in a later window.
     func usedInWindow(_ state: State, at instant: Int64) -> Int64 {
         instant / windowNanoseconds == state.lastNanoseconds / windowNanoseconds ? state.used : 0

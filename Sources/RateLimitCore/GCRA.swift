@@ -100,4 +100,8 @@ public struct GCRA: RateLimitStrategy {
             return .allowed(remaining: replacement.schedule.remaining(pending: newTat - UInt64(instant)))
         }
     }
+
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: a full burst available
+        state.theoreticalArrivalNanoseconds <= UInt64(max(now.nanoseconds, state.lastNanoseconds))
+    }
 }

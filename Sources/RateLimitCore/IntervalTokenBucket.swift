@@ -105,6 +105,10 @@ public struct IntervalTokenBucket: RateLimitStrategy {
         }
     }
 
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: full, and new buckets start full
+        initialTokens == capacity && refilled(state, to: max(now.nanoseconds, state.lastNanoseconds)).tokens == capacity
+    }
+
     /// TBI-3: the state with every boundary in `(last, instant]` applied.
     func refilled(_ state: State, to instant: Int64) -> State {
         let boundaries = instant / intervalNanoseconds - state.lastNanoseconds / intervalNanoseconds

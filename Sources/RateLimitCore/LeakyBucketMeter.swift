@@ -107,6 +107,10 @@ public struct LeakyBucketMeter: RateLimitStrategy {
         }
     }
 
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: drained, and new meters start empty
+        initialLevel == 0 && drained(state, to: max(now.nanoseconds, state.lastNanoseconds)).level == .zero
+    }
+
     /// LBM-3: the state with the leak from its last instant to `instant` (≥ last) applied.
     func drained(_ state: State, to instant: Int64) -> State {
         let leaked = Wide.product(leakPermitsPerPeriod, instant - state.lastNanoseconds)

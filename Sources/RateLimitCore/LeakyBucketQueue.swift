@@ -103,6 +103,10 @@ public struct LeakyBucketQueue: RateLimitStrategy {
         }
     }
 
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: nothing scheduled ahead
+        state.nextStartNanoseconds <= UInt64(max(now.nanoseconds, state.lastNanoseconds))
+    }
+
     /// LBQ-5: permits one more acquire could take now; none once the next start lies past the timeline.
     func remaining(nextStart: UInt64, pending: UInt64) -> Int64 {
         nextStart > UInt64(Int64.max) ? 0 : schedule.remaining(pending: pending)

@@ -22,6 +22,12 @@ public protocol RateLimitStrategy: Hashable, Sendable {
     /// On ``RateLimitEvent/reconfigure(_:)`` the updated state belongs to the new configuration,
     /// which the caller holds from then on (``RateLimiter`` does this).
     func step(_ state: inout State, _ event: RateLimitEvent<Self>, at now: RateLimitInstant) -> RateLimitResult
+
+    /// True when `state`, at `now`, is as good as new: it answers every event at every instant
+    /// from `e = max(now, last)` on exactly as `initialState(at: e)` would (a full bucket, an
+    /// empty window).
+    /// A registry may then forget it without changing any decision (Spec `CORE-15`).
+    func isIdle(_ state: State, at now: RateLimitInstant) -> Bool
 }
 
 extension RateLimitStrategy {

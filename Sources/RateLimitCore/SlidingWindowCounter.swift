@@ -85,6 +85,11 @@ public struct SlidingWindowCounter: RateLimitStrategy {
         }
     }
 
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: both windows empty
+        let counts = rolled(state, to: max(now.nanoseconds, state.lastNanoseconds))
+        return counts.current == 0 && counts.previous == 0
+    }
+
     /// SWC-3: the counts as of the window containing `instant` (≥ last).
     func rolled(_ state: State, to instant: Int64) -> State {
         switch instant / windowNanoseconds - state.lastNanoseconds / windowNanoseconds {

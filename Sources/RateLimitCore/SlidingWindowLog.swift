@@ -137,6 +137,10 @@ public struct SlidingWindowLog: RateLimitStrategy {
         }
     }
 
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: every entry has expired
+        expired(state, at: max(now.nanoseconds, state.lastNanoseconds)).permits == state.loggedPermits
+    }
+
     /// SWL-3: the leading entries that no longer count at `instant` (those with a + W ≤ instant).
     func expired(_ state: State, at instant: Int64) -> (count: Int, permits: Int64) {
         var count = 0

@@ -110,6 +110,10 @@ public struct TokenBucket: RateLimitStrategy {
         }
     }
 
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: full, and new buckets start full
+        initialTokens == capacity && refilled(state, to: max(now.nanoseconds, state.lastNanoseconds)).tokens == capacity
+    }
+
     /// TB-3: the state with the refill from its last instant to `instant` (≥ last) applied.
     @usableFromInline
     func refilled(_ state: State, to instant: Int64) -> State {

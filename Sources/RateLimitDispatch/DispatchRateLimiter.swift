@@ -116,11 +116,10 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: @
         apply { now in waits.reconfigure(strategy, at: now) }
     }
 
-    /// The permits an acquire could take now, without taking any.
+    /// The permits an acquire could take now, without taking any: `tryAcquire(0)`, which serves
+    /// the waiters due first (0 once closed).
     public func remaining() -> Int64 {
-        var remaining: Int64 = 0
-        queue.sync { remaining = waits.limiter.remaining(at: timeline.now()) }
-        return remaining
+        if case .granted(let answer) = tryAcquire(0) { answer.remaining ?? 0 } else { 0 }
     }
 
     /// Requests waiting in the queue for a grant.
@@ -196,8 +195,9 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: @
     /// grant instant; the request counts in `scheduledCount` until then (on `queue`).
     private func scheduleStart(afterNanoseconds wait: Int64, from granted: RateLimitInstant, _ action: @escaping @Sendable () -> Void) {
         scheduledStarts += 1
+        let callbacks = callbackQueue  // a limiter released meanwhile still runs `action` there
         let started: @Sendable () -> Void = { [weak self] in
-            guard let self else { return action() }
+            guard let self else { return callbacks.async(execute: action) }
             self.queue.async {
                 self.scheduledStarts -= 1
                 self.callbackQueue.async(execute: action)
@@ -205,9 +205,7 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: @
         }
         let start = timeline.reading(afterNanoseconds: wait, from: granted)
         if dispatchTimeIsClockTime {
-            let remaining = timeline.clock.now.duration(to: start)
-            let nanoseconds = remaining <= .zero ? 0 : (try? remaining.wholeNanoseconds(field: "wait")) ?? Int64.max
-            queue.asyncAfter(deadline: dispatchTime(afterNanoseconds: nanoseconds), execute: started)
+            Self.run(started, at: start, clock: timeline.clock, on: queue)
         } else {
             let deadline = start
             let clock = timeline.clock
@@ -217,6 +215,26 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: @
             }
         }
     }
+}
+
+extension DispatchRateLimiter {
+    /// Runs `action` once `clock` reads `start` or later. Dispatch time and the clock may tick at
+    /// slightly different rates (NTP slewing), so a timer that fires early is re-armed for the
+    /// rest: a scheduled start never runs before its instant (WQ-12).
+    private static func run(_ action: @escaping @Sendable () -> Void, at start: C.Instant, clock: C, on queue: DispatchQueue) {
+        let remaining = clock.now.duration(to: start)
+        guard remaining > .zero else { return action() }
+        queue.asyncAfter(deadline: dispatchTime(afterNanoseconds: nanosecondsRoundedUp(remaining))) {
+            run(action, at: start, clock: clock, on: queue)
+        }
+    }
+}
+
+/// A positive duration in whole nanoseconds, rounded up, at most `Int64.max`.
+private func nanosecondsRoundedUp(_ duration: Duration) -> Int64 {
+    guard duration < .nanoseconds(Int64.max) else { return .max }
+    let (seconds, attoseconds) = duration.components
+    return seconds * 1_000_000_000 + (attoseconds + 999_999_999) / 1_000_000_000
 }
 
 /// The dispatch time `nanoseconds` from now, exact for any non-negative `Int64` even where `Int`

@@ -183,11 +183,10 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: @un
         return result
     }
 
-    /// The permits an acquire could take now, without taking any.
+    /// The permits an acquire could take now, without taking any: `tryAcquire(0)`, which serves
+    /// the waiters due first (0 once closed).
     public func remaining() -> Int64 {
-        condition.lock()
-        defer { condition.unlock() }
-        return waits.limiter.remaining(at: timeline.now())
+        if case .granted(let answer) = tryAcquire(0) { answer.remaining ?? 0 } else { 0 }
     }
 
     /// Requests waiting in the queue for a grant.

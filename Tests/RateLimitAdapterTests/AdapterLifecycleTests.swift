@@ -103,4 +103,48 @@ struct AdapterLifecycleTests {
         }
         #expect(inner == .granted(.allowed(remaining: 0)))
     }
+
+    @Test("WQ-11 every adapter keeps at most one timer, however its wake-ups race with other calls")
+    func oneTimer() async throws {
+        let bucket = try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 1_000_000, initialTokens: 0)
+        for (adapter, clock) in try adapters(bucket, queueLimit: 100) where adapter.queues {
+            // Twenty waiters whose deadlines come 10 ns apart: each step wakes the timer once.
+            let waiters = (1...20).map { index in Task { await adapter.acquire(1, priority: .normal, timeout: .nanoseconds(Int64(10 * index))) } }
+            let registered = Date().addingTimeInterval(10)
+            while await adapter.waitingCount() < 20, Date() < registered { await Task.yield() }
+            for step in 1...19 {
+                move(clock, to: Int64(10 * step))  // the timer's sleep returns ...
+                _ = await adapter.tryAcquire(0, priority: .normal)  // ... and this call races its wake-up
+                let settled = Date().addingTimeInterval(5)
+                while clock.sleeperCount != 1 || clock.nextDeadline != ManualClock.Instant(offset: .nanoseconds(Int64(10 * step + 10))),
+                      Date() < settled { await Task.yield() }
+                guard clock.sleeperCount == 1 else {
+                    Issue.record("\(adapter.name) step \(step): \(clock.sleeperCount) timers sleep on the clock")
+                    break
+                }
+            }
+            await adapter.close()
+            for waiter in waiters { _ = await finishes(within: 10) { await waiter.value } }
+        }
+    }
+
+    @Test("WQ-12 WQ-13 a scheduled start that outlives its Dispatch limiter still runs on the callback queue")
+    func scheduledStartAfterRelease() async throws {
+        let clock = ManualClock()
+        let key = DispatchSpecificKey<Int>()
+        let callbacks = DispatchQueue(label: "AdapterLifecycleTests.scheduled")
+        callbacks.setSpecific(key: key, value: 1)
+        let (onCallbackQueue, report) = AsyncStream<Bool>.makeStream()
+        var limiter: DispatchRateLimiter<LeakyBucketQueue, ManualClock>? = try DispatchRateLimiter(
+            try LeakyBucketQueue(queueCapacity: 5, intervalNanoseconds: 50), clock: clock, callbackQueue: callbacks)
+        for _ in 0..<2 { limiter?.acquire(1) { _ in report.yield(DispatchQueue.getSpecific(key: key) == 1) } }
+        #expect(limiter?.scheduledCount == 1)  // the second starts 50 ns after the first
+        limiter = nil
+        move(clock, to: 50)
+        let seen = await finishes(within: 10) {
+            var iterator = onCallbackQueue.makeAsyncIterator()
+            return [await iterator.next(), await iterator.next()]
+        }
+        #expect(seen == [true, true], "\(String(describing: seen))")
+    }
 }

@@ -162,6 +162,44 @@ struct CorePropertyTests {
           arguments: StrategyKind.all)
     func waitingNeverHurts(_ kind: StrategyKind) { kind.dispatch(WaitingNeverHurts()) }
 
+    struct IdleIsFresh: StrategyProperty {
+        func check<S: RandomizedStrategy>(_ type: S.Type) {
+            var idleSeen = 0
+            forEachRandomStep(type, "idleIsFresh", traces: 20, steps: 120) { step in
+                let strategy = step.strategyAfter
+                let span = strategy.characteristicNanoseconds
+                var rng = PropertySeed.generator("idleIsFresh continuation \(S.identifier) \(step.replay)", trace: step.index)
+                for gap in [0, span, span > Int64.max / 1_000 ? Int64.max : span * 1_000, Int64.max] {
+                    let probed = step.now > Int64.max - gap ? Int64.max : step.now + gap
+                    guard strategy.isIdle(step.after, at: t(probed)) else { continue }
+                    let idleAt = strategy.evaluationInstant(step.after, now: probed)  // e = max(now, L)
+                    idleSeen += 1
+                    // Idle: the same answers as a new limiter created then, for any events from then on.
+                    var kept = RateLimiter(strategy, at: .origin)
+                    kept.storedState = step.after
+                    var fresh = RateLimiter(strategy, at: t(idleAt))
+                    var instant = idleAt
+                    var trail: [String] = []
+                    for index in 0..<25 {
+                        guard let configuration = StrategyConfiguration(kept.strategy),
+                              let event = TraceGenerator.event(for: configuration, using: &rng).typed(as: S.self) else { return false }
+                        instant = max(instant, TraceGenerator.nextInstant(after: instant, span: span, retryAfter: nil, using: &rng))
+                        let (expected, got) = (fresh.step(event, at: t(instant)), kept.step(event, at: t(instant)))
+                        trail.append("\(event) at \(instant)")
+                        guard holds(got == expected,
+                                    "CORE-15 idle at \(idleAt) but event \(index) answered \(got), a new limiter \(expected), after \(trail): \(step.description)",
+                                    replay: step.replay) else { return false }
+                    }
+                }
+                return true
+            }
+            #expect(idleSeen > 0, "CORE-15 no \(S.identifier) state was ever idle: the property was not exercised")
+        }
+    }
+
+    @Test("CORE-15 an idle state answers everything from then on exactly as a new limiter would", arguments: StrategyKind.all)
+    func idleIsFresh(_ kind: StrategyKind) { kind.dispatch(IdleIsFresh()) }
+
     struct ResetIsFresh: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
             forEachRandomStep(type, "resetIsFresh") { step in

@@ -59,6 +59,13 @@ public struct RateLimiter<Strategy: RateLimitStrategy>: Hashable, Sendable {
         self.storedState = strategy.initialState(at: now)
     }
 
+    /// A limiter in a given state (a registry's key, restored from its compact storage).
+    @inlinable
+    init(_ strategy: Strategy, state: Strategy.State) {
+        self.storedStrategy = strategy
+        self.storedState = state
+    }
+
     /// Applies `event` at `now`; on a reconfigure, the new configuration takes over.
     @inlinable
     public mutating func step(_ event: RateLimitEvent<Strategy>, at now: RateLimitInstant) -> RateLimitResult {
@@ -67,6 +74,11 @@ public struct RateLimiter<Strategy: RateLimitStrategy>: Hashable, Sendable {
             storedStrategy = replacement
         }
         return result
+    }
+
+    /// Changes the state outside the strategy's events (a registry's throttle, REG-4).
+    mutating func updateState(_ change: (inout Strategy.State) -> Void) {
+        change(&storedState)
     }
 
     /// Takes `permits` at `now` if the strategy allows it.

@@ -38,6 +38,10 @@ public enum WaitRejection: Hashable, Sendable {
     case limited(RateLimitResult)
     /// `tryAcquire` only: waiters of the same or a higher priority are ahead.
     case waitersAhead
+    /// Registry only: no rule matches the key and there is no default rule (REG-2).
+    case unknownKey
+    /// Registry only: the key is new, the registry holds its maximum of keys and none is idle (REG-8).
+    case tooManyKeys
 }
 
 /// The one outcome of a request (WQ-2).
@@ -82,7 +86,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     private var lines: [[WaitTicket]] = [[], [], []]
     private var lineStarts: [Int] = [0, 0, 0]
     private var liveCounts: [Int] = [0, 0, 0]
-    private var deadlines = DeadlineHeap()
+    private var deadlines = DeadlineHeap<WaitTicket>()
     private var issued: UInt64 = 0
 
     /// A wait queue for `strategy` created at `now` (WQ-1).
@@ -91,6 +95,12 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     public init(_ strategy: Strategy, queueLimit: Int64, at now: RateLimitInstant) throws(RateLimitInputError) {
         try RateLimitInputError.checkNotNegative(queueLimit, "queueLimit")
         self.limiter = RateLimiter(strategy, at: now)
+        self.queueLimit = queueLimit
+    }
+
+    /// A wait queue around an existing limiter (a registry's key, REG-6), issuing no tickets itself.
+    init(limiter: RateLimiter<Strategy>, queueLimit: Int64) {
+        self.limiter = limiter
         self.queueLimit = queueLimit
     }
 
@@ -107,11 +117,19 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     public mutating func acquire(
         _ permits: Int64, priority: RateLimitPriority = .normal, deadline: RateLimitInstant? = nil, at now: RateLimitInstant
     ) -> (ticket: WaitTicket, completions: [WaitCompletion]) {
-        var completions = serve(at: now)
         let ticket = issue()
+        return (ticket, acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: now))
+    }
+
+    /// ``acquire(_:priority:deadline:at:)`` with a ticket issued by the caller (a registry issues
+    /// tickets unique across its keys).
+    mutating func acquire(
+        _ permits: Int64, priority: RateLimitPriority, deadline: RateLimitInstant?, ticket: WaitTicket, at now: RateLimitInstant
+    ) -> [WaitCompletion] {
+        var completions = serve(at: now)
         if let outcome = admitNewcomer(permits, priority: priority, at: now) {
             completions.append(WaitCompletion(ticket: ticket, outcome: outcome))
-            return (ticket, completions)
+            return completions
         }
         // WQ-4 step 5: wait, unless the deadline has passed or the queue is full.
         if let deadline, deadline <= now {
@@ -121,7 +139,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         } else {
             enqueue(ticket, Waiter(permits: permits, priority: priority, deadline: deadline?.nanoseconds))
         }
-        return (ticket, completions)
+        return completions
     }
 
     /// A request that never waits (WQ-4): where it would wait, it is answered with the reason.
@@ -136,6 +154,14 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     /// WQ-4 steps 1–4: the outcome decided at once, or `nil` when the request must wait.
     private mutating func admitNewcomer(_ permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant) -> WaitOutcome? {
+        Self.admitNewcomer(permits, priority: priority, waitersAhead: hasWaiters(atLeast: priority), to: &limiter, at: now)
+    }
+
+    /// WQ-4 steps 1–4 for `limiter`: the outcome decided at once, or `nil` when the request must
+    /// wait (behind `waitersAhead`, or refused by the strategy).
+    static func admitNewcomer(
+        _ permits: Int64, priority: RateLimitPriority, waitersAhead: Bool, to limiter: inout RateLimiter<Strategy>, at now: RateLimitInstant
+    ) -> WaitOutcome? {
         if permits < 0 { return .rejected(.invalid(.negativePermits(permits))) }
         if permits > limiter.strategy.maximumPermits { return .rejected(.neverAllowed) }
         if permits == 0 { return .granted(.allowed(remaining: limiter.remaining(at: now))) }
@@ -143,7 +169,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
             let answer = limiter.acquire(permits, at: now)
             return answer.isAdmitted ? .granted(answer) : .bypassed
         }
-        if hasWaiters(atLeast: priority) { return nil }
+        if waitersAhead { return nil }
         let answer = limiter.acquire(permits, at: now)
         switch answer {
         case .allowed, .delayed: return .granted(answer)
@@ -187,14 +213,26 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     /// Shuts the queue down (WQ-9): every waiter is `closed`.
     public mutating func close() -> [WaitCompletion] {
-        let completions = waiters.keys.sorted().map { WaitCompletion(ticket: $0, outcome: .closed) }
+        drain(.closed)
+    }
+
+    /// Ends every waiter with `outcome`, in ticket order, and empties the queue.
+    mutating func drain(_ outcome: WaitOutcome) -> [WaitCompletion] {
+        let completions = waiters.keys.sorted().map { WaitCompletion(ticket: $0, outcome: outcome) }
         waiters.removeAll()
         lines = [[], [], []]
         lineStarts = [0, 0, 0]
         liveCounts = [0, 0, 0]
-        deadlines = DeadlineHeap()
+        deadlines = DeadlineHeap<WaitTicket>()
         waitingPermits = 0
         return completions
+    }
+
+    /// Applies `change` to the limiter (a registry's key event or throttle, REG-4), then serves the
+    /// queue at `now` (not at all when `now` is `nil`).
+    mutating func updateLimiter(at now: RateLimitInstant?, _ change: (inout RateLimiter<Strategy>) -> Void) -> [WaitCompletion] {
+        change(&limiter)
+        return now.map { serve(at: $0) } ?? []
     }
 
     // MARK: Wake-up (WQ-7)
@@ -246,7 +284,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         var completions: [WaitCompletion] = []
         while let first = deadlines.first, first.deadline < instant || (inclusive && first.deadline == instant) {
             deadlines.removeFirst()
-            if remove(first.ticket) != nil { completions.append(WaitCompletion(ticket: first.ticket, outcome: .timedOut)) }
+            if remove(first.payload) != nil { completions.append(WaitCompletion(ticket: first.payload, outcome: .timedOut)) }
         }
         return completions
     }
@@ -263,7 +301,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         waitingPermits += waiter.permits
         lines[waiter.priority.rawValue].append(ticket)
         liveCounts[waiter.priority.rawValue] += 1
-        if let deadline = waiter.deadline { deadlines.insert(deadline: deadline, ticket: ticket) }
+        if let deadline = waiter.deadline { deadlines.insert(deadline: deadline, ticket) }
     }
 
     /// Removes a waiting ticket (its FIFO and heap entries are skipped later).
@@ -271,7 +309,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         guard let waiter = waiters.removeValue(forKey: ticket) else { return nil }
         waitingPermits -= waiter.permits
         liveCounts[waiter.priority.rawValue] -= 1
-        if waiters.isEmpty { deadlines = DeadlineHeap() }
+        if waiters.isEmpty { deadlines = DeadlineHeap<WaitTicket>() }
         return waiter
     }
 
@@ -307,18 +345,20 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     }
 }
 
-/// A binary min-heap of (deadline, ticket), ordered by deadline then ticket.
-struct DeadlineHeap: Sendable {
-    private var items: [(deadline: Int64, ticket: WaitTicket)] = []
+/// A binary min-heap of (deadline, payload), ordered by deadline then payload.
+struct DeadlineHeap<Payload: Comparable & Sendable>: Sendable {
+    private var items: [(deadline: Int64, payload: Payload)] = []
 
-    var first: (deadline: Int64, ticket: WaitTicket)? { items.first }
+    var first: (deadline: Int64, payload: Payload)? { items.first }
 
-    private static func before(_ a: (deadline: Int64, ticket: WaitTicket), _ b: (deadline: Int64, ticket: WaitTicket)) -> Bool {
-        a.deadline != b.deadline ? a.deadline < b.deadline : a.ticket < b.ticket
+    var count: Int { items.count }
+
+    private static func before(_ a: (deadline: Int64, payload: Payload), _ b: (deadline: Int64, payload: Payload)) -> Bool {
+        a.deadline != b.deadline ? a.deadline < b.deadline : a.payload < b.payload
     }
 
-    mutating func insert(deadline: Int64, ticket: WaitTicket) {
-        items.append((deadline, ticket))
+    mutating func insert(deadline: Int64, _ payload: Payload) {
+        items.append((deadline, payload))
         var child = items.count - 1
         while child > 0 {
             let parent = (child - 1) / 2

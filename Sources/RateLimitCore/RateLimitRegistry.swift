@@ -1,0 +1,739 @@
+// A registry of limiters by key (Spec/Registry.md, clauses REG-1 ... REG-11).
+//
+// The object an app holds: a limiter per endpoint (key), created on first use from the rule that
+// matches the key, with per-key states (accepting, throttled, disabled), a quota status for the
+// UI, statistics, and events. Like the wait queue it is a pure value: every operation takes the
+// instant it happens at and returns what the adapter must do (deliver outcomes, report events,
+// arm one timer for `nextWakeUp`).
+//
+// Storage. 10,000 keys must fit in under 1 MB, so a key costs one dictionary slot (its name and a
+// 32-bit index) and one compact entry (the limiter's state, three counters, the rule, two flags).
+// Everything rarer lives in side tables keyed by that index: per-key configurations, throttles,
+// wait queues (only while somebody waits), pending wake-ups. A key with a queue keeps its limiter
+// in the queue; the entry's copy is written back when the queue empties.
+
+/// The state of a key (REG-4).
+public enum KeyState: Hashable, Sendable {
+    /// Requests are decided by the key's limit.
+    case accepting
+    /// Nothing but critical requests passes before `until` (a server's Retry-After, or the app's
+    /// decision); the state returns to accepting at `until`.
+    case throttled(until: RateLimitInstant)
+    /// The limit is off: every request passes at once, uncounted by the limit.
+    case disabled
+}
+
+/// How much quota a key has left, as an app shows it (REG-6).
+public enum QuotaStatus: UInt8, Hashable, Sendable, Comparable {
+    /// More than the rule's warning threshold remains.
+    case ok
+    /// Some quota remains, at most the threshold.
+    case warning
+    /// Nothing remains now.
+    case limited
+
+    public static func < (lhs: QuotaStatus, rhs: QuotaStatus) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Requests counted per key or in total (REG-9).
+public struct KeyStatistics: Hashable, Sendable {
+    /// Requests let through: granted, or bypassed (critical, or a disabled key).
+    public internal(set) var admitted: UInt64 = 0
+    /// Requests refused at once or timed out.
+    public internal(set) var rejected: UInt64 = 0
+    /// Requests that had to wait in a queue (whatever their outcome).
+    public internal(set) var queued: UInt64 = 0
+    /// Requests waiting now.
+    public internal(set) var waiting: Int = 0
+
+    public init() {}
+}
+
+/// A key's state, quota and statistics at an instant (REG-6).
+public struct KeyQuota: Hashable, Sendable {
+    public let key: String
+    public let state: KeyState
+    public let status: QuotaStatus
+    /// The largest acquire the key would admit now (0 while throttled; the limit's maximum while disabled).
+    public let remaining: Int64
+    public let statistics: KeyStatistics
+}
+
+/// Something that happened to a key (REG-10), stamped with the instant it happened at.
+public enum RegistryEvent: Hashable, Sendable {
+    /// A request refused at once (any reason) or timed out.
+    case rejected(key: String, permits: Int64, outcome: WaitOutcome, at: RateLimitInstant)
+    /// The key's state changed.
+    case stateChanged(key: String, from: KeyState, to: KeyState, at: RateLimitInstant)
+    /// The key's quota status changed; `remaining` is the quota at that instant.
+    case statusChanged(key: String, from: QuotaStatus, to: QuotaStatus, remaining: Int64, at: RateLimitInstant)
+}
+
+/// What an operation decided: outcomes to deliver and events to report, in the order they happened.
+public struct RegistryEffects: Hashable, Sendable {
+    public internal(set) var completions: [WaitCompletion] = []
+    public internal(set) var events: [RegistryEvent] = []
+
+    public init() {}
+}
+
+/// Limiters by key, configured by rules (Spec/Registry.md).
+public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
+    typealias Limit = KeyLimit<Strategy>
+
+    /// The most keys held at once (REG-8).
+    public let maximumKeys: Int
+
+    private var rules: [RateLimitRule<Strategy>]
+    private var exactRules: [String: Int] = [:]
+    /// Prefix rules, longest prefix first (REG-2).
+    private var prefixRules: [(prefix: String, rule: Int)] = []
+    private var defaultRule: Int?
+
+    private var index = KeyIndex()
+    private var entries: ContiguousArray<Entry> = []
+    private var freeSlots: [UInt32] = []
+    private var overrides: [UInt32: Strategy] = [:]
+    private var throttles: [UInt32: Int64] = [:]
+    private var queues: [UInt32: WaitQueue<Limit>] = [:]
+    private var waiting: [WaitTicket: (slot: UInt32, permits: Int64)] = [:]
+    /// When the status of a key that is not `ok` improves with no event (REG-6).
+    private var recoveries: [UInt32: Int64] = [:]
+    /// The earliest pending wake-up of each slot that has one, and the heap that orders them.
+    private var scheduled: [UInt32: Int64] = [:]
+    private var wakeUps = DeadlineHeap<UInt32>()
+    private var counted = KeyStatistics()
+    private var issued: UInt64 = 0
+    /// The latest instant the registry has seen (REG-3).
+    private var latest: Int64
+
+    /// One key: the limiter's state (stale while a queue holds it), the key, counters, rule and flags.
+    struct Entry: Sendable {
+        var state: Strategy.State
+        var key: String
+        var admitted: UInt64 = 0
+        var rejected: UInt64 = 0
+        var queued: UInt64 = 0
+        var rule: UInt32
+        /// Bit 0: disabled. Bits 1–2: the status last reported. Bit 3: forgotten (a free slot).
+        var flags: UInt8 = 0
+
+        var held: Bool {
+            get { flags & 8 == 0 }
+            set { flags = newValue ? flags & ~8 : flags | 8 }
+        }
+
+        var disabled: Bool {
+            get { flags & 1 != 0 }
+            set { flags = newValue ? flags | 1 : flags & ~1 }
+        }
+
+        var reported: QuotaStatus {
+            get { QuotaStatus(rawValue: (flags >> 1) & 3) ?? .ok }
+            set { flags = (flags & ~6) | (newValue.rawValue << 1) }
+        }
+    }
+
+    /// A registry of `rules` created at `now` (REG-1).
+    ///
+    /// - Throws: ``RateLimitRegistryError`` for two rules with the same pattern or `maximumKeys < 1`.
+    public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, at now: RateLimitInstant) throws(RateLimitRegistryError) {
+        guard maximumKeys >= 1 else { throw .invalidMaximumKeys(maximumKeys) }
+        self.maximumKeys = maximumKeys
+        self.rules = rules
+        latest = now.nanoseconds
+        var seen: Set<KeyPattern> = []
+        for (index, rule) in rules.enumerated() {
+            guard seen.insert(rule.keys).inserted else { throw .duplicateRule(rule.keys) }
+            switch rule.keys {
+            case .exact(let key): exactRules[key] = index
+            case .prefix(let prefix): prefixRules.append((prefix, index))
+            case .anyKey: defaultRule = index
+            }
+        }
+        prefixRules.sort { $0.prefix.utf8.count > $1.prefix.utf8.count }
+    }
+
+    /// Keys held now.
+    public var keyCount: Int { index.count }
+
+    /// Whether `key` is held now (used, and not forgotten since, REG-8).
+    public func hasKey(_ key: String) -> Bool { slot(of: key) != nil }
+
+    /// Requests waiting now, over all keys.
+    public var waitingCount: Int { waiting.count }
+
+    /// Every request so far, including those of forgotten keys (REG-9).
+    public var totals: KeyStatistics {
+        var totals = counted
+        totals.waiting = waiting.count
+        return totals
+    }
+
+    /// The rule that governs `key` (REG-2), if any.
+    public func rule(for key: String) -> RateLimitRule<Strategy>? {
+        ruleIndex(for: key).map { rules[$0] }
+    }
+
+    /// The earliest instant at which ``advance(to:)`` would change something, or `nil`.
+    /// Waking early or late changes nothing but latency (REG-11).
+    public var nextWakeUp: RateLimitInstant? {
+        wakeUps.first.map { RateLimitInstant(validated: $0.deadline) }
+    }
+
+    // MARK: Requests (REG-5)
+
+    /// A request for `permits` on `key`. Under a `queue` policy it may wait, and its outcome comes
+    /// in the effects of a later operation; otherwise this operation's effects hold it.
+    public mutating func acquire(
+        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        at now: RateLimitInstant
+    ) -> (ticket: WaitTicket, effects: RegistryEffects) {
+        var (instant, effects) = begin(at: now)
+        let ticket = issue()
+        request(key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant, &effects)
+        return (ticket, end(effects, now))
+    }
+
+    /// A request that never waits, whatever the key's policy: where it would wait it is refused
+    /// with the reason (WQ-4). Its outcome is returned, not in the effects.
+    public mutating func tryAcquire(
+        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, at now: RateLimitInstant
+    ) -> (outcome: WaitOutcome, effects: RegistryEffects) {
+        var (instant, effects) = begin(at: now)
+        let ticket = issue()
+        request(key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false, at: instant, &effects)
+        var rest = end(effects, now)
+        let outcome = rest.completions.first { $0.ticket == ticket }?.outcome ?? .closed  // a request that cannot wait is always decided
+        rest.completions.removeAll { $0.ticket == ticket }
+        return (outcome, rest)
+    }
+
+    /// Cancels a waiting request (WQ-6); a ticket that already has its outcome is left alone.
+    public mutating func cancel(_ ticket: WaitTicket, at now: RateLimitInstant) -> RegistryEffects {
+        var (instant, effects) = begin(at: now)
+        if let (slot, _) = waiting[ticket] {
+            inQueue(slot, at: instant, &effects) { $0.cancel(ticket, at: instant) }
+        }
+        return end(effects, now)
+    }
+
+    /// Serves what is due at `now` (REG-11): waiters, throttles that end, quota that recovers.
+    public mutating func advance(to now: RateLimitInstant) -> RegistryEffects {
+        end(begin(at: now).effects, now)
+    }
+
+    // MARK: Key operations (REG-4, REG-7)
+
+    /// Gives back permits on `key` (concurrency limits) and serves its waiters.
+    public mutating func release(_ key: String, permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RegistryEffects) {
+        keyEvent(key, .release(permits), at: now)
+    }
+
+    /// Resets `key`'s limit to a new one's state; its key state and its waiters stay.
+    public mutating func reset(_ key: String, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RegistryEffects) {
+        keyEvent(key, .reset, at: now)
+    }
+
+    /// Resets every key's limit.
+    public mutating func resetAll(at now: RateLimitInstant) -> RegistryEffects {
+        var (instant, effects) = begin(at: now)
+        for slot in heldSlots {
+            _ = change(slot, at: instant, &effects) { $0.step(.reset, at: instant) }
+        }
+        return end(effects, now)
+    }
+
+    /// Gives `key` a configuration of its own (REG-7); its state maps as the strategy's reconfigure says.
+    public mutating func reconfigure(_ key: String, to strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RegistryEffects) {
+        if let rule = ruleIndex(for: key) {
+            do throws(RateLimitInputError) {
+                _ = try rules[rule].reconfigured(strategy)
+            } catch {
+                return (.invalid(error), advance(to: now))
+            }
+        }
+        let (result, effects) = keyEvent(key, .reconfigure(Limit(strategy)), at: now)
+        if result.isAdmitted, let slot = slot(of: key) { overrides[slot] = strategy }
+        return (result, effects)
+    }
+
+    /// Replaces the configuration of the rule for `pattern` (REG-7): every key it governs without a
+    /// configuration of its own is reconfigured now, and new keys start with it.
+    ///
+    /// - Throws: ``RateLimitRegistryError/unknownRule(_:)``, or ``RateLimitRegistryError/invalidRule(_:_:)``
+    ///   when the rule's warning threshold does not fit the new limit.
+    public mutating func reconfigure(rule pattern: KeyPattern, to strategy: Strategy, at now: RateLimitInstant) throws(RateLimitRegistryError) -> RegistryEffects {
+        guard let index = rules.firstIndex(where: { $0.keys == pattern }) else { throw .unknownRule(pattern) }
+        let reconfigured: RateLimitRule<Strategy>
+        do throws(RateLimitInputError) { reconfigured = try rules[index].reconfigured(strategy) } catch { throw .invalidRule(pattern, error) }
+        var (instant, effects) = begin(at: now)
+        for slot in heldSlots where entries[Int(slot)].rule == UInt32(index) && overrides[slot] == nil {
+            _ = change(slot, at: instant, &effects) { $0.step(.reconfigure(Limit(strategy)), at: instant) }
+        }
+        rules[index] = reconfigured
+        return end(effects, now)
+    }
+
+    /// Throttles `key` until `until` (REG-4): only critical requests pass before then. A later call
+    /// replaces the instant; one at or before now ends the throttle. A disabled key stays disabled.
+    public mutating func throttle(_ key: String, until: RateLimitInstant, at now: RateLimitInstant) -> RegistryEffects {
+        transition(key, to: .throttled(until: until), at: now)
+    }
+
+    /// Disables `key` (REG-4): every request passes at once; its waiters are let through.
+    public mutating func disable(_ key: String, at now: RateLimitInstant) -> RegistryEffects {
+        transition(key, to: .disabled, at: now)
+    }
+
+    /// Returns `key` to accepting (REG-4): ends a throttle or a disable.
+    public mutating func resume(_ key: String, at now: RateLimitInstant) -> RegistryEffects {
+        transition(key, to: .accepting, at: now)
+    }
+
+    /// REG-4: moves `key` towards `target`, reporting the change of state before the status it causes.
+    private mutating func transition(_ key: String, to target: KeyState, at now: RateLimitInstant) -> RegistryEffects {
+        var (instant, effects) = begin(at: now)
+        guard let slot = slot(for: key, at: instant, &effects) else { return end(effects, now) }
+        let before = keyState(slot, at: instant)
+        switch target {
+        case .throttled(let until):
+            guard !entries[Int(slot)].disabled else { return end(effects, now) }  // the limit is off
+            setThrottle(slot, until > instant ? until.nanoseconds : 0)
+        case .disabled:
+            entries[Int(slot)].disabled = true
+            setThrottle(slot, 0)
+        case .accepting:
+            entries[Int(slot)].disabled = false
+            setThrottle(slot, 0)
+        }
+        let after = keyState(slot, at: instant)
+        if before != after { effects.events.append(.stateChanged(key: key, from: before, to: after, at: instant)) }
+        inQueue(slot, at: instant, &effects) { queue in
+            if case .disabled = target { return queue.drain(.bypassed) }
+            return queue.advance(to: instant)
+        }
+        return end(effects, now)
+    }
+
+    /// Ends every waiter with `closed` (WQ-9).
+    public mutating func close(at now: RateLimitInstant) -> RegistryEffects {
+        var (instant, effects) = begin(at: now)
+        for slot in queues.keys.sorted() { inQueue(slot, at: instant, &effects) { $0.close() } }
+        return end(effects, now)
+    }
+
+    // MARK: Reading (REG-6, REG-9)
+
+    /// `key`'s state, quota status, remaining quota and statistics at `now`, changing nothing (a
+    /// key not yet used reads as a new one would; `nil` when no rule matches it).
+    public func quota(of key: String, at now: RateLimitInstant) -> KeyQuota? {
+        let instant = RateLimitInstant(validated: max(now.nanoseconds, latest))
+        guard let slot = slot(of: key) else {
+            guard let rule = ruleIndex(for: key) else { return nil }
+            let remaining = RateLimiter(rules[rule].strategy, at: instant).remaining(at: instant)
+            return KeyQuota(key: key, state: .accepting, status: Self.status(remaining, threshold: rules[rule].warningThreshold),
+                            remaining: remaining, statistics: KeyStatistics())
+        }
+        let limiter = limiter(slot)
+        let entry = entries[Int(slot)]
+        var statistics = KeyStatistics()
+        statistics.admitted = entry.admitted
+        statistics.rejected = entry.rejected
+        statistics.queued = entry.queued
+        statistics.waiting = queues[slot]?.waitingCount ?? 0
+        return KeyQuota(
+            key: key, state: keyState(slot, at: instant), status: status(slot, at: instant),
+            remaining: entry.disabled ? limiter.strategy.maximumPermits : limiter.remaining(at: instant),
+            statistics: statistics)
+    }
+
+    // MARK: Operations
+
+    /// REG-3: the instant an operation at `now` applies at, after serving everything due by then.
+    private mutating func begin(at now: RateLimitInstant) -> (instant: RateLimitInstant, effects: RegistryEffects) {
+        latest = max(latest, now.nanoseconds)
+        let instant = RateLimitInstant(validated: latest)
+        var effects = RegistryEffects()
+        while let first = wakeUps.first, first.deadline <= latest {
+            wakeUps.removeFirst()
+            let slot = first.payload
+            guard scheduled[slot] == first.deadline else { continue }  // superseded by an earlier one
+            scheduled[slot] = nil
+            guard entries[Int(slot)].held else { continue }  // forgotten
+            inQueue(slot, at: instant, &effects) { $0.advance(to: instant) }
+        }
+        return (instant, effects)
+    }
+
+    /// REG-3: the effects as the caller at `now` sees them (spans count from `now`).
+    private func end(_ effects: RegistryEffects, _ now: RateLimitInstant) -> RegistryEffects {
+        effects.shifted(by: latest - now.nanoseconds)
+    }
+
+    private mutating func issue() -> WaitTicket {
+        issued += 1
+        return WaitTicket(rawValue: issued)
+    }
+
+    /// REG-5: decides or queues a request on `key`, creating the key if needed (REG-3, REG-8).
+    private mutating func request(
+        _ key: String, ticket: WaitTicket, permits: Int64, priority: RateLimitPriority, timeout: Duration?,
+        mayWait: Bool, at instant: RateLimitInstant, _ effects: inout RegistryEffects
+    ) {
+        guard let slot = slot(for: key, at: instant, &effects) else {
+            let reason: WaitRejection = ruleIndex(for: key) == nil ? .unknownKey : .tooManyKeys
+            return finish(ticket, key: key, slot: nil, permits: permits, outcome: .rejected(reason), at: instant, &effects)
+        }
+        if entries[Int(slot)].disabled {
+            let outcome: WaitOutcome = permits < 0 ? .rejected(.invalid(.negativePermits(permits))) : .bypassed
+            finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
+            return settle(slot, [], at: instant, &effects)
+        }
+        let rule = rules[Int(entries[Int(slot)].rule)]
+        guard var queue = queues.removeValue(forKey: slot) else {
+            // Nobody waits: WQ-4 on the stored state, without building a queue.
+            var limiter = limiter(slot)
+            let outcome = WaitQueue.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
+            store(limiter, in: slot)
+            if let outcome {
+                finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
+                return settle(slot, [], at: instant, &effects)
+            }
+            guard mayWait, rule.queueLimit > 0 else {
+                let refusal = limiter.strategy.step(limiter.state, .acquire(permits), at: instant).result
+                finish(ticket, key: key, slot: slot, permits: permits, outcome: .rejected(.limited(refusal)), at: instant, &effects)
+                return settle(slot, [], at: instant, &effects)
+            }
+            queues[slot] = WaitQueue(limiter: limiter, queueLimit: rule.queueLimit)
+            return request(key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant, &effects)
+        }
+        var completions: [WaitCompletion]
+        var decided: WaitOutcome?
+        if mayWait {
+            let timeout = timeout.map(Self.nanoseconds) ?? rule.timeoutNanoseconds
+            let deadline = timeout.map { instant.advanced(byNanoseconds: $0) ?? .end }
+            completions = queue.acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: instant)
+            decided = completions.first { $0.ticket == ticket }?.outcome
+            completions.removeAll { $0.ticket == ticket }
+        } else {
+            (decided, completions) = queue.tryAcquire(permits, priority: priority, at: instant)
+        }
+        queues[slot] = queue
+        if let decided {
+            finish(ticket, key: key, slot: slot, permits: permits, outcome: decided, at: instant, &effects)
+        } else {
+            waiting[ticket] = (slot, permits)
+            entries[Int(slot)].queued += 1
+            counted.queued += 1
+        }
+        settle(slot, completions, at: instant, &effects)
+    }
+
+    /// An event on `key`'s limit (release, reset, reconfigure) at the registry's instant.
+    private mutating func keyEvent(
+        _ key: String, _ event: RateLimitEvent<Limit>, at now: RateLimitInstant
+    ) -> (result: RateLimitResult, effects: RegistryEffects) {
+        var (instant, effects) = begin(at: now)
+        guard let slot = slot(for: key, at: instant, &effects) else {
+            return (.invalid(ruleIndex(for: key) == nil ? Self.unknownKeyError : Self.tooManyKeysError), end(effects, now))
+        }
+        let result = change(slot, at: instant, &effects) { $0.step(event, at: instant) }
+        return (result.shifted(by: latest - now.nanoseconds), end(effects, now))
+    }
+
+    /// Sets the key's throttle (0: none), in its queue when it has one; served by the caller.
+    private mutating func setThrottle(_ slot: UInt32, _ until: Int64) {
+        if var queue = queues.removeValue(forKey: slot) {
+            _ = queue.updateLimiter(at: nil) { $0.updateState { $0.throttledUntil = until } }
+            queues[slot] = queue
+        } else {
+            throttles[slot] = until > 0 ? until : nil
+        }
+    }
+
+    // MARK: Keys
+
+    /// The slot of `key`, created at `instant` in its rule's initial state when new; `nil` when
+    /// no rule matches or the registry is full of keys that are not idle (REG-8). An existing key
+    /// first reports what time did to it (REG-6).
+    private mutating func slot(for key: String, at instant: RateLimitInstant, _ effects: inout RegistryEffects) -> UInt32? {
+        if let slot = slot(of: key) {
+            catchUp(slot, to: instant, &effects)
+            return slot
+        }
+        guard let rule = ruleIndex(for: key) else { return nil }
+        if index.count >= maximumKeys { forgetIdleKeys(at: instant) }
+        guard index.count < maximumKeys else { return nil }
+        let entry = Entry(state: rules[rule].strategy.initialState(at: instant), key: key, rule: UInt32(rule))
+        let slot: UInt32
+        if let free = freeSlots.popLast() {
+            slot = free
+            entries[Int(slot)] = entry
+        } else {
+            slot = UInt32(entries.count)
+            if entries.count == entries.capacity { entries.reserveCapacity(min(maximumKeys, max(16, entries.count * 2))) }
+            entries.append(entry)
+        }
+        index.insert(key, slot: slot) { entries[Int($0)].key }
+        entries[Int(slot)].reported = status(slot, at: instant)
+        recoveries[slot] = nextRecovery(slot, from: instant)
+        schedule(slot, at: instant)
+        return slot
+    }
+
+    /// REG-8: forgets every key that is idle at `instant`: a new key would answer exactly as it does.
+    private mutating func forgetIdleKeys(at instant: RateLimitInstant) {
+        for slot in heldSlots {
+            let entry = entries[Int(slot)]
+            guard queues[slot] == nil, !entry.disabled, overrides[slot] == nil, entry.reported == .ok else { continue }
+            let limiter = limiter(slot)
+            guard limiter.strategy.isIdle(limiter.state, at: instant) else { continue }
+            index.remove(entry.key) { entries[Int($0)].key }
+            entries[Int(slot)].key = ""
+            entries[Int(slot)].held = false
+            throttles[slot] = nil
+            recoveries[slot] = nil
+            scheduled[slot] = nil
+            freeSlots.append(slot)
+        }
+    }
+
+    /// The slots of the keys held, in slot order.
+    private var heldSlots: [UInt32] {
+        entries.indices.compactMap { entries[$0].held ? UInt32($0) : nil }
+    }
+
+    /// The slot of a held key.
+    private func slot(of key: String) -> UInt32? {
+        index.slot(of: key) { entries[Int($0)].key }
+    }
+
+    /// The key held in a slot (`nil` once forgotten).
+    private func key(of slot: UInt32) -> String? {
+        entries[Int(slot)].held ? entries[Int(slot)].key : nil
+    }
+
+    /// REG-2: the exact rule, else the longest matching prefix, else the default.
+    private func ruleIndex(for key: String) -> Int? {
+        if let exact = exactRules[key] { return exact }
+        if let prefix = prefixRules.first(where: { key.hasPrefix($0.prefix) }) { return prefix.rule }
+        return defaultRule
+    }
+
+    // MARK: Applying changes
+
+    /// Applies `body` to the key's limiter (in its queue when it has one, which is then served at
+    /// `instant`) and settles the key.
+    private mutating func change(
+        _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RegistryEffects,
+        _ body: (inout RateLimiter<Limit>) -> RateLimitResult
+    ) -> RateLimitResult {
+        var result = RateLimitResult.allowed(remaining: 0)
+        if queues[slot] != nil {
+            inQueue(slot, at: instant, &effects) { queue in queue.updateLimiter(at: instant) { result = body(&$0) } }
+        } else {
+            var limiter = limiter(slot)
+            result = body(&limiter)
+            store(limiter, in: slot)
+            settle(slot, [], at: instant, &effects)
+        }
+        return result
+    }
+
+    /// Runs `body` on the key's queue, if it has one, and settles the key with its completions.
+    private mutating func inQueue(
+        _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RegistryEffects,
+        _ body: (inout WaitQueue<Limit>) -> [WaitCompletion]
+    ) {
+        catchUp(slot, to: instant, &effects)
+        guard var queue = queues.removeValue(forKey: slot) else { return settle(slot, [], at: instant, &effects) }
+        let completions = body(&queue)
+        queues[slot] = queue
+        settle(slot, completions, at: instant, &effects)
+    }
+
+    /// After a change at `instant`: delivers the key's completions, writes back a queue that
+    /// emptied, reports a status change (REG-6) and schedules the key's next wake-up (REG-11).
+    private mutating func settle(_ slot: UInt32, _ completions: [WaitCompletion], at instant: RateLimitInstant, _ effects: inout RegistryEffects) {
+        guard let key = key(of: slot) else { return }
+        for completion in completions {
+            guard let (_, permits) = waiting.removeValue(forKey: completion.ticket) else { continue }
+            finish(completion.ticket, key: key, slot: slot, permits: permits, outcome: completion.outcome, at: instant, &effects)
+        }
+        if let queue = queues[slot], queue.waitingCount == 0 {
+            queues[slot] = nil
+            store(queue.limiter, in: slot)
+        }
+        let status = status(slot, at: instant)
+        let reported = entries[Int(slot)].reported
+        if status != reported {
+            effects.events.append(.statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: instant), at: instant))
+            entries[Int(slot)].reported = status
+        }
+        recoveries[slot] = nextRecovery(slot, from: instant)
+        schedule(slot, at: instant)
+    }
+
+    /// Records an outcome in the statistics and the events, and hands it to the adapter (REG-9, REG-10).
+    private mutating func finish(
+        _ ticket: WaitTicket, key: String, slot: UInt32?, permits: Int64, outcome: WaitOutcome, at instant: RateLimitInstant,
+        _ effects: inout RegistryEffects
+    ) {
+        effects.completions.append(WaitCompletion(ticket: ticket, outcome: outcome))
+        switch outcome {
+        case .granted, .bypassed:
+            counted.admitted += 1
+            if let slot { entries[Int(slot)].admitted += 1 }
+        case .rejected, .timedOut:
+            counted.rejected += 1
+            if let slot { entries[Int(slot)].rejected += 1 }
+            effects.events.append(.rejected(key: key, permits: permits, outcome: outcome, at: instant))
+        case .cancelled, .closed:
+            break
+        }
+    }
+
+    // MARK: Time (REG-4, REG-6, REG-11)
+
+    /// Reports what time did to a key since its last change, each transition at the instant it
+    /// happened and in time order: a throttle that ended, then quota that recovered.
+    private mutating func catchUp(_ slot: UInt32, to instant: RateLimitInstant, _ effects: inout RegistryEffects) {
+        guard let key = key(of: slot) else { return }
+        while true {
+            let until = limiter(slot).state.throttledUntil
+            let throttleEnd = until > 0 && until <= instant.nanoseconds ? until : nil
+            let recovery = recoveries[slot].flatMap { $0 <= instant.nanoseconds ? $0 : nil }
+            if let throttleEnd, recovery.map({ throttleEnd <= $0 }) ?? true {
+                let at = RateLimitInstant(validated: throttleEnd)
+                effects.events.append(.stateChanged(key: key, from: .throttled(until: at), to: .accepting, at: at))
+                setThrottle(slot, 0)
+                recoveries[slot] = nextRecovery(slot, from: at)
+                continue
+            }
+            guard let recovery else { return }
+            let at = RateLimitInstant(validated: recovery)
+            let status = status(slot, at: at)
+            let reported = entries[Int(slot)].reported
+            guard status < reported else {
+                recoveries[slot] = nil  // an exact recovery instant always improves the status
+                return
+            }
+            effects.events.append(.statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: at), at: at))
+            entries[Int(slot)].reported = status
+            recoveries[slot] = nextRecovery(slot, from: at)
+        }
+    }
+
+    /// REG-6: when the key's status next improves with no event, seen from `instant`: the instant
+    /// an acquire of one permit more than its level allows would be admitted.
+    private func nextRecovery(_ slot: UInt32, from instant: RateLimitInstant) -> Int64? {
+        let entry = entries[Int(slot)]
+        guard !entry.disabled, entry.reported != .ok else { return nil }
+        let limiter = limiter(slot)
+        let threshold = rules[Int(entry.rule)].warningThreshold
+        let needed = entry.reported == .limited ? 1 : threshold + 1
+        switch limiter.strategy.step(limiter.state, .acquire(needed), at: instant).result {
+        case .rejected(let wait): return instant.nanoseconds + wait  // on the timeline (CORE-5)
+        case .allowed, .delayed: return instant.nanoseconds
+        case .rejectedUntilRelease, .neverAllowed, .invalid: return nil
+        }
+    }
+
+    /// Schedules the key's next wake-up: its queue's, its throttle's end, or its quota's recovery.
+    private mutating func schedule(_ slot: UInt32, at instant: RateLimitInstant) {
+        var next = queues[slot]?.nextWakeUp(at: instant)?.nanoseconds
+        let until = limiter(slot).state.throttledUntil
+        if until > 0 { next = min(next ?? until, until) }
+        if let recovery = recoveries[slot] { next = min(next ?? recovery, recovery) }
+        guard let next, scheduled[slot].map({ next < $0 }) ?? true else { return }
+        scheduled[slot] = next
+        wakeUps.insert(deadline: next, slot)
+    }
+
+    // MARK: Storage and derived values
+
+    /// The key's limiter: in its queue, or rebuilt from the entry and the side tables.
+    private func limiter(_ slot: UInt32) -> RateLimiter<Limit> {
+        if let queue = queues[slot] { return queue.limiter }
+        let entry = entries[Int(slot)]
+        let strategy = overrides[slot] ?? rules[Int(entry.rule)].strategy
+        return RateLimiter(Limit(strategy), state: Limit.State(inner: entry.state, throttledUntil: throttles[slot] ?? 0))
+    }
+
+    private mutating func store(_ limiter: RateLimiter<Limit>, in slot: UInt32) {
+        entries[Int(slot)].state = limiter.state.inner
+        throttles[slot] = limiter.state.throttledUntil > 0 ? limiter.state.throttledUntil : nil
+    }
+
+    /// REG-4: disabled, throttled until an instant after `instant`, or accepting.
+    private func keyState(_ slot: UInt32, at instant: RateLimitInstant) -> KeyState {
+        if entries[Int(slot)].disabled { return .disabled }
+        let until = limiter(slot).state.throttledUntil
+        return until > instant.nanoseconds ? .throttled(until: RateLimitInstant(validated: until)) : .accepting
+    }
+
+    /// REG-6: the key's quota status at `instant`.
+    private func status(_ slot: UInt32, at instant: RateLimitInstant) -> QuotaStatus {
+        let entry = entries[Int(slot)]
+        if entry.disabled { return .ok }
+        return Self.status(limiter(slot).remaining(at: instant), threshold: rules[Int(entry.rule)].warningThreshold)
+    }
+
+    static func status(_ remaining: Int64, threshold: Int64) -> QuotaStatus {
+        remaining == 0 ? .limited : remaining <= threshold ? .warning : .ok
+    }
+
+    /// A timeout in whole nanoseconds, rounded up, negative as 0 and at most `Int64.max` (WQ-11).
+    private static func nanoseconds(_ timeout: Duration) -> Int64 {
+        guard timeout > .zero else { return 0 }
+        guard timeout < .nanoseconds(Int64.max) else { return .max }
+        let (seconds, attoseconds) = timeout.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    private static var unknownKeyError: RateLimitInputError {
+        RateLimitInputError(field: "key", value: nil, problem: .notSupported, reason: "no rule matches the key")
+    }
+
+    private static var tooManyKeysError: RateLimitInputError {
+        RateLimitInputError(field: "key", value: nil, problem: .notSupported, reason: "the registry holds its maximum of keys and none is idle")
+    }
+}
+
+extension RegistryEffects {
+    /// The effects as seen from `shift` nanoseconds earlier (REG-3): waits and retry-afters grow.
+    func shifted(by shift: Int64) -> RegistryEffects {
+        guard shift > 0 else { return self }
+        var copy = self
+        copy.completions = completions.map { WaitCompletion(ticket: $0.ticket, outcome: $0.outcome.shifted(by: shift)) }
+        copy.events = events.map { event in
+            guard case .rejected(let key, let permits, let outcome, let at) = event else { return event }
+            return .rejected(key: key, permits: permits, outcome: outcome.shifted(by: shift), at: at)
+        }
+        return copy
+    }
+}
+
+extension WaitOutcome {
+    func shifted(by shift: Int64) -> WaitOutcome {
+        switch self {
+        case .granted(let answer): .granted(answer.shifted(by: shift))
+        case .rejected(.limited(let answer)): .rejected(.limited(answer.shifted(by: shift)))
+        default: self
+        }
+    }
+}
+
+extension RateLimitResult {
+    /// The answer as seen from `shift` nanoseconds earlier: spans grow (saturated at `Int64.max`).
+    func shifted(by shift: Int64) -> RateLimitResult {
+        guard shift > 0 else { return self }
+        func grown(_ span: Int64) -> Int64 { span > Int64.max - shift ? .max : span + shift }
+        switch self {
+        case .rejected(let wait): return .rejected(retryAfterNanoseconds: grown(wait))
+        case .delayed(let wait, let remaining): return .delayed(waitNanoseconds: grown(wait), remaining: remaining)
+        case .allowed, .rejectedUntilRelease, .neverAllowed, .invalid: return self
+        }
+    }
+}

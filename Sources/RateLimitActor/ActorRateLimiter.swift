@@ -1,50 +1,30 @@
-// The actor adapter: a thin shell around the pure wait queue (Spec/WaitQueue.md).
-//
-// The actor holds the queue, reads its injected clock, asks the queue and executes the answers:
-// it resumes the continuations of completed requests and keeps one timer task sleeping on the
-// clock until the queue's next wake-up. No decision is made here. Waiting is cancellation-aware:
-// cancelling the waiting task cancels its ticket (WQ-6). When the actor is released from memory
-// (or `close()` is called), every waiter gets `closed` (WQ-9): the timer and cancellation handlers
-// hold it weakly, so waiters do not keep it alive.
+// One rate limiter as an actor (Spec/WaitQueue.md): the shell of `ActorLimiter.swift` executing
+// the wait queue of one strategy.
 
 import RateLimitCore
 
-/// A rate limiter of any strategy, as an actor: `tryAcquire` answers at once, `acquire` waits
-/// in a bounded priority queue until it is granted, times out or is cancelled.
-public actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock> where C.Duration == Duration {
-    private var waits: WaitQueue<Strategy>
-    private let timeline: ClockTimeline<C>
-    /// Suspended callers, resumed with their outcome and the instant it was decided at.
-    private var continuations: [WaitTicket: CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>] = [:]
-    private var timer: Task<Void, Never>?
-    private var timerTarget: RateLimitInstant?
-    private var isClosed = false
-    /// Granted requests still waiting for their scheduled start (leaky bucket queue).
-    private var scheduledStarts = 0
+/// A rate limiter of any strategy, as an actor: `tryAcquire` answers at once, `acquire` waits in a
+/// bounded priority queue until it is granted, times out or is cancelled.
+public typealias ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock> = ActorLimiter<WaitQueue<Strategy>, C>
+    where C.Duration == Duration
 
+extension ActorLimiter {
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`.
     ///
     /// - Throws: ``RateLimitInputError`` when `queueLimit` is negative.
-    public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C) throws(RateLimitInputError) {
-        timeline = ClockTimeline(clock: clock)
-        waits = try WaitQueue(strategy, queueLimit: queueLimit, at: .origin)
+    public init<Strategy>(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C) throws(RateLimitInputError)
+    where Machine == WaitQueue<Strategy> {
+        self.init(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
     }
-
-    deinit {
-        timer?.cancel()
-        var queue = waits
-        for completion in queue.close() { continuations[completion.ticket]?.resume(returning: (completion.outcome, .origin)) }
-    }
-
-    // MARK: Requests
 
     /// Takes `permits` now if the limiter and the waiters ahead allow it; never waits (WQ-4).
-    public func tryAcquire(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+    public func tryAcquire<Strategy>(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome
+    where Machine == WaitQueue<Strategy> {
         guard !isClosed else { return .closed }
-        let now = timeline.now()
-        let (outcome, completions) = waits.tryAcquire(permits, priority: priority, at: now)
-        deliver(completions, at: now)
-        return outcome
+        return run { queue, now in
+            let (outcome, completions) = queue.tryAcquire(permits, priority: priority, at: now)
+            return (outcome, RateLimitEffects(completions: completions))
+        }
     }
 
     /// Waits until `permits` are granted (WQ-4, WQ-5). A `delayed` grant (leaky bucket queue) also
@@ -52,136 +32,57 @@ public actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock> where C.Dur
     ///
     /// - Parameter timeout: how long to wait at most; `nil` waits as long as it takes.
     /// - Throws: ``RateLimitAcquireError``: rejected at once, timed out, cancelled, or closed.
-    public func acquire(
+    public func acquire<Strategy>(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
-    ) async throws(RateLimitAcquireError) -> RateLimitGrant {
+    ) async throws(RateLimitAcquireError) -> RateLimitGrant where Machine == WaitQueue<Strategy> {
         guard !isClosed else { throw .closed }
         let now = timeline.now()
         let deadline = timeout.map { timeline.deadline(after: $0, from: now) }
-        let (ticket, completions) = waits.acquire(permits, priority: priority, deadline: deadline, at: now)
-        let outcome: WaitOutcome
-        let decided: RateLimitInstant
-        if let immediate = completions.first(where: { $0.ticket == ticket }) {
-            deliver(completions.filter { $0.ticket != ticket }, at: now)
-            (outcome, decided) = (immediate.outcome, now)
-            countScheduledStart(outcome)
-        } else {
-            deliver(completions, at: now)
-            (outcome, decided) = await withTaskCancellationHandler {
-                await withCheckedContinuation { continuations[ticket] = $0 }
-            } onCancel: { [weak self] in
-                guard let limiter = self else { return }
-                Task { await limiter.cancel(ticket) }
-            }
-        }
-        let grant = try outcome.grant(permits: permits).get()
-        if case .delayed(let wait, _)? = grant.answer {
-            // The slot is taken; the caller's turn starts `wait` after the grant (counted since then).
-            defer { scheduledStarts -= 1 }
-            let start = timeline.reading(afterNanoseconds: wait, from: decided)
-            do { try await timeline.clock.sleep(until: start, tolerance: nil) } catch { throw .cancelled }
-        }
-        return grant
+        let (ticket, completions) = machine.acquire(permits, priority: priority, deadline: deadline, at: now)
+        return try await outcome(of: ticket, permits: permits, effects: RateLimitEffects(completions: completions), at: now)
     }
 
     /// Gives back permits (concurrency limiter) and serves the waiters (WQ-8).
     @discardableResult
-    public func release(_ permits: Int64) -> RateLimitResult {
-        let now = timeline.now()
-        let (result, completions) = waits.release(permits, at: now)
-        deliver(completions, at: now)
-        return result
+    public func release<Strategy>(_ permits: Int64) -> RateLimitResult where Machine == WaitQueue<Strategy> {
+        run { queue, now in
+            let (result, completions) = queue.release(permits, at: now)
+            return (result, RateLimitEffects(completions: completions))
+        }
     }
 
     /// Resets the strategy's state; waiters are served from the fresh state (WQ-8).
     @discardableResult
-    public func reset() -> RateLimitResult {
-        let now = timeline.now()
-        let (result, completions) = waits.reset(at: now)
-        deliver(completions, at: now)
-        return result
+    public func reset<Strategy>() -> RateLimitResult where Machine == WaitQueue<Strategy> {
+        run { queue, now in
+            let (result, completions) = queue.reset(at: now)
+            return (result, RateLimitEffects(completions: completions))
+        }
     }
 
     /// Replaces the configuration; waiters are served under the new one (WQ-8).
     @discardableResult
-    public func reconfigure(_ strategy: Strategy) -> RateLimitResult {
-        let now = timeline.now()
-        let (result, completions) = waits.reconfigure(strategy, at: now)
-        deliver(completions, at: now)
-        return result
+    public func reconfigure<Strategy>(_ strategy: Strategy) -> RateLimitResult where Machine == WaitQueue<Strategy> {
+        run { queue, now in
+            let (result, completions) = queue.reconfigure(strategy, at: now)
+            return (result, RateLimitEffects(completions: completions))
+        }
     }
 
     /// The permits an acquire could take now, without taking any: `tryAcquire(0)`, which serves
     /// the waiters due first (0 once closed).
-    public func remaining() -> Int64 {
+    public func remaining<Strategy>() -> Int64 where Machine == WaitQueue<Strategy> {
         if case .granted(let answer) = tryAcquire(0) { answer.remaining ?? 0 } else { 0 }
     }
 
-    /// Requests waiting in the queue for a grant.
-    public var waitingCount: Int { waits.waitingCount }
-
-    /// Granted requests waiting for their scheduled start (leaky bucket queue).
-    public var scheduledCount: Int { scheduledStarts }
-
     /// The strategy in force.
-    public var strategy: Strategy { waits.limiter.strategy }
-
-    /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
-    public func close() {
-        isClosed = true
-        timer?.cancel()
-        timer = nil
-        deliver(waits.close(), at: timeline.now())
-    }
-
-    // MARK: The shell
-
-    private func cancel(_ ticket: WaitTicket) {
-        let now = timeline.now()
-        deliver(waits.cancel(ticket, at: now), at: now)
-    }
-
-    private func wake() {
-        // `timer` is kept: if another call re-armed it between this timer's firing and this wake,
-        // `deliver` must cancel that newer timer before arming the next one, or it would be orphaned.
-        timerTarget = nil
-        let now = timeline.now()
-        deliver(waits.advance(to: now), at: now)
-    }
-
-    /// A grant with a scheduled start counts as waiting for it from the instant of the grant.
-    private func countScheduledStart(_ outcome: WaitOutcome) {
-        if case .granted(.delayed) = outcome { scheduledStarts += 1 }
-    }
-
-    /// Resumes the continuations of tickets completed at `now` and re-arms the timer for the
-    /// next wake-up.
-    private func deliver(_ completions: [WaitCompletion], at now: RateLimitInstant) {
-        for completion in completions {
-            guard let continuation = continuations.removeValue(forKey: completion.ticket) else { continue }
-            countScheduledStart(completion.outcome)
-            continuation.resume(returning: (completion.outcome, now))
-        }
-        let target = isClosed ? nil : waits.nextWakeUp(at: now)
-        guard target != timerTarget else { return }
-        timer?.cancel()
-        timerTarget = target
-        guard let target else {
-            timer = nil
-            return
-        }
-        let reading = timeline.reading(of: target)
-        let clock = timeline.clock
-        timer = Task { [weak self] in
-            do { try await clock.sleep(until: reading, tolerance: nil) } catch { return }
-            await self?.wake()
-        }
-    }
+    public func strategy<Strategy>() -> Strategy where Machine == WaitQueue<Strategy> { machine.limiter.strategy }
 }
 
-extension ActorRateLimiter where C == ContinuousClock {
+extension ActorLimiter where C == ContinuousClock {
     /// A limiter of `strategy` on the continuous clock.
-    public init(_ strategy: Strategy, queueLimit: Int64 = 0) throws(RateLimitInputError) {
+    public init<Strategy>(_ strategy: Strategy, queueLimit: Int64 = 0) throws(RateLimitInputError)
+    where Machine == WaitQueue<Strategy> {
         try self.init(strategy, queueLimit: queueLimit, clock: ContinuousClock())
     }
 }

@@ -69,14 +69,6 @@ public enum RegistryEvent: Hashable, Sendable {
     case statusChanged(key: String, from: QuotaStatus, to: QuotaStatus, remaining: Int64, at: RateLimitInstant)
 }
 
-/// What an operation decided: outcomes to deliver and events to report, in the order they happened.
-public struct RegistryEffects: Hashable, Sendable {
-    public internal(set) var completions: [WaitCompletion] = []
-    public internal(set) var events: [RegistryEvent] = []
-
-    public init() {}
-}
-
 /// Limiters by key, configured by rules (Spec/Registry.md).
 public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     typealias Limit = KeyLimit<Strategy>
@@ -116,7 +108,13 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         var queued: UInt64 = 0
         var rule: UInt32
         /// Bit 0: disabled. Bits 1–2: the status last reported. Bit 3: forgotten (a free slot).
+        /// Bit 4: reported as throttled (its end is still to be reported).
         var flags: UInt8 = 0
+
+        var throttleReported: Bool {
+            get { flags & 16 != 0 }
+            set { flags = newValue ? flags | 16 : flags & ~16 }
+        }
 
         var held: Bool {
             get { flags & 8 == 0 }
@@ -188,7 +186,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     public mutating func acquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
         at now: RateLimitInstant
-    ) -> (ticket: WaitTicket, effects: RegistryEffects) {
+    ) -> (ticket: WaitTicket, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         let ticket = issue()
         request(key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant, &effects)
@@ -199,7 +197,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// with the reason (WQ-4). Its outcome is returned, not in the effects.
     public mutating func tryAcquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, at now: RateLimitInstant
-    ) -> (outcome: WaitOutcome, effects: RegistryEffects) {
+    ) -> (outcome: WaitOutcome, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         let ticket = issue()
         request(key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false, at: instant, &effects)
@@ -210,7 +208,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Cancels a waiting request (WQ-6); a ticket that already has its outcome is left alone.
-    public mutating func cancel(_ ticket: WaitTicket, at now: RateLimitInstant) -> RegistryEffects {
+    public mutating func cancel(_ ticket: WaitTicket, at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
         if let (slot, _) = waiting[ticket] {
             inQueue(slot, at: instant, &effects) { $0.cancel(ticket, at: instant) }
@@ -219,24 +217,24 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Serves what is due at `now` (REG-11): waiters, throttles that end, quota that recovers.
-    public mutating func advance(to now: RateLimitInstant) -> RegistryEffects {
+    public mutating func advance(to now: RateLimitInstant) -> RateLimitEffects {
         end(begin(at: now).effects, now)
     }
 
     // MARK: Key operations (REG-4, REG-7)
 
     /// Gives back permits on `key` (concurrency limits) and serves its waiters.
-    public mutating func release(_ key: String, permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RegistryEffects) {
+    public mutating func release(_ key: String, permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
         keyEvent(key, .release(permits), at: now)
     }
 
     /// Resets `key`'s limit to a new one's state; its key state and its waiters stay.
-    public mutating func reset(_ key: String, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RegistryEffects) {
+    public mutating func reset(_ key: String, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
         keyEvent(key, .reset, at: now)
     }
 
     /// Resets every key's limit.
-    public mutating func resetAll(at now: RateLimitInstant) -> RegistryEffects {
+    public mutating func resetAll(at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
         for slot in heldSlots {
             _ = change(slot, at: instant, &effects) { $0.step(.reset, at: instant) }
@@ -245,7 +243,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Gives `key` a configuration of its own (REG-7); its state maps as the strategy's reconfigure says.
-    public mutating func reconfigure(_ key: String, to strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RegistryEffects) {
+    public mutating func reconfigure(_ key: String, to strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
         if let rule = ruleIndex(for: key) {
             do throws(RateLimitInputError) {
                 _ = try rules[rule].reconfigured(strategy)
@@ -263,7 +261,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     ///
     /// - Throws: ``RateLimitRegistryError/unknownRule(_:)``, or ``RateLimitRegistryError/invalidRule(_:_:)``
     ///   when the rule's warning threshold does not fit the new limit.
-    public mutating func reconfigure(rule pattern: KeyPattern, to strategy: Strategy, at now: RateLimitInstant) throws(RateLimitRegistryError) -> RegistryEffects {
+    public mutating func reconfigure(rule pattern: KeyPattern, to strategy: Strategy, at now: RateLimitInstant) throws(RateLimitRegistryError) -> RateLimitEffects {
         guard let index = rules.firstIndex(where: { $0.keys == pattern }) else { throw .unknownRule(pattern) }
         let reconfigured: RateLimitRule<Strategy>
         do throws(RateLimitInputError) { reconfigured = try rules[index].reconfigured(strategy) } catch { throw .invalidRule(pattern, error) }
@@ -277,24 +275,25 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// Throttles `key` until `until` (REG-4): only critical requests pass before then. A later call
     /// replaces the instant; one at or before now ends the throttle. A disabled key stays disabled.
-    public mutating func throttle(_ key: String, until: RateLimitInstant, at now: RateLimitInstant) -> RegistryEffects {
+    public mutating func throttle(_ key: String, until: RateLimitInstant, at now: RateLimitInstant) -> RateLimitEffects {
         transition(key, to: .throttled(until: until), at: now)
     }
 
     /// Disables `key` (REG-4): every request passes at once; its waiters are let through.
-    public mutating func disable(_ key: String, at now: RateLimitInstant) -> RegistryEffects {
+    public mutating func disable(_ key: String, at now: RateLimitInstant) -> RateLimitEffects {
         transition(key, to: .disabled, at: now)
     }
 
     /// Returns `key` to accepting (REG-4): ends a throttle or a disable.
-    public mutating func resume(_ key: String, at now: RateLimitInstant) -> RegistryEffects {
+    public mutating func resume(_ key: String, at now: RateLimitInstant) -> RateLimitEffects {
         transition(key, to: .accepting, at: now)
     }
 
     /// REG-4: moves `key` towards `target`, reporting the change of state before the status it causes.
-    private mutating func transition(_ key: String, to target: KeyState, at now: RateLimitInstant) -> RegistryEffects {
+    private mutating func transition(_ key: String, to target: KeyState, at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
         guard let slot = slot(for: key, at: instant, &effects) else { return end(effects, now) }
+        inQueue(slot, at: instant, &effects) { $0.advance(to: instant) }  // what fell due before now happens first
         let before = keyState(slot, at: instant)
         switch target {
         case .throttled(let until):
@@ -308,6 +307,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             setThrottle(slot, 0)
         }
         let after = keyState(slot, at: instant)
+        if case .throttled = after { entries[Int(slot)].throttleReported = true } else { entries[Int(slot)].throttleReported = false }
         if before != after { effects.events.append(.stateChanged(key: key, from: before, to: after, at: instant)) }
         inQueue(slot, at: instant, &effects) { queue in
             if case .disabled = target { return queue.drain(.bypassed) }
@@ -317,7 +317,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Ends every waiter with `closed` (WQ-9).
-    public mutating func close(at now: RateLimitInstant) -> RegistryEffects {
+    public mutating func close(at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
         for slot in queues.keys.sorted() { inQueue(slot, at: instant, &effects) { $0.close() } }
         return end(effects, now)
@@ -351,23 +351,27 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     // MARK: Operations
 
     /// REG-3: the instant an operation at `now` applies at, after serving everything due by then.
-    private mutating func begin(at now: RateLimitInstant) -> (instant: RateLimitInstant, effects: RegistryEffects) {
+    private mutating func begin(at now: RateLimitInstant) -> (instant: RateLimitInstant, effects: RateLimitEffects) {
         latest = max(latest, now.nanoseconds)
         let instant = RateLimitInstant(validated: latest)
-        var effects = RegistryEffects()
+        var effects = RateLimitEffects()
+        // REG-11: what fell due since the last operation, in time order, each at its own instant
+        // (as a timer firing on time would have served it), so that waking late changes nothing
+        // but latency and events come in the order they happened.
         while let first = wakeUps.first, first.deadline <= latest {
             wakeUps.removeFirst()
             let slot = first.payload
             guard scheduled[slot] == first.deadline else { continue }  // superseded by an earlier one
             scheduled[slot] = nil
             guard entries[Int(slot)].held else { continue }  // forgotten
-            inQueue(slot, at: instant, &effects) { $0.advance(to: instant) }
+            let due = RateLimitInstant(validated: first.deadline)
+            inQueue(slot, at: due, &effects) { $0.advance(to: due) }
         }
         return (instant, effects)
     }
 
     /// REG-3: the effects as the caller at `now` sees them (spans count from `now`).
-    private func end(_ effects: RegistryEffects, _ now: RateLimitInstant) -> RegistryEffects {
+    private func end(_ effects: RateLimitEffects, _ now: RateLimitInstant) -> RateLimitEffects {
         effects.shifted(by: latest - now.nanoseconds)
     }
 
@@ -379,7 +383,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// REG-5: decides or queues a request on `key`, creating the key if needed (REG-3, REG-8).
     private mutating func request(
         _ key: String, ticket: WaitTicket, permits: Int64, priority: RateLimitPriority, timeout: Duration?,
-        mayWait: Bool, at instant: RateLimitInstant, _ effects: inout RegistryEffects
+        mayWait: Bool, at instant: RateLimitInstant, _ effects: inout RateLimitEffects
     ) {
         guard let slot = slot(for: key, at: instant, &effects) else {
             let reason: WaitRejection = ruleIndex(for: key) == nil ? .unknownKey : .tooManyKeys
@@ -405,7 +409,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
                 finish(ticket, key: key, slot: slot, permits: permits, outcome: .rejected(.limited(refusal)), at: instant, &effects)
                 return settle(slot, [], at: instant, &effects)
             }
-            queues[slot] = WaitQueue(limiter: limiter, queueLimit: rule.queueLimit)
+            queues[slot] = WaitQueue(limiter: limiter, queueLimit: rule.queueLimit, at: instant)
             return request(key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant, &effects)
         }
         var completions: [WaitCompletion]
@@ -433,7 +437,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// An event on `key`'s limit (release, reset, reconfigure) at the registry's instant.
     private mutating func keyEvent(
         _ key: String, _ event: RateLimitEvent<Limit>, at now: RateLimitInstant
-    ) -> (result: RateLimitResult, effects: RegistryEffects) {
+    ) -> (result: RateLimitResult, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         guard let slot = slot(for: key, at: instant, &effects) else {
             return (.invalid(ruleIndex(for: key) == nil ? Self.unknownKeyError : Self.tooManyKeysError), end(effects, now))
@@ -457,7 +461,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// The slot of `key`, created at `instant` in its rule's initial state when new; `nil` when
     /// no rule matches or the registry is full of keys that are not idle (REG-8). An existing key
     /// first reports what time did to it (REG-6).
-    private mutating func slot(for key: String, at instant: RateLimitInstant, _ effects: inout RegistryEffects) -> UInt32? {
+    private mutating func slot(for key: String, at instant: RateLimitInstant, _ effects: inout RateLimitEffects) -> UInt32? {
         if let slot = slot(of: key) {
             catchUp(slot, to: instant, &effects)
             return slot
@@ -526,7 +530,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// Applies `body` to the key's limiter (in its queue when it has one, which is then served at
     /// `instant`) and settles the key.
     private mutating func change(
-        _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RegistryEffects,
+        _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RateLimitEffects,
         _ body: (inout RateLimiter<Limit>) -> RateLimitResult
     ) -> RateLimitResult {
         var result = RateLimitResult.allowed(remaining: 0)
@@ -543,7 +547,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// Runs `body` on the key's queue, if it has one, and settles the key with its completions.
     private mutating func inQueue(
-        _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RegistryEffects,
+        _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RateLimitEffects,
         _ body: (inout WaitQueue<Limit>) -> [WaitCompletion]
     ) {
         catchUp(slot, to: instant, &effects)
@@ -555,7 +559,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// After a change at `instant`: delivers the key's completions, writes back a queue that
     /// emptied, reports a status change (REG-6) and schedules the key's next wake-up (REG-11).
-    private mutating func settle(_ slot: UInt32, _ completions: [WaitCompletion], at instant: RateLimitInstant, _ effects: inout RegistryEffects) {
+    private mutating func settle(_ slot: UInt32, _ completions: [WaitCompletion], at instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
         guard let key = key(of: slot) else { return }
         for completion in completions {
             guard let (_, permits) = waiting.removeValue(forKey: completion.ticket) else { continue }
@@ -578,9 +582,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// Records an outcome in the statistics and the events, and hands it to the adapter (REG-9, REG-10).
     private mutating func finish(
         _ ticket: WaitTicket, key: String, slot: UInt32?, permits: Int64, outcome: WaitOutcome, at instant: RateLimitInstant,
-        _ effects: inout RegistryEffects
+        _ effects: inout RateLimitEffects
     ) {
-        effects.completions.append(WaitCompletion(ticket: ticket, outcome: outcome))
+        effects.completions.append(WaitCompletion(ticket: ticket, outcome: outcome, at: instant))
         switch outcome {
         case .granted, .bypassed:
             counted.admitted += 1
@@ -598,16 +602,17 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// Reports what time did to a key since its last change, each transition at the instant it
     /// happened and in time order: a throttle that ended, then quota that recovered.
-    private mutating func catchUp(_ slot: UInt32, to instant: RateLimitInstant, _ effects: inout RegistryEffects) {
+    private mutating func catchUp(_ slot: UInt32, to instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
         guard let key = key(of: slot) else { return }
         while true {
+            // The limit itself ignores a throttle once its instant passes (KeyLimit); only the report is due.
             let until = limiter(slot).state.throttledUntil
-            let throttleEnd = until > 0 && until <= instant.nanoseconds ? until : nil
+            let throttleEnd = entries[Int(slot)].throttleReported && until <= instant.nanoseconds ? until : nil
             let recovery = recoveries[slot].flatMap { $0 <= instant.nanoseconds ? $0 : nil }
             if let throttleEnd, recovery.map({ throttleEnd <= $0 }) ?? true {
                 let at = RateLimitInstant(validated: throttleEnd)
                 effects.events.append(.stateChanged(key: key, from: .throttled(until: at), to: .accepting, at: at))
-                setThrottle(slot, 0)
+                entries[Int(slot)].throttleReported = false
                 recoveries[slot] = nextRecovery(slot, from: at)
                 continue
             }
@@ -644,9 +649,10 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     private mutating func schedule(_ slot: UInt32, at instant: RateLimitInstant) {
         var next = queues[slot]?.nextWakeUp(at: instant)?.nanoseconds
         let until = limiter(slot).state.throttledUntil
-        if until > 0 { next = min(next ?? until, until) }
+        if entries[Int(slot)].throttleReported { next = min(next ?? until, until) }
         if let recovery = recoveries[slot] { next = min(next ?? recovery, recovery) }
-        guard let next, scheduled[slot].map({ next < $0 }) ?? true else { return }
+        // Never before `instant`: everything due by then was served (a queue's cancelled deadlines linger).
+        guard let next = next.map({ max($0, instant.nanoseconds) }), scheduled[slot].map({ next < $0 }) ?? true else { return }
         scheduled[slot] = next
         wakeUps.insert(deadline: next, slot)
     }
@@ -701,12 +707,12 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 }
 
-extension RegistryEffects {
+extension RateLimitEffects {
     /// The effects as seen from `shift` nanoseconds earlier (REG-3): waits and retry-afters grow.
-    func shifted(by shift: Int64) -> RegistryEffects {
+    func shifted(by shift: Int64) -> RateLimitEffects {
         guard shift > 0 else { return self }
         var copy = self
-        copy.completions = completions.map { WaitCompletion(ticket: $0.ticket, outcome: $0.outcome.shifted(by: shift)) }
+        copy.completions = completions.map { WaitCompletion(ticket: $0.ticket, outcome: $0.outcome.shifted(by: shift), at: $0.at) }
         copy.events = events.map { event in
             guard case .rejected(let key, let permits, let outcome, let at) = event else { return event }
             return .rejected(key: key, permits: permits, outcome: outcome.shifted(by: shift), at: at)

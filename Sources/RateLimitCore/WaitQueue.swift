@@ -60,10 +60,18 @@ public enum WaitOutcome: Hashable, Sendable {
     case closed
 }
 
-/// A ticket's outcome, for the adapter to deliver.
+/// A ticket's outcome, for the adapter to deliver, and the instant it was decided at (a
+/// scheduled start counts its wait from there, WQ-12).
 public struct WaitCompletion: Hashable, Sendable {
     public let ticket: WaitTicket
     public let outcome: WaitOutcome
+    public let at: RateLimitInstant
+
+    public init(ticket: WaitTicket, outcome: WaitOutcome, at: RateLimitInstant) {
+        self.ticket = ticket
+        self.outcome = outcome
+        self.at = at
+    }
 }
 
 /// A limiter with a queue of waiting requests: pure, generic over the strategy (Spec/WaitQueue.md).
@@ -88,6 +96,8 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     private var liveCounts: [Int] = [0, 0, 0]
     private var deadlines = DeadlineHeap<WaitTicket>()
     private var issued: UInt64 = 0
+    /// The latest instant the queue was served at (WQ-7).
+    private var servedUpTo: Int64
 
     /// A wait queue for `strategy` created at `now` (WQ-1).
     ///
@@ -96,12 +106,15 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         try RateLimitInputError.checkNotNegative(queueLimit, "queueLimit")
         self.limiter = RateLimiter(strategy, at: now)
         self.queueLimit = queueLimit
+        servedUpTo = now.nanoseconds
     }
 
-    /// A wait queue around an existing limiter (a registry's key, REG-6), issuing no tickets itself.
-    init(limiter: RateLimiter<Strategy>, queueLimit: Int64) {
+    /// A wait queue around an existing limiter at `now` (a registry's key, REG-5), issuing no
+    /// tickets itself.
+    init(limiter: RateLimiter<Strategy>, queueLimit: Int64, at now: RateLimitInstant) {
         self.limiter = limiter
         self.queueLimit = queueLimit
+        servedUpTo = now.nanoseconds
     }
 
     /// Requests now waiting.
@@ -126,16 +139,16 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     mutating func acquire(
         _ permits: Int64, priority: RateLimitPriority, deadline: RateLimitInstant?, ticket: WaitTicket, at now: RateLimitInstant
     ) -> [WaitCompletion] {
-        var completions = serve(at: now)
+        var completions = catchUp(before: now) + serve(at: now)
         if let outcome = admitNewcomer(permits, priority: priority, at: now) {
-            completions.append(WaitCompletion(ticket: ticket, outcome: outcome))
-            return completions
+            completions.append(WaitCompletion(ticket: ticket, outcome: outcome, at: now))
+            return completions + servedAfterNewcomer(outcome, at: now)
         }
         // WQ-4 step 5: wait, unless the deadline has passed or the queue is full.
         if let deadline, deadline <= now {
-            completions.append(WaitCompletion(ticket: ticket, outcome: .timedOut))
+            completions.append(WaitCompletion(ticket: ticket, outcome: .timedOut, at: now))
         } else if permits > queueLimit - waitingPermits {
-            completions.append(WaitCompletion(ticket: ticket, outcome: .rejected(.queueFull)))
+            completions.append(WaitCompletion(ticket: ticket, outcome: .rejected(.queueFull), at: now))
         } else {
             enqueue(ticket, Waiter(permits: permits, priority: priority, deadline: deadline?.nanoseconds))
         }
@@ -146,10 +159,19 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     public mutating func tryAcquire(
         _ permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant
     ) -> (outcome: WaitOutcome, completions: [WaitCompletion]) {
-        let completions = serve(at: now)
-        if let outcome = admitNewcomer(permits, priority: priority, at: now) { return (outcome, completions) }
+        let completions = catchUp(before: now) + serve(at: now)
+        if let outcome = admitNewcomer(permits, priority: priority, at: now) {
+            return (outcome, completions + servedAfterNewcomer(outcome, at: now))
+        }
         if hasWaiters(atLeast: priority) { return (.rejected(.waitersAhead), completions) }
         return (.rejected(.limited(limiter.strategy.step(limiter.state, .acquire(permits), at: now).result)), completions)
+    }
+
+    /// A newcomer that took permits (overtaking lower priorities, WQ-4) can leave the head never
+    /// admissible (a schedule pushed past the end of the timeline): serving again answers it now.
+    private mutating func servedAfterNewcomer(_ outcome: WaitOutcome, at now: RateLimitInstant) -> [WaitCompletion] {
+        guard case .granted = outcome, !waiters.isEmpty else { return [] }
+        return serve(at: now)
     }
 
     /// WQ-4 steps 1–4: the outcome decided at once, or `nil` when the request must wait.
@@ -181,34 +203,38 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     /// Cancels a waiting request (WQ-6); a ticket that already has its outcome is left alone.
     public mutating func cancel(_ ticket: WaitTicket, at now: RateLimitInstant) -> [WaitCompletion] {
-        var completions: [WaitCompletion] = []
-        if remove(ticket) != nil { completions.append(WaitCompletion(ticket: ticket, outcome: .cancelled)) }
+        var completions = catchUp(before: now)
+        guard remove(ticket) != nil else { return completions + serve(at: now) }
+        completions.append(WaitCompletion(ticket: ticket, outcome: .cancelled, at: now))
         return completions + serve(at: now)
     }
 
-    /// Serves the queue at `now` (WQ-5): what a wake-up does.
+    /// Serves the queue up to `now` (WQ-7): what a wake-up does.
     public mutating func advance(to now: RateLimitInstant) -> [WaitCompletion] {
-        serve(at: now)
+        catchUp(before: now) + serve(at: now)
     }
 
     // MARK: Other events (WQ-8)
 
     /// Gives back permits (concurrency limiter), then serves the queue.
     public mutating func release(_ permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, completions: [WaitCompletion]) {
+        let completions = catchUp(before: now)
         let result = limiter.step(.release(permits), at: now)
-        return (result, serve(at: now))
+        return (result, completions + serve(at: now))
     }
 
     /// Resets the strategy's state; waiters stay and are served from the fresh state.
     public mutating func reset(at now: RateLimitInstant) -> (result: RateLimitResult, completions: [WaitCompletion]) {
+        let completions = catchUp(before: now)
         let result = limiter.step(.reset, at: now)
-        return (result, serve(at: now))
+        return (result, completions + serve(at: now))
     }
 
     /// Replaces the configuration; waiters stay and are served under the new one.
     public mutating func reconfigure(_ strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, completions: [WaitCompletion]) {
+        let completions = catchUp(before: now)
         let result = limiter.step(.reconfigure(strategy), at: now)
-        return (result, serve(at: now))
+        return (result, completions + serve(at: now))
     }
 
     /// Shuts the queue down (WQ-9): every waiter is `closed`.
@@ -218,7 +244,8 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     /// Ends every waiter with `outcome`, in ticket order, and empties the queue.
     mutating func drain(_ outcome: WaitOutcome) -> [WaitCompletion] {
-        let completions = waiters.keys.sorted().map { WaitCompletion(ticket: $0, outcome: outcome) }
+        let at = RateLimitInstant(validated: servedUpTo)
+        let completions = waiters.keys.sorted().map { WaitCompletion(ticket: $0, outcome: outcome, at: at) }
         waiters.removeAll()
         lines = [[], [], []]
         lineStarts = [0, 0, 0]
@@ -231,8 +258,13 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// Applies `change` to the limiter (a registry's key event or throttle, REG-4), then serves the
     /// queue at `now` (not at all when `now` is `nil`).
     mutating func updateLimiter(at now: RateLimitInstant?, _ change: (inout RateLimiter<Strategy>) -> Void) -> [WaitCompletion] {
+        guard let now else {
+            change(&limiter)
+            return []
+        }
+        let completions = catchUp(before: now)
         change(&limiter)
-        return now.map { serve(at: $0) } ?? []
+        return completions + serve(at: now)
     }
 
     // MARK: Wake-up (WQ-7)
@@ -257,7 +289,22 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     // MARK: Serving (WQ-5)
 
+    /// WQ-7: serves every wake-up due after the last instant served and before `now`, each at its
+    /// own instant, as a timer firing on time would have. So an adapter woken late, or not at all
+    /// before its next call, gets the same decisions, only later.
+    private mutating func catchUp(before now: RateLimitInstant) -> [WaitCompletion] {
+        var completions: [WaitCompletion] = []
+        while servedUpTo < now.nanoseconds, let wake = nextWakeUp(at: RateLimitInstant(validated: servedUpTo)),
+              wake.nanoseconds < now.nanoseconds {
+            let before = (servedUpTo, waiters.count, deadlines.count)
+            completions += serve(at: RateLimitInstant(validated: max(wake.nanoseconds, servedUpTo)))
+            if (servedUpTo, waiters.count, deadlines.count) == before { break }  // nothing moved: serving at `now` will do
+        }
+        return completions
+    }
+
     private mutating func serve(at now: RateLimitInstant) -> [WaitCompletion] {
+        servedUpTo = max(servedUpTo, now.nanoseconds)
         var completions = expire(through: now.nanoseconds, inclusive: false)  // 1. deadlines before now
         while true {
             serving: while let ticket = head(), let waiter = waiters[ticket] {  // 2. heads the strategy admits
@@ -270,7 +317,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
                 case .rejected, .rejectedUntilRelease: break serving
                 }
                 _ = remove(ticket)
-                completions.append(WaitCompletion(ticket: ticket, outcome: outcome))
+                completions.append(WaitCompletion(ticket: ticket, outcome: outcome, at: now))
             }
             // 3. deadlines at now; a head that timed out may uncover one admissible at now.
             let expired = expire(through: now.nanoseconds, inclusive: true)
@@ -284,7 +331,9 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         var completions: [WaitCompletion] = []
         while let first = deadlines.first, first.deadline < instant || (inclusive && first.deadline == instant) {
             deadlines.removeFirst()
-            if remove(first.payload) != nil { completions.append(WaitCompletion(ticket: first.payload, outcome: .timedOut)) }
+            if remove(first.payload) != nil {
+                completions.append(WaitCompletion(ticket: first.payload, outcome: .timedOut, at: RateLimitInstant(validated: instant)))
+            }
         }
         return completions
     }

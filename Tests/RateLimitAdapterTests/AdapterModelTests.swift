@@ -86,6 +86,19 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
             var waiting = Waiting()
             var now: Int64 = 0
             var failed = false
+            /// The instant of the adapter's last operation or wake-up, from which it armed its timer.
+            var lastDelivered = RateLimitInstant.origin
+
+            /// The adapter's timer, mirrored on the model: every wake-up the clock has reached, each
+            /// served at its own instant (WQ-7), as the adapter's timer does.
+            func timerWakeUps(to position: Int64) -> [WaitCompletion] {
+                var completions: [WaitCompletion] = []
+                while let wake = model.nextWakeUp(at: lastDelivered), wake.nanoseconds <= position, completions.count < 100_000 {
+                    completions += model.advance(to: wake)
+                    lastDelivered = wake
+                }
+                return completions
+            }
 
             /// Awaits the adapter's outcomes for the model's completions and compares them.
             func settle(_ completions: [WaitCompletion], step: Int) async {
@@ -94,7 +107,7 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                     guard let task = waiting.tasks.removeValue(forKey: completion.ticket) else { continue }
                     let expected = completion.outcome.grant(permits: waiting.permits[completion.ticket] ?? 0)
                     if case .success(let grant) = expected, case .delayed(let wait, _)? = grant.answer {
-                        waiting.deferred.append((completion.ticket, expected, now + wait))
+                        waiting.deferred.append((completion.ticket, expected, completion.at.nanoseconds + wait))
                         waiting.tasks[completion.ticket] = task
                         continue
                     }
@@ -134,10 +147,12 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                     waiting.permits[ticket] = permits
                     log.append("  acquire \(ticket) permits \(permits) \(priority) timeout \(timeout.map { "\($0)" } ?? "none") wake \(model.nextWakeUp(at: instant).map { "\($0)" } ?? "none")")
                     waiting.tasks[ticket] = Task { await adapter.acquire(permits, priority: priority, timeout: timeout) }
+                    lastDelivered = instant
                     await settle(completions, step: step)
                 case 45..<55:
                     let permits = rng.int(in: 1...3)
                     let expected = model.tryAcquire(permits, priority: .normal, at: instant)
+                    lastDelivered = instant
                     let got = await adapter.tryAcquire(permits, priority: .normal)
                     if !holds("\(got)" == "\(expected.outcome)", "\(adapter.name) step \(step) tryAcquire: got \(got), want \(expected.outcome)", replay: replay) { failed = true }
                     await settle(expected.completions, step: step)
@@ -151,22 +166,25 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                     }
                     move(clock, to: now)
                     log.append("  advance to \(now)")
-                    await settle(model.advance(to: RateLimitInstant.fromManual(now)), step: step)
+                    await settle(timerWakeUps(to: now), step: step)
                 case 80..<88 where adapter.cancellable:
                     let tickets = waiting.tasks.keys.sorted()
                     guard !tickets.isEmpty else { continue }
                     let ticket = tickets[Int(rng.int(in: 0...Int64(tickets.count - 1)))]
                     guard model.isWaiting(ticket) else { continue }
                     waiting.tasks[ticket]?.cancel()
+                    lastDelivered = instant
                     await settle(model.cancel(ticket, at: instant), step: step)
                 case 88..<94:
                     let permits = rng.int(in: 0...2)
                     let expected = model.release(permits, at: instant)
+                    lastDelivered = instant
                     let got = await adapter.release(permits)
                     if !holds(got == expected.result, "\(adapter.name) step \(step) release: got \(got), want \(expected.result)", replay: replay) { failed = true }
                     await settle(expected.completions, step: step)
                 case 94..<100:
                     let expected = model.reset(at: instant)
+                    lastDelivered = instant
                     let got = await adapter.reset()
                     if !holds(got == expected.result, "\(adapter.name) step \(step) reset: got \(got), want \(expected.result)", replay: replay) { failed = true }
                     await settle(expected.completions, step: step)
@@ -181,7 +199,7 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                 guard let last = waiting.deferred.map(\.2).max(), last > now else { break }
                 now = last
                 move(clock, to: now)
-                await settle(model.advance(to: RateLimitInstant.fromManual(now)), step: 60 + round)
+                await settle(timerWakeUps(to: now), step: 60 + round)
             }
             for (ticket, expected, _) in waiting.deferred {
                 guard let task = waiting.tasks.removeValue(forKey: ticket) else { continue }

@@ -97,7 +97,7 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
         var expected = harness.serveModels(at: instant)
         var ownRefusals = 0  // tryAcquire's outcome is returned, not in the completions; its event is in the effects
         let roll = rng.int(in: 0...99)
-        let got: RegistryEffects
+        let got: RateLimitEffects
         switch roll {
         case 0..<50:
             let permits = rng.chance(3) ? -1 : rng.int(in: 0...4)
@@ -107,7 +107,7 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
             harness.requests += 1
             got = effects
             guard var model = harness.model(key, at: instant), let rule = harness.rule(key) else {
-                expected.append((key, WaitCompletion(ticket: WaitTicket(rawValue: .max - ticket.rawValue), outcome: .rejected(.unknownKey))))
+                expected.append((key, WaitCompletion(ticket: WaitTicket(rawValue: .max - ticket.rawValue), outcome: .rejected(.unknownKey), at: instant)))
                 harness.tickets[ticket] = (key, WaitTicket(rawValue: .max - ticket.rawValue))
                 break
             }
@@ -116,7 +116,7 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
                 // REG-5: under `reject` an acquire is a tryAcquire.
                 let answer = model.tryAcquire(permits, priority: priority, at: instant)
                 modelTicket = WaitTicket(rawValue: .max - ticket.rawValue)
-                expected += (answer.completions + [WaitCompletion(ticket: modelTicket, outcome: answer.outcome)]).map { (key, $0) }
+                expected += (answer.completions + [WaitCompletion(ticket: modelTicket, outcome: answer.outcome, at: instant)]).map { (key, $0) }
             } else {
                 let deadline = (timeout.map { $0.components.attoseconds / 1_000_000_000 } ?? rule.timeoutNanoseconds).map { instant.advanced(byNanoseconds: $0) ?? .end }
                 let (issued, completions) = model.acquire(permits, priority: priority, deadline: deadline, at: instant)
@@ -280,14 +280,15 @@ struct RegistryTests {
         #expect(registry.nextWakeUp == t(1_000))
         #expect(registry.advance(to: t(999)).completions.isEmpty)
         let ended = registry.advance(to: t(1_005))
-        #expect(ended.completions == [WaitCompletion(ticket: waiter, outcome: .granted(.allowed(remaining: 1)))])
+        #expect(ended.completions == [WaitCompletion(ticket: waiter, outcome: .granted(.allowed(remaining: 1)), at: t(1_000))])
         #expect(ended.events.first == .stateChanged(key: "k", from: .throttled(until: t(1_000)), to: .accepting, at: t(1_000)))
         #expect(ended.events.filter { if case .stateChanged = $0 { true } else { false } }.count == 1)
         #expect(registry.quota(of: "k", at: t(1_005))?.state == .accepting)
-        // A longer own wait wins over the throttle's: the retry-after stays tight.
+        // A longer own wait wins over the throttle's: the retry-after stays tight. (The waiter took
+        // its token at 1,000, so after this one the next comes at 1,100.)
         _ = registry.tryAcquire("k", at: t(1_005))
         _ = registry.throttle("k", until: t(1_050), at: t(1_010))
-        #expect(registry.tryAcquire("k", at: t(1_010)).outcome == .rejected(.limited(.rejected(retryAfterNanoseconds: 95))))
+        #expect(registry.tryAcquire("k", at: t(1_010)).outcome == .rejected(.limited(.rejected(retryAfterNanoseconds: 90))))
         // Resuming ends the throttle at once, reported once.
         let resumed = registry.resume("k", at: t(1_020))
         #expect(resumed.events.first == .stateChanged(key: "k", from: .throttled(until: t(1_050)), to: .accepting, at: t(1_020)))
@@ -306,7 +307,7 @@ struct RegistryTests {
             steps: for step in 0..<200 {
                 now += rng.int(in: 0...30)
                 let key = rng.pick(keyPool)
-                let effects: RegistryEffects
+                let effects: RateLimitEffects
                 var outcome: WaitOutcome?
                 let priority = rng.chance(10) ? RateLimitPriority.critical : .normal
                 switch rng.int(in: 0...99) {
@@ -345,7 +346,7 @@ struct RegistryTests {
         #expect(registry.tryAcquire("k", at: t(0)).outcome == .granted(.allowed(remaining: 0)))
         let (waiter, _) = registry.acquire("k", at: t(1))
         let disabled = registry.disable("k", at: t(2))
-        #expect(disabled.completions == [WaitCompletion(ticket: waiter, outcome: .bypassed)])
+        #expect(disabled.completions == [WaitCompletion(ticket: waiter, outcome: .bypassed, at: t(2))])
         #expect(disabled.events.first == .stateChanged(key: "k", from: .accepting, to: .disabled, at: t(2)))
         #expect(registry.tryAcquire("k", permits: 1_000, at: t(3)).outcome == .bypassed)
         #expect(registry.throttle("k", until: t(500), at: t(4)).events.isEmpty)

@@ -65,11 +65,11 @@ struct WaitQueueTests {
         let big = waits.acquire(3, priority: .normal, at: t(0)).ticket
         let small = waits.acquire(1, priority: .normal, at: t(0)).ticket
         let high = waits.acquire(1, priority: .high, at: t(0)).ticket
-        #expect(waits.advance(to: t(10)) == [WaitCompletion(ticket: high, outcome: .granted(.allowed(remaining: 0)))])
+        #expect(waits.advance(to: t(10)) == [WaitCompletion(ticket: high, outcome: .granted(.allowed(remaining: 0)), at: t(10))])
         #expect(waits.advance(to: t(20)).isEmpty, "the 3-permit head blocks the 1-permit request behind it")
-        #expect(waits.advance(to: t(40)) == [WaitCompletion(ticket: big, outcome: .granted(.allowed(remaining: 0)))])
-        #expect(waits.advance(to: t(50)) == [WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0)))])
-        #expect(waits.advance(to: t(60)) == [WaitCompletion(ticket: low, outcome: .granted(.allowed(remaining: 0)))])
+        #expect(waits.advance(to: t(40)) == [WaitCompletion(ticket: big, outcome: .granted(.allowed(remaining: 0)), at: t(40))])
+        #expect(waits.advance(to: t(50)) == [WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0)), at: t(50))])
+        #expect(waits.advance(to: t(60)) == [WaitCompletion(ticket: low, outcome: .granted(.allowed(remaining: 0)), at: t(60))])
     }
 
     @Test("WQ-4 a newcomer does not overtake waiters of its own or a higher priority, but does overtake lower ones")
@@ -87,11 +87,12 @@ struct WaitQueueTests {
         var waits = queue(onePerTen)
         _ = waits.acquire(1, at: t(0))
         let onTime = waits.acquire(1, deadline: t(10), at: t(0)).ticket
-        #expect(waits.advance(to: t(10)) == [WaitCompletion(ticket: onTime, outcome: .granted(.allowed(remaining: 0)))])
+        #expect(waits.advance(to: t(10)) == [WaitCompletion(ticket: onTime, outcome: .granted(.allowed(remaining: 0)), at: t(10))])
         let late = waits.acquire(1, deadline: t(19), at: t(10)).ticket
         let next = waits.acquire(1, at: t(10)).ticket
         #expect(waits.advance(to: t(20)) == [
-            WaitCompletion(ticket: late, outcome: .timedOut), WaitCompletion(ticket: next, outcome: .granted(.allowed(remaining: 0))),
+            // Woken only at 20, the queue still times `late` out at its deadline, 19 (WQ-7).
+            WaitCompletion(ticket: late, outcome: .timedOut, at: t(19)), WaitCompletion(ticket: next, outcome: .granted(.allowed(remaining: 0)), at: t(20)),
         ])
     }
 
@@ -102,7 +103,7 @@ struct WaitQueueTests {
         let big = waits.acquire(3, deadline: t(20), at: t(0)).ticket  // needs 3 tokens (at 30)
         let small = waits.acquire(2, at: t(0)).ticket  // 2 tokens exist at 20
         #expect(waits.advance(to: t(20)) == [
-            WaitCompletion(ticket: big, outcome: .timedOut), WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0))),
+            WaitCompletion(ticket: big, outcome: .timedOut, at: t(20)), WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0)), at: t(20)),
         ])
         #expect(waits.nextWakeUp(at: t(20)) == nil)
     }
@@ -114,7 +115,7 @@ struct WaitQueueTests {
         let first = waits.acquire(1, at: t(0)).ticket
         let second = waits.acquire(1, at: t(0)).ticket
         #expect(waits.cancel(first, at: t(10)) == [
-            WaitCompletion(ticket: first, outcome: .cancelled), WaitCompletion(ticket: second, outcome: .granted(.allowed(remaining: 0))),
+            WaitCompletion(ticket: first, outcome: .cancelled, at: t(10)), WaitCompletion(ticket: second, outcome: .granted(.allowed(remaining: 0)), at: t(10)),
         ])
         #expect(waits.cancel(first, at: t(10)).isEmpty)
         #expect(waits.cancel(second, at: t(10)).isEmpty)
@@ -143,17 +144,17 @@ struct WaitQueueTests {
         let waiting = held.acquire(1, at: t(0)).ticket
         let (released, served) = held.release(1, at: t(0))
         #expect(released == .allowed(remaining: 1), "the release's own answer, before the waiter is served")
-        #expect(served == [WaitCompletion(ticket: waiting, outcome: .granted(.allowed(remaining: 0)))])
+        #expect(served == [WaitCompletion(ticket: waiting, outcome: .granted(.allowed(remaining: 0)), at: t(0))])
 
         var waits = queue(onePerTen)
         _ = waits.acquire(1, at: t(0))
         let afterReset = waits.acquire(1, at: t(0)).ticket
-        #expect(waits.reset(at: t(1)).completions == [WaitCompletion(ticket: afterReset, outcome: .granted(.allowed(remaining: 0)))])
+        #expect(waits.reset(at: t(1)).completions == [WaitCompletion(ticket: afterReset, outcome: .granted(.allowed(remaining: 0)), at: t(1))])
         let big = try GCRA(burst: 2, emissionIntervalNanoseconds: 10)
         var larger = queue(big)
         _ = larger.acquire(2, at: t(0))
         let two = larger.acquire(2, at: t(0)).ticket
-        #expect(larger.reconfigure(onePerTen, at: t(1)).completions == [WaitCompletion(ticket: two, outcome: .rejected(.neverAllowed))])
+        #expect(larger.reconfigure(onePerTen, at: t(1)).completions == [WaitCompletion(ticket: two, outcome: .rejected(.neverAllowed), at: t(1))])
     }
 
     @Test("WQ-9 closing gives every waiter its outcome")
@@ -161,9 +162,61 @@ struct WaitQueueTests {
         var waits = queue(onePerTen)
         _ = waits.acquire(1, at: t(0))
         let tickets = (0..<3).map { _ in waits.acquire(1, at: t(0)).ticket }
-        #expect(waits.close() == tickets.map { WaitCompletion(ticket: $0, outcome: .closed) })
+        #expect(waits.close() == tickets.map { WaitCompletion(ticket: $0, outcome: .closed, at: t(0)) })
         #expect(waits.waitingCount == 0 && waits.waitingPermits == 0)
     }
+
+    struct LateWakeUps: StrategyProperty {
+        func check<S: RandomizedStrategy>(_ type: S.Type) {
+            for trace in 0..<20 {
+                var rng = PropertySeed.generator("lateWakeUps \(S.identifier)", trace: trace)
+                let replay = PropertySeed.replay("lateWakeUps", trace: trace)
+                let strategy = S.random(using: &rng)
+                var now: Int64 = rng.int(in: 0...100)
+                // `onTime` is woken at every wake-up; `late` only ever sees the operations.
+                guard var onTime = try? WaitQueue(strategy, queueLimit: 20, at: t(now)) else { return }
+                var late = onTime
+                var (early, delayed): ([WaitCompletion], [WaitCompletion]) = ([], [])
+                var tickets: [WaitTicket] = []
+                let span = min(strategy.characteristicNanoseconds, Int64.max / 8)
+                for step in 0..<150 {
+                    let gap = rng.int(in: 0...span * 2)
+                    guard now <= Int64.max - gap - span * 3 else { break }
+                    now += gap
+                    while let wake = onTime.nextWakeUp(at: t(max(0, now - gap))), wake.nanoseconds < now {
+                        let served = onTime.advance(to: wake)
+                        early += served
+                        if served.isEmpty { break }
+                    }
+                    switch rng.int(in: 0...9) {
+                    case 0...5:
+                        let permits = rng.int(in: 1...max(1, min(3, strategy.maximumPermits)))
+                        let deadline = rng.chance(50) ? t(now + rng.int(in: 0...span * 3)) : nil
+                        let priority = rng.pick([RateLimitPriority.low, .normal, .high])
+                        let a = onTime.acquire(permits, priority: priority, deadline: deadline, at: t(now))
+                        let b = late.acquire(permits, priority: priority, deadline: deadline, at: t(now))
+                        (early, delayed) = (early + a.completions, delayed + b.completions)
+                        tickets.append(a.ticket)
+                    case 6, 7:
+                        guard let ticket = tickets.randomElement(using: &rng) else { continue }
+                        (early, delayed) = (early + onTime.cancel(ticket, at: t(now)), delayed + late.cancel(ticket, at: t(now)))
+                    case 8:
+                        let n = rng.int(in: 0...2)
+                        (early, delayed) = (early + onTime.release(n, at: t(now)).completions, delayed + late.release(n, at: t(now)).completions)
+                    default:
+                        (early, delayed) = (early + onTime.advance(to: t(now)), delayed + late.advance(to: t(now)))
+                    }
+                    guard holds(onTime.limiter == late.limiter && Set(early) == Set(delayed),
+                                "WQ-7 step \(step) at \(now): woken on time \(Set(early).subtracting(delayed)), late \(Set(delayed).subtracting(early))",
+                                replay: replay) else { return }
+                }
+            }
+        }
+    }
+
+    @Test("WQ-7 a queue woken late, or never, decides exactly as one woken at every wake-up: same outcomes, at the same instants",
+          arguments: StrategyKind.all)
+    func lateWakeUps(_ kind: StrategyKind) { kind.dispatch(LateWakeUps()) }
 
     struct ExactlyOnce: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -181,7 +234,8 @@ struct WaitQueueTests {
                 var permits: [WaitTicket: Int64] = [:]
                 var issued: [WaitTicket] = []
 
-                func record(_ completions: [WaitCompletion], waitingBefore: Set<WaitTicket>, at instant: RateLimitInstant) -> Bool {
+                /// Replays the admissions `completions` report on the shadow, each at the instant it was decided at.
+                func record(_ completions: [WaitCompletion]) -> Bool {
                     for completion in completions {
                         guard holds(outcomes[completion.ticket] == nil, "WQ-10 \(completion.ticket) got a second outcome", replay: replay)
                         else { return false }
@@ -189,11 +243,11 @@ struct WaitQueueTests {
                         let n = permits[completion.ticket] ?? 0
                         switch completion.outcome {
                         case .granted(let answer) where n > 0:
-                            let replayed = shadow.acquire(n, at: instant)
-                            guard holds(replayed == answer, "WQ-10 \(completion.ticket) granted \(answer), the strategy alone answers \(replayed)",
+                            let replayed = shadow.acquire(n, at: completion.at)
+                            guard holds(replayed == answer, "WQ-10 \(completion.ticket) granted \(answer) at \(completion.at), the strategy alone answers \(replayed) (\(completions))",
                                         replay: replay) else { return false }
                         case .bypassed:
-                            let replayed = shadow.acquire(n, at: instant)
+                            let replayed = shadow.acquire(n, at: completion.at)
                             guard holds(!replayed.isAdmitted, "WQ-4 a bypass the strategy would have admitted", replay: replay) else { return false }
                         default:
                             break
@@ -208,7 +262,8 @@ struct WaitQueueTests {
                     now = rng.chance(10) ? max(0, now - rng.int(in: 0...20)) : (now > Int64.max - step ? Int64.max : now + step)
                     let instant = t(now)
                     var completions: [WaitCompletion] = []
-                    switch rng.int(in: 0...9) {
+                    let operation = rng.int(in: 0...9)
+                    switch operation {
                     case 0...4:
                         let priority = rng.pick(RateLimitPriority.allCases)
                         let n = TraceGenerator.permits(maximum: strategy.maximumPermits, using: &rng)
@@ -224,21 +279,24 @@ struct WaitQueueTests {
                     case 5:
                         if let ticket = issued.randomElement(using: &rng) { completions = waits.cancel(ticket, at: instant) }
                     case 6:
+                        // WQ-7: what fell due before now is served first, then the release, then the queue at now.
                         let n = rng.int(in: 0...2)
                         let (result, served) = waits.release(n, at: instant)
+                        guard record(served.filter { $0.at < instant }) else { return }
                         guard holds(shadow.step(.release(n), at: instant) == result, "WQ-8 release differs", replay: replay) else { return }
-                        completions = served
+                        completions = served.filter { $0.at >= instant }
                     case 7:
                         let (result, served) = waits.reset(at: instant)
+                        guard record(served.filter { $0.at < instant }) else { return }
                         guard holds(shadow.step(.reset, at: instant) == result, "WQ-8 reset differs", replay: replay) else { return }
-                        completions = served
+                        completions = served.filter { $0.at >= instant }
                     default:
                         completions = waits.advance(to: instant)
                     }
-                    guard record(completions, waitingBefore: waitingBefore, at: instant) else { return }
+                    guard record(completions) else { return }
                     // WQ-5, WQ-7: after serving, nothing is due at the same instant.
                     if let wake = waits.nextWakeUp(at: instant) {
-                        guard holds(wake > instant, "WQ-5 after serving at \(instant), the next wake-up is \(wake)", replay: replay) else { return }
+                        guard holds(wake > instant, "WQ-5 after serving at \(instant), the next wake-up is \(wake) (operation \(operation), completions \(completions), queue \(waits.waitingCount) waiting, limiter \(waits.limiter))", replay: replay) else { return }
                     }
                     guard holds(waits.limiter.state == shadow.state, "WQ-10 the queue's limiter drifted from its admissions", replay: replay),
                           holds(waits.waitingPermits <= limit, "WQ-10 \(waits.waitingPermits) permits wait, limit \(limit)", replay: replay)
@@ -251,7 +309,7 @@ struct WaitQueueTests {
                         guard holds(ahead.isEmpty, "WQ-3 \(completion.ticket) was served before \(ahead)", replay: replay) else { return }
                     }
                 }
-                guard record(waits.close(), waitingBefore: [], at: t(now)) else { return }
+                guard record(waits.close()) else { return }
                 let missing = issued.filter { outcomes[$0] == nil }
                 guard holds(missing.isEmpty, "WQ-10 tickets without an outcome: \(missing)", replay: replay) else { return }
             }

@@ -1,0 +1,59 @@
+// What an adapter executes (Spec/WaitQueue.md WQ-11 ... WQ-13, Spec/Registry.md REG-11).
+//
+// The wait queue of one limiter and the registry of limiters by key are both waiting state
+// machines: each operation returns the outcomes to deliver and the events to report, and the
+// machine says when it next needs a wake-up. An adapter is one shell generic over this protocol:
+// it holds the machine in its exclusion, reads its clock, and executes the effects.
+
+/// Outcomes to deliver and events to report, in the order they were decided.
+public struct RateLimitEffects: Hashable, Sendable {
+    public var completions: [WaitCompletion]
+    public var events: [RegistryEvent]
+
+    public init(completions: [WaitCompletion] = [], events: [RegistryEvent] = []) {
+        self.completions = completions
+        self.events = events
+    }
+}
+
+/// A waiting state machine an adapter can execute: ``WaitQueue`` or ``RateLimitRegistry``.
+public protocol RateLimitMachine: Sendable {
+    /// Cancels a waiting request (WQ-6).
+    mutating func cancelWaiter(_ ticket: WaitTicket, at now: RateLimitInstant) -> RateLimitEffects
+    /// Serves what is due at `now`: what the adapter's timer does when it fires.
+    mutating func serveDue(at now: RateLimitInstant) -> RateLimitEffects
+    /// Ends every waiter with `closed` (WQ-9).
+    mutating func closeAll(at now: RateLimitInstant) -> RateLimitEffects
+    /// When the adapter's one timer must next fire, seen at `now` (WQ-7, REG-11).
+    func wakeUp(at now: RateLimitInstant) -> RateLimitInstant?
+    /// Requests waiting now.
+    var waitingCount: Int { get }
+}
+
+extension WaitQueue: RateLimitMachine {
+    public mutating func cancelWaiter(_ ticket: WaitTicket, at now: RateLimitInstant) -> RateLimitEffects {
+        RateLimitEffects(completions: cancel(ticket, at: now))
+    }
+
+    public mutating func serveDue(at now: RateLimitInstant) -> RateLimitEffects {
+        RateLimitEffects(completions: advance(to: now))
+    }
+
+    public mutating func closeAll(at now: RateLimitInstant) -> RateLimitEffects {
+        RateLimitEffects(completions: close())
+    }
+
+    public func wakeUp(at now: RateLimitInstant) -> RateLimitInstant? { nextWakeUp(at: now) }
+}
+
+extension RateLimitRegistry: RateLimitMachine {
+    public mutating func cancelWaiter(_ ticket: WaitTicket, at now: RateLimitInstant) -> RateLimitEffects {
+        cancel(ticket, at: now)
+    }
+
+    public mutating func serveDue(at now: RateLimitInstant) -> RateLimitEffects { advance(to: now) }
+
+    public mutating func closeAll(at now: RateLimitInstant) -> RateLimitEffects { close(at: now) }
+
+    public func wakeUp(at now: RateLimitInstant) -> RateLimitInstant? { nextWakeUp }
+}

@@ -1,0 +1,247 @@
+// The Dispatch adapter's shell (Spec/WaitQueue.md WQ-11 ... WQ-13), for code built on completion
+// handlers: one class generic over the machine it executes, the wait queue of one limiter
+// (`DispatchRateLimiter`) or a registry of limiters by key (`DispatchRateLimitRegistry`).
+//
+// All state lives on one serial DispatchQueue. Each call hops onto it, reads the injected clock,
+// asks the machine, and hands completed requests' outcomes to their completion handlers on the
+// callback queue (never on the limiter's own queue, so a handler that calls back in cannot
+// deadlock); events go to their streams in order, and to the event handler on the callback queue.
+// One DispatchSourceTimer fires at the machine's next wake-up. Dispatch time is a real clock, so
+// the timer is armed from the injected clock's durations when that clock is `ContinuousClock` or
+// `SuspendingClock`; for any other clock (a test's manual clock) a task sleeps on the clock itself
+// and then fires the same timer at once, so time can be driven by hand.
+
+import Dispatch
+import RateLimitCore
+
+/// A serial-queue shell executing a waiting state machine, with completion handlers; use it as
+/// ``DispatchRateLimiter`` or ``DispatchRateLimitRegistry``.
+public final class DispatchLimiter<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
+where C.Duration == Duration {
+    // @unchecked: every `var` below is read and written only on `queue`, a serial queue (each
+    // method hops there with `queue.sync` or `queue.async`), which makes the access exclusive.
+    private let queue: DispatchQueue
+    private let callbackQueue: DispatchQueue
+    /// The adapter's clock, as the machine's timeline.
+    public let timeline: ClockTimeline<C>
+    private let timer: DispatchSourceTimer
+    private let dispatchTimeIsClockTime: Bool
+    private var machine: Machine
+    /// Waiting requests' handlers, called on `queue` with the outcome and the instant it was decided at.
+    private var handlers: [WaitTicket: @Sendable (WaitOutcome, RateLimitInstant) -> Void] = [:]
+    private var timerTarget: RateLimitInstant?
+    private var sleeper: Task<Void, Never>?
+    private var isClosed = false
+    /// Granted requests still waiting for their scheduled start (leaky bucket queue).
+    private var scheduledStarts = 0
+    private var subscribers = EventSubscribers()
+    private var eventHandler: (@Sendable (RegistryEvent) -> Void)?
+
+    init(machine: Machine, label: String, clock: C, callbackQueue: DispatchQueue) {
+        queue = DispatchQueue(label: label)
+        self.callbackQueue = callbackQueue
+        timeline = ClockTimeline(clock: clock)
+        self.machine = machine
+        dispatchTimeIsClockTime = C.self == ContinuousClock.self || C.self == SuspendingClock.self
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .distantFuture)
+        timer.setEventHandler { [weak self] in self?.wake(at: self?.timerTarget) }
+        timer.activate()
+    }
+
+    deinit {
+        timer.cancel()
+        sleeper?.cancel()
+        for completion in machine.closeAll(at: timeline.now()).completions { handlers[completion.ticket]?(completion.outcome, .origin) }
+        subscribers.finishAll()
+    }
+
+    /// Requests waiting for a grant.
+    public var waitingCount: Int { queue.sync { machine.waitingCount } }
+
+    /// Granted requests waiting for their scheduled start (leaky bucket queue).
+    public var scheduledCount: Int { queue.sync { scheduledStarts } }
+
+    /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
+    public func close() {
+        run { machine, now in
+            isClosed = true
+            return ((), machine.closeAll(at: now))
+        }
+        queue.sync { subscribers.finishAll() }
+    }
+
+    // MARK: Events (REG-10)
+
+    /// A new stream of the events reported from now on, in order; it ends when the limiter closes.
+    public func events() -> AsyncStream<RegistryEvent> {
+        queue.sync { subscribers.subscribe { [weak self] id in self?.unsubscribe(id) } }
+    }
+
+    private func unsubscribe(_ id: Int) {
+        queue.async { self.subscribers.remove(id) }
+    }
+
+    /// Calls `handler` with every event, in order, on the callback queue (`nil` removes it).
+    public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) {
+        queue.sync { eventHandler = handler }
+    }
+
+    // MARK: The shell
+
+    /// Runs `operation` on the queue, on the machine at the clock's reading, executes its effects
+    /// and returns its value.
+    @discardableResult
+    public func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
+        queue.sync {
+            let now = timeline.now()
+            let (value, effects) = operation(&machine, now)
+            deliver(effects, at: now)
+            return value
+        }
+    }
+
+    /// ``run(_:)`` unless the limiter is closed (then `nil`).
+    public func runIfOpen<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T? {
+        queue.sync {
+            guard !isClosed else { return nil }
+            let now = timeline.now()
+            let (value, effects) = operation(&machine, now)
+            deliver(effects, at: now)
+            return value
+        }
+    }
+
+    /// Issues a request with `operation` on the queue; `completion` runs once on the callback queue
+    /// with the grant (after the scheduled start of a `delayed` grant) or the error.
+    func submit(
+        permits: Int64, completion: @escaping @Sendable (Result<RateLimitGrant, RateLimitAcquireError>) -> Void,
+        _ operation: @escaping @Sendable (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
+    ) {
+        queue.async { [self] in
+            // Runs on `queue` when the outcome is known: a scheduled start is waited for first.
+            // The callback queue is captured strongly so that a limiter released from memory
+            // still delivers `closed` (WQ-9).
+            let callbacks = callbackQueue
+            let finish: @Sendable (WaitOutcome, RateLimitInstant) -> Void = { [weak self] outcome, decided in
+                let result = outcome.grant(permits: permits)
+                if case .success(let grant) = result, case .delayed(let wait, _)? = grant.answer, let self {
+                    self.scheduleStart(afterNanoseconds: wait, from: decided) { completion(result) }
+                } else {
+                    callbacks.async { completion(result) }
+                }
+            }
+            let now = timeline.now()
+            guard !isClosed else { return finish(.closed, now) }
+            let (ticket, effects) = operation(&machine, now)
+            var others = effects
+            let immediate = effects.completions.first { $0.ticket == ticket }
+            if immediate == nil { handlers[ticket] = finish } else { others.completions.removeAll { $0.ticket == ticket } }
+            deliver(others, at: now)
+            if let immediate { finish(immediate.outcome, now) }
+        }
+    }
+
+    /// The timer fired: the machine serves what was due at `target` (WQ-7), so a late timer
+    /// changes nothing but latency. A Dispatch timer fires for the target armed last, which may lie
+    /// ahead of the clock when it was re-armed as it fired: then it serves at the clock's reading.
+    private func wake(at target: RateLimitInstant?) {
+        let now = timeline.now()
+        let instant = target.map { min($0, now) } ?? now
+        timerTarget = nil
+        deliver(machine.serveDue(at: instant), at: instant)
+    }
+
+    /// Hands the outcomes decided at `now` to their handlers, publishes the events and re-arms the
+    /// timer (on `queue`).
+    private func deliver(_ effects: RateLimitEffects, at now: RateLimitInstant) {
+        for completion in effects.completions {
+            handlers.removeValue(forKey: completion.ticket)?(completion.outcome, completion.at)
+        }
+        if !effects.events.isEmpty {
+            subscribers.publish(effects.events)
+            if let handler = eventHandler {
+                let events = effects.events
+                callbackQueue.async { for event in events { handler(event) } }
+            }
+        }
+        let target = isClosed ? nil : machine.wakeUp(at: now)
+        guard target != timerTarget else { return }
+        timerTarget = target
+        sleeper?.cancel()
+        sleeper = nil
+        guard let target else {
+            timer.schedule(deadline: .distantFuture)
+            return
+        }
+        if dispatchTimeIsClockTime {
+            timer.schedule(deadline: dispatchTime(afterNanoseconds: target.nanoseconds(since: now)))
+        } else {
+            timer.schedule(deadline: .distantFuture)
+            let reading = timeline.reading(of: target)
+            let clock = timeline.clock
+            sleeper = Task { [weak self] in
+                do { try await clock.sleep(until: reading, tolerance: nil) } catch { return }
+                guard let limiter = self else { return }
+                limiter.queue.async { limiter.wake(at: target) }
+            }
+        }
+    }
+
+    /// Runs `action` on the callback queue at the scheduled start, `wait` nanoseconds after the
+    /// grant instant; the request counts in `scheduledCount` until then (on `queue`).
+    private func scheduleStart(afterNanoseconds wait: Int64, from granted: RateLimitInstant, _ action: @escaping @Sendable () -> Void) {
+        scheduledStarts += 1
+        let callbacks = callbackQueue  // a limiter released meanwhile still runs `action` there
+        let started: @Sendable () -> Void = { [weak self] in
+            guard let self else { return callbacks.async(execute: action) }
+            self.queue.async {
+                self.scheduledStarts -= 1
+                self.callbackQueue.async(execute: action)
+            }
+        }
+        let start = timeline.reading(afterNanoseconds: wait, from: granted)
+        if dispatchTimeIsClockTime {
+            Self.run(started, at: start, clock: timeline.clock, on: queue)
+        } else {
+            let deadline = start
+            let clock = timeline.clock
+            Task {
+                try? await clock.sleep(until: deadline, tolerance: nil)
+                started()
+            }
+        }
+    }
+}
+
+extension DispatchLimiter {
+    /// Runs `action` once `clock` reads `start` or later. Dispatch time and the clock may tick at
+    /// slightly different rates (NTP slewing), so a timer that fires early is re-armed for the
+    /// rest: a scheduled start never runs before its instant (WQ-12).
+    private static func run(_ action: @escaping @Sendable () -> Void, at start: C.Instant, clock: C, on queue: DispatchQueue) {
+        let remaining = clock.now.duration(to: start)
+        guard remaining > .zero else { return action() }
+        queue.asyncAfter(deadline: dispatchTime(afterNanoseconds: nanosecondsRoundedUp(remaining))) {
+            run(action, at: start, clock: clock, on: queue)
+        }
+    }
+}
+
+/// A positive duration in whole nanoseconds, rounded up, at most `Int64.max`.
+private func nanosecondsRoundedUp(_ duration: Duration) -> Int64 {
+    guard duration < .nanoseconds(Int64.max) else { return .max }
+    let (seconds, attoseconds) = duration.components
+    return seconds * 1_000_000_000 + (attoseconds + 999_999_999) / 1_000_000_000
+}
+
+/// The dispatch time `nanoseconds` from now, exact for any non-negative `Int64` even where `Int`
+/// is 32 bits wide (watchOS), where `.nanoseconds` alone holds only about 2 seconds. Beyond
+/// `Int.max` seconds (68 years on 32 bits) it is `.distantFuture`, as Dispatch itself saturates.
+private func dispatchTime(afterNanoseconds nanoseconds: Int64) -> DispatchTime {
+    let nanoseconds = max(0, nanoseconds)
+    if let exact = Int(exactly: nanoseconds) { return .now() + .nanoseconds(exact) }
+    let perSecond: Int64 = 1_000_000_000
+    guard let seconds = Int(exactly: nanoseconds / perSecond) else { return .distantFuture }
+    return .now() + .seconds(seconds) + .nanoseconds(Int(nanoseconds % perSecond))
+}
+

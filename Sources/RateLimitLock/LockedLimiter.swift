@@ -1,0 +1,291 @@
+// The lock adapter's shell (Spec/WaitQueue.md WQ-11 ... WQ-13), for code that is not async as
+// well as code that is: one class generic over the machine it executes, the wait queue of one
+// limiter (`LockedRateLimiter`) or a registry of limiters by key (`LockedRateLimitRegistry`).
+//
+// One NSCondition guards the machine (NSLock and NSCondition are understood by ThreadSanitizer on
+// Linux, where Synchronization.Mutex is reported as racing). Every call takes the lock, reads the
+// injected clock, asks the machine, records what must happen, and releases the lock before doing
+// it: continuations are resumed outside the lock (resuming can run code that calls back in),
+// while threads blocked in `acquireBlocking` are handed their outcome under the lock and woken
+// with a broadcast. Events go to their streams under the lock (in order) and to the handler on a
+// serial queue. One timer task sleeps on the clock until the machine's next wake-up.
+//
+// `acquireBlocking` parks the calling thread: call it from threads you own, never from a Swift
+// concurrency task (the timer that wakes it runs on the cooperative pool).
+
+import Foundation
+import RateLimitCore
+
+/// A lock-guarded shell executing a waiting state machine; use it as ``LockedRateLimiter`` or
+/// ``LockedRateLimitRegistry``.
+public final class LockedLimiter<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
+where C.Duration == Duration {
+    // @unchecked: every `var` below is read and written only while `condition` is locked; the
+    // `let`s are immutable and Sendable. That makes all access to shared mutable state exclusive.
+    private let condition = NSCondition()
+    /// The adapter's clock, as the machine's timeline.
+    public let timeline: ClockTimeline<C>
+    private var machine: Machine
+    /// Suspended callers, resumed with their outcome and the instant it was decided at.
+    private var continuations: [WaitTicket: CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>] = [:]
+    /// Outcomes (and their instants) that arrived before their waiter was ready to receive them.
+    private var early: [WaitTicket: (WaitOutcome, RateLimitInstant)] = [:]
+    /// Tickets of threads parked in `acquireBlocking`, and the outcomes handed to them.
+    private var parked: Set<WaitTicket> = []
+    private var parkedOutcomes: [WaitTicket: (WaitOutcome, RateLimitInstant)] = [:]
+    private var timer: Task<Void, Never>?
+    private var timerTarget: RateLimitInstant?
+    private var isClosed = false
+    /// Granted requests still waiting for their scheduled start (leaky bucket queue).
+    private var scheduledStarts = 0
+    private var subscribers = EventSubscribers()
+    private var eventHandler: (@Sendable (RegistryEvent) -> Void)?
+    private let handlerQueue = DispatchQueue(label: "RateLimitLock.events")
+
+    init(machine: Machine, clock: C) {
+        self.machine = machine
+        timeline = ClockTimeline(clock: clock)
+    }
+
+    deinit {
+        // Parked threads and suspended callers hold a reference, so only waiters that can no
+        // longer be reached are left; they still get their outcome (WQ-9).
+        timer?.cancel()
+        for completion in machine.closeAll(at: timeline.now()).completions {
+            continuations[completion.ticket]?.resume(returning: (completion.outcome, .origin))
+        }
+        subscribers.finishAll()
+    }
+
+    /// Requests waiting for a grant.
+    public var waitingCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return machine.waitingCount
+    }
+
+    /// Granted requests waiting for their scheduled start (leaky bucket queue).
+    public var scheduledCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return scheduledStarts
+    }
+
+    /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
+    public func close() {
+        run { machine, now in
+            isClosed = true
+            return ((), machine.closeAll(at: now))
+        }
+        condition.lock()
+        subscribers.finishAll()
+        condition.unlock()
+    }
+
+    // MARK: Events (REG-10)
+
+    /// A new stream of the events reported from now on, in order; it ends when the limiter closes.
+    public func events() -> AsyncStream<RegistryEvent> {
+        condition.lock()
+        defer { condition.unlock() }
+        return subscribers.subscribe { [weak self] id in self?.unsubscribe(id) }
+    }
+
+    /// Calls `handler` with every event, in order, on a serial queue (`nil` removes it).
+    public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) {
+        condition.lock()
+        eventHandler = handler
+        condition.unlock()
+    }
+
+    /// Called when a stream ends, possibly from `finishAll()` under the lock: so it does its
+    /// work later, on the handler queue.
+    private func unsubscribe(_ id: Int) {
+        handlerQueue.async { [weak self] in
+            guard let self else { return }
+            condition.lock()
+            subscribers.remove(id)
+            condition.unlock()
+        }
+    }
+
+    // MARK: The shell
+
+    /// Runs `operation` under the lock on the machine at the clock's reading, executes its
+    /// effects and returns its value (the primitive every operation is built on).
+    @discardableResult
+    public func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
+        condition.lock()
+        let now = timeline.now()
+        let (value, effects) = operation(&machine, now)
+        finish(effects, at: now)
+        return value
+    }
+
+    /// ``run(_:)`` unless the limiter is closed (then `nil`).
+    public func runIfOpen<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T? {
+        condition.lock()
+        guard !isClosed else {
+            condition.unlock()
+            return nil
+        }
+        let now = timeline.now()
+        let (value, effects) = operation(&machine, now)
+        finish(effects, at: now)
+        return value
+    }
+
+    /// Issues a request with `operation` and parks the calling thread until its outcome; a
+    /// `delayed` grant also waits for its scheduled start.
+    func blockingOutcome(
+        permits: Int64, _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
+    ) throws(RateLimitAcquireError) -> RateLimitGrant {
+        var (decided, waiting) = issue(parking: true, operation)
+        if let ticket = waiting {
+            condition.lock()
+            while parkedOutcomes[ticket] == nil { condition.wait() }
+            decided = parkedOutcomes.removeValue(forKey: ticket)
+            parked.remove(ticket)
+            condition.unlock()
+        }
+        let (outcome, instant) = decided ?? (.closed, .origin)
+        let grant = try outcome.grant(permits: permits).get()
+        if case .delayed(let wait, _)? = grant.answer {
+            defer { endScheduledStart() }
+            blockUntil(timeline.reading(afterNanoseconds: wait, from: instant))
+        }
+        return grant
+    }
+
+    /// Issues a request with `operation` and suspends until its outcome; cancelling the task
+    /// cancels the request. A `delayed` grant also waits for its scheduled start.
+    func asyncOutcome(
+        permits: Int64, _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
+    ) async throws(RateLimitAcquireError) -> RateLimitGrant {
+        var (decided, waiting) = issue(parking: false, operation)
+        if let ticket = waiting {
+            decided = await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>) in
+                    condition.lock()
+                    if let arrived = early.removeValue(forKey: ticket) {
+                        condition.unlock()
+                        continuation.resume(returning: arrived)
+                    } else {
+                        continuations[ticket] = continuation
+                        condition.unlock()
+                    }
+                }
+            } onCancel: { [weak self] in
+                self?.run { machine, now in ((), machine.cancelWaiter(ticket, at: now)) }
+            }
+        }
+        let (outcome, instant) = decided ?? (.closed, .origin)
+        let grant = try outcome.grant(permits: permits).get()
+        if case .delayed(let wait, _)? = grant.answer {
+            // Counted as waiting for its start since the grant, which fixed the start instant.
+            defer { endScheduledStart() }
+            do {
+                try await timeline.clock.sleep(until: timeline.reading(afterNanoseconds: wait, from: instant), tolerance: nil)
+            } catch {
+                throw .cancelled
+            }
+        }
+        return grant
+    }
+
+    /// Issues a request under the lock: its outcome when decided at once (`closed` when the
+    /// limiter is), otherwise the ticket to wait for (registered as parked when `parking`).
+    private func issue(
+        parking: Bool, _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
+    ) -> (decided: (WaitOutcome, RateLimitInstant)?, waiting: WaitTicket?) {
+        let issued: (decided: (WaitOutcome, RateLimitInstant)?, waiting: WaitTicket?)? = runIfOpen { machine, now in
+            let (ticket, effects) = operation(&machine, now)
+            guard let mine = effects.completions.first(where: { $0.ticket == ticket }) else {
+                if parking { parked.insert(ticket) }
+                return ((nil, ticket), effects)
+            }
+            countScheduledStart(mine.outcome)
+            var others = effects
+            others.completions.removeAll { $0.ticket == ticket }
+            return (((mine.outcome, now), nil), others)
+        }
+        return issued ?? ((.closed, .origin), nil)
+    }
+
+    /// The timer fired: the clock reached `target`, so the machine serves what was due then, at
+    /// that instant (WQ-7); a late timer changes nothing but latency.
+    private func wake(at target: RateLimitInstant) {
+        condition.lock()
+        timerTarget = nil
+        finish(machine.serveDue(at: target), at: target)
+    }
+
+    /// With the lock held: hands out the completions, publishes the events, re-arms the timer,
+    /// unlocks, then resumes continuations.
+    private func finish(_ effects: RateLimitEffects, at now: RateLimitInstant) {
+        var resumptions: [(CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>, WaitCompletion)] = []
+        var wokeParked = false
+        for completion in effects.completions {
+            countScheduledStart(completion.outcome)
+            if parked.contains(completion.ticket) {
+                parkedOutcomes[completion.ticket] = (completion.outcome, completion.at)
+                wokeParked = true
+            } else if let continuation = continuations.removeValue(forKey: completion.ticket) {
+                resumptions.append((continuation, completion))
+            } else {
+                early[completion.ticket] = (completion.outcome, completion.at)
+            }
+        }
+        if wokeParked { condition.broadcast() }
+        if !effects.events.isEmpty {
+            subscribers.publish(effects.events)
+            if let handler = eventHandler {
+                let events = effects.events
+                handlerQueue.async { for event in events { handler(event) } }
+            }
+        }
+        rearm(at: now)
+        condition.unlock()
+        for (continuation, completion) in resumptions { continuation.resume(returning: (completion.outcome, completion.at)) }
+    }
+
+    /// Keeps one timer task sleeping on the clock until the machine's next wake-up (lock held).
+    private func rearm(at now: RateLimitInstant) {
+        let target = isClosed ? nil : machine.wakeUp(at: now)
+        guard target != timerTarget else { return }
+        timer?.cancel()
+        timerTarget = target
+        guard let target else {
+            timer = nil
+            return
+        }
+        let reading = timeline.reading(of: target)
+        let clock = timeline.clock
+        timer = Task { [weak self] in
+            do { try await clock.sleep(until: reading, tolerance: nil) } catch { return }
+            self?.wake(at: target)
+        }
+    }
+
+    /// A grant with a scheduled start counts as waiting for it from the instant of the grant (lock held).
+    private func countScheduledStart(_ outcome: WaitOutcome) {
+        if case .granted(.delayed) = outcome { scheduledStarts += 1 }
+    }
+
+    private func endScheduledStart() {
+        condition.lock()
+        scheduledStarts -= 1
+        condition.unlock()
+    }
+
+    /// Parks the thread until the clock reaches `start` (a scheduled start).
+    private func blockUntil(_ start: C.Instant) {
+        let started = DispatchSemaphore(value: 0)
+        let clock = timeline.clock
+        Task {
+            try? await clock.sleep(until: start, tolerance: nil)
+            started.signal()
+        }
+        started.wait()
+    }
+}

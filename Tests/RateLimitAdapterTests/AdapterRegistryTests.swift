@@ -1,0 +1,174 @@
+import Foundation
+import RateLimitConformance
+import RateLimitCore
+import Testing
+
+/// Three rules with random limits: an exact key that queues, a prefix that rejects, a default
+/// that queues with a timeout; thresholds make quota statuses move.
+private func adapterRules(using rng: inout SeededGenerator) throws -> [RateLimitRule<AnyRateLimitStrategy>] {
+    func limit() -> AnyRateLimitStrategy {
+        // Scheduled starts (the leaky bucket queue) are checked by the single-limiter tests.
+        let kinds = [TokenBucket.identifier, GCRA.identifier, FixedWindow.identifier, SlidingWindowLog.identifier,
+                     SlidingWindowCounter.identifier, ConcurrencyLimiter.identifier]
+        while true {
+            if let strategy = TraceGenerator.configuration(rng.pick(kinds), using: &rng), strategy.maximumPermits >= 2,
+               strategy.maximumPermits < 1_000, TraceGenerator.characteristicNanoseconds(strategy) < 1_000 { return strategy }
+        }
+    }
+    return [
+        try RateLimitRule(.exact("alpha"), limit(), overflow: .queue(limit: 6), warningThreshold: 1),
+        try RateLimitRule(.prefix("api/"), limit(), overflow: .reject, warningThreshold: 1),
+        try RateLimitRule(.anyKey, limit(), overflow: .queue(limit: 4, timeout: .nanoseconds(300))),
+    ]
+}
+
+/// One request in flight through an adapter, and what the model says of it.
+private struct Pending {
+    let task: Task<Result<RateLimitGrant, RateLimitAcquireError>, Never>
+    let permits: Int64
+}
+
+@Suite("Registries through every adapter")
+struct AdapterRegistryTests {
+    @Test("REG-5 REG-10 WQ-13 every adapter's registry answers as the pure registry does: outcomes, quota, statistics and the event stream",
+          arguments: 0..<6)
+    func scripts(_ trace: Int) async throws {
+        let replay = TestSeed.replay("registryAdapters", trace: trace)
+        var setup = TestSeed.generator("registryAdapters", trace: trace)
+        let rules = try adapterRules(using: &setup)
+        let keys = ["alpha", "api/a", "api/b", "other", "zeta"]
+        for (adapter, clock) in try registryAdapters(rules) {
+            var rng = TestSeed.generator("registryAdapters script", trace: trace)  // the same script for every adapter
+            var model = try RateLimitRegistry(rules: rules, at: .origin)
+            var expectedEvents: [RegistryEvent] = []
+            let log = EventLog()
+            let stream = await adapter.events()
+            let collector = Task { for await event in stream { log.append(event) } }
+            var pending: [WaitTicket: Pending] = [:]
+            var now: Int64 = 0
+            var failed = false
+            var steps: [String] = []
+
+            /// Delivers the model's effects: each completed request's task must end the same way;
+            /// then waits until the adapter holds the same waiters.
+            func settle(_ effects: RateLimitEffects, _ context: String) async {
+                expectedEvents += effects.events
+                for completion in effects.completions {
+                    guard let request = pending.removeValue(forKey: completion.ticket) else { continue }
+                    let expected = completion.outcome.grant(permits: request.permits)
+                    let got = await finishes(within: 10) { await request.task.value }
+                    if !holds("\(String(describing: got))" == "\(String(describing: Optional(expected)))",
+                              "\(adapter.name) \(context): \(completion.ticket) got \(String(describing: got)), want \(expected)", replay: replay) { failed = true }
+                }
+                let deadline = Date().addingTimeInterval(10)
+                while await adapter.waitingCount() != model.waitingCount, Date() < deadline { await Task.yield() }
+                let waiting = await adapter.waitingCount()
+                if !holds(waiting == model.waitingCount, "\(adapter.name) \(context): \(waiting) waiting, model \(model.waitingCount)",
+                          replay: replay) { failed = true }
+            }
+
+            for step in 0..<70 where !failed {
+                let key = rng.pick(keys)
+                let at = RateLimitInstant.fromManual(now)
+                let context = "step \(step) at \(now) \(key)"
+                let roll = rng.int(in: 0...99)
+                steps.append("\(context) roll \(roll) model next wake \(String(describing: model.nextWakeUp))")
+                switch roll {
+                case 0..<35:
+                    let permits = rng.int(in: 1...2)
+                    let priority = rng.chance(5) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high])
+                    let timeout: Duration? = rng.chance(30) ? .nanoseconds(rng.int(in: 0...200)) : nil
+                    let (ticket, effects) = model.acquire(key, permits: permits, priority: priority, timeout: timeout, at: at)
+                    pending[ticket] = Pending(task: Task { await adapter.acquire(key, permits: permits, priority: priority, timeout: timeout) },
+                                              permits: permits)
+                    if !effects.completions.contains(where: { $0.ticket == ticket }) {
+                        // Waits: let the adapter queue it before anything else happens.
+                        let deadline = Date().addingTimeInterval(10)
+                        while await adapter.waitingCount() < model.waitingCount, Date() < deadline { await Task.yield() }
+                    }
+                    await settle(effects, context)
+                case 35..<55:
+                    let permits = rng.int(in: 0...2)
+                    let (expected, effects) = model.tryAcquire(key, permits: permits, at: at)
+                    let got = await adapter.tryAcquire(key, permits: permits, priority: .normal)
+                    if !holds(got == expected, "\(adapter.name) \(context) tryAcquire(\(permits)): \(got), want \(expected)", replay: replay) { failed = true }
+                    await settle(effects, context)
+                case 55..<62:
+                    let permits = rng.int(in: 0...2)
+                    let (expected, effects) = model.release(key, permits: permits, at: at)
+                    let got = await adapter.release(key, permits: permits)
+                    if !holds(got.comparable == expected.comparable, "\(adapter.name) \(context) release: \(got), want \(expected)", replay: replay) { failed = true }
+                    await settle(effects, context)
+                case 62..<67:
+                    let duration = rng.int(in: 0...300)
+                    let effects = model.throttle(key, until: RateLimitInstant.fromManual(now + duration), at: at)
+                    await adapter.throttle(key, for: .nanoseconds(duration))
+                    await settle(effects, context)
+                case 67..<70:
+                    let effects = model.disable(key, at: at)
+                    await adapter.disable(key)
+                    await settle(effects, context)
+                case 70..<76:
+                    let effects = model.resume(key, at: at)
+                    await adapter.resume(key)
+                    await settle(effects, context)
+                case 76..<82 where adapter.cancellable && !pending.isEmpty:
+                    let ticket = pending.keys.sorted()[Int(rng.int(in: 0...Int64(pending.count - 1)))]
+                    pending[ticket]?.task.cancel()
+                    await settle(model.cancel(ticket, at: at), context)
+                default:
+                    now += rng.int(in: 1...150)
+                    move(clock, to: now)
+                    // The adapter's timer, mirrored: every wake-up the clock reached, each at its own instant.
+                    var effects = RateLimitEffects()
+                    while let wake = model.nextWakeUp, wake.nanoseconds <= now {
+                        let served = model.advance(to: wake)
+                        effects.completions += served.completions
+                        effects.events += served.events
+                    }
+                    await settle(effects, context)
+                }
+            }
+            // Quota and statistics agree key by key, and in total.
+            for key in keys where !failed {
+                let got = await adapter.quota(of: key)
+                let expected = model.quota(of: key, at: RateLimitInstant.fromManual(now))
+                if !holds(got == expected, "\(adapter.name) quota of \(key): \(String(describing: got)), want \(String(describing: expected))",
+                          replay: replay) { failed = true }
+            }
+            let totals = await adapter.totals()
+            if !failed { holds(totals == model.totals, "\(adapter.name) totals \(totals), want \(model.totals)", replay: replay) }
+            // Closing ends every waiter and the event stream; the stream saw every event, in order.
+            await adapter.close()
+            await settle(model.close(at: RateLimitInstant.fromManual(now)), "close")
+            _ = await finishes(within: 10) { await collector.value }
+            if !failed {
+                if log.events != expectedEvents { print("TRACE \(adapter.name) trace \(trace):\n" + steps.joined(separator: "\n")) }
+                holds(log.events == expectedEvents, "\(adapter.name): events \(log.events.count), want \(expectedEvents.count)\n  got  \(log.events)\n  want \(expectedEvents)",
+                      replay: replay)
+            }
+        }
+    }
+
+    @Test("REG-10 the callback form reports the same events as the stream, in order, on every adapter")
+    func eventHandler() async throws {
+        let bucket = AnyRateLimitStrategy.tokenBucket(try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 100))
+        let rules = [try RateLimitRule(.anyKey, bucket, warningThreshold: 1)]
+        for (adapter, clock) in try registryAdapters(rules) {
+            let (streamed, handled) = (EventLog(), EventLog())
+            let stream = await adapter.events()
+            let collector = Task { for await event in stream { streamed.append(event) } }
+            await adapter.setEventHandler { handled.append($0) }
+            for _ in 0..<4 { _ = await adapter.tryAcquire("k", permits: 1, priority: .normal) }  // ok → warning → limited, then a refusal
+            await adapter.throttle("k", for: .nanoseconds(50))
+            move(clock, to: 1_000)
+            _ = await adapter.tryAcquire("k", permits: 1, priority: .normal)  // throttle ended, quota recovered
+            await adapter.close()
+            _ = await finishes(within: 10) { await collector.value }
+            let settled = Date().addingTimeInterval(10)
+            while handled.events.count < streamed.events.count, Date() < settled { await Task.yield() }
+            #expect(streamed.events.count >= 6, "\(adapter.name): \(streamed.events)")
+            #expect(handled.events == streamed.events, "\(adapter.name)")
+        }
+    }
+}

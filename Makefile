@@ -21,13 +21,18 @@ tsan:
 build:
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 
-## RateLimitCore imports nothing but the standard library and uses no floating point (CORE-2).
+## RateLimitCore imports nothing but the standard library, RateLimitHTTP nothing but the core, and
+## neither uses floating point (CORE-2).
 core-purity:
 	@if grep -rnE '^[[:space:]]*(@_[a-zA-Z]+[[:space:]]+)?import[[:space:]]' Sources/RateLimitCore; then \
 		echo "RateLimitCore must import nothing (standard library only)"; exit 1; fi
 	@if grep -rnwE 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitCore; then \
 		echo "RateLimitCore must not use floating point"; exit 1; fi
-	@echo "core-purity: RateLimitCore imports nothing and uses no floating point"
+	@if grep -rnE '^[[:space:]]*(@_[a-zA-Z]+[[:space:]]+)?import[[:space:]]' Sources/RateLimitHTTP | grep -v 'import RateLimitCore$$'; then \
+		echo "RateLimitHTTP must import nothing but RateLimitCore"; exit 1; fi
+	@if grep -rnwE 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitHTTP; then \
+		echo "RateLimitHTTP must not use floating point"; exit 1; fi
+	@echo "core-purity: RateLimitCore imports nothing, RateLimitHTTP only the core; neither uses floating point"
 
 ## Regenerate Spec/vectors from the reference model (review the diff before committing).
 vectors:

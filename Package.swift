@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "RateLimitLock", targets: ["RateLimitLock"]),
         .library(name: "RateLimitDispatch", targets: ["RateLimitDispatch"]),
         .library(name: "RateLimitAtomic", targets: ["RateLimitAtomic"]),
+        .library(name: "RateLimitHTTP", targets: ["RateLimitHTTP"]),
     ],
     targets: [
         // The pure model: value-type state machines, standard library only.
@@ -21,6 +22,8 @@ let package = Package(
         .target(name: "RateLimitLock", dependencies: ["RateLimitCore"]),
         .target(name: "RateLimitDispatch", dependencies: ["RateLimitCore"]),
         .target(name: "RateLimitAtomic", dependencies: ["RateLimitCore"]),
+        // Server feedback: Retry-After, RateLimit and X-RateLimit fields, server quota, backoff. Pure.
+        .target(name: "RateLimitHTTP", dependencies: ["RateLimitCore"]),
         // Vectors, the reference over any strategy, randomized differential runs, shrinking.
         .target(name: "RateLimitConformance", dependencies: ["RateLimitCore"]),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),
@@ -28,6 +31,7 @@ let package = Package(
         .testTarget(
             name: "RateLimitAdapterTests",
             dependencies: ["RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "RateLimitCore", "RateLimitConformance"]),
+        .testTarget(name: "RateLimitHTTPTests", dependencies: ["RateLimitHTTP", "RateLimitCore", "RateLimitConformance"]),
         .testTarget(
             name: "RateLimitConformanceTests",
             dependencies: ["RateLimitConformance", "RateLimitCore", "ratelimit-conformance"],

@@ -87,9 +87,13 @@ extension ActorLimiter {
         run { registry, now in ((), registry.resume(key, at: now)) }
     }
 
-    /// `key`'s state, quota status, remaining quota and statistics now (REG-6, REG-9).
+    /// `key`'s state, quota status, remaining quota and statistics now, after serving what is due
+    /// (REG-6, REG-9).
     public func quota<Strategy>(of key: String) -> KeyQuota? where Machine == RateLimitRegistry<Strategy> {
-        machine.quota(of: key, at: timeline.now())
+        run { registry, now in
+            let served = registry.advance(to: now)
+            return (registry.quota(of: key, at: now), served)
+        }
     }
 
     /// Every request so far, over all keys (REG-9).

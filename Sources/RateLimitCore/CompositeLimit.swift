@@ -59,10 +59,10 @@ public struct CompositeLimit: RateLimitStrategy {
             if permits > maximumPermits { return .neverAllowed }  // COMP-6
             return applyToAll(&state, at: now) { _, _ in .acquire(permits) }  // COMP-3, COMP-4
         case .release(let permits):  // COMP-7: to the limits that hold permits
-            if permits < 0 { return .invalid(.negativePermits(permits)) }
             guard limits.contains(where: { if case .concurrency = $0 { true } else { false } }) else {
                 return .invalid(.releaseNotSupported)
             }
+            if permits < 0 { return .invalid(.negativePermits(permits)) }
             return applyToAll(&state, at: now) { limit, _ in
                 if case .concurrency = limit { .release(permits) } else { .acquire(0) }
             }

@@ -149,7 +149,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             case .anyKey: defaultRule = index
             }
         }
-        prefixRules.sort { $0.prefix.utf8.count > $1.prefix.utf8.count }
+        prefixRules.sort { $0.prefix.count > $1.prefix.count }  // in characters: the same under any Unicode normal form
     }
 
     /// Keys held now.
@@ -251,26 +251,60 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
                 return (.invalid(error), advance(to: now))
             }
         }
-        let (result, effects) = keyEvent(key, .reconfigure(Limit(strategy)), at: now)
-        if result.isAdmitted, let slot = slot(of: key) { overrides[slot] = strategy }
-        return (result, effects)
+        var (instant, effects) = begin(at: now)
+        guard let slot = slot(for: key, at: instant, &effects) else {
+            return (.invalid(ruleIndex(for: key) == nil ? Self.unknownKeyError : Self.tooManyKeysError), end(effects, now))
+        }
+        let result = reconfigure(slot, to: strategy, at: instant, &effects) { registry, slot in registry.overrides[slot] = strategy }
+        return (result.shifted(by: latest - now.nanoseconds), end(effects, now))
     }
 
     /// Replaces the configuration of the rule for `pattern` (REG-7): every key it governs without a
     /// configuration of its own is reconfigured now, and new keys start with it.
     ///
     /// - Throws: ``RateLimitRegistryError/unknownRule(_:)``, or ``RateLimitRegistryError/invalidRule(_:_:)``
-    ///   when the rule's warning threshold does not fit the new limit.
+    ///   when the rule's strategy refuses the new configuration (another strategy, another shape,
+    ///   COMP-1, COMP-8) or its warning threshold does not fit the new limit. Nothing changes then.
     public mutating func reconfigure(rule pattern: KeyPattern, to strategy: Strategy, at now: RateLimitInstant) throws(RateLimitRegistryError) -> RateLimitEffects {
         guard let index = rules.firstIndex(where: { $0.keys == pattern }) else { throw .unknownRule(pattern) }
         let reconfigured: RateLimitRule<Strategy>
         do throws(RateLimitInputError) { reconfigured = try rules[index].reconfigured(strategy) } catch { throw .invalidRule(pattern, error) }
-        var (instant, effects) = begin(at: now)
-        for slot in heldSlots where entries[Int(slot)].rule == UInt32(index) && overrides[slot] == nil {
-            _ = change(slot, at: instant, &effects) { $0.step(.reconfigure(Limit(strategy)), at: instant) }
+        // The strategy must accept the change (a new limiter answers as every key would).
+        var probe = RateLimiter(rules[index].strategy, at: RateLimitInstant(validated: latest))
+        if case .invalid(let error) = probe.step(.reconfigure(strategy), at: RateLimitInstant(validated: latest)) {
+            throw .invalidRule(pattern, error)
         }
+        var (instant, effects) = begin(at: now)
+        let governed = heldSlots.filter { entries[Int($0)].rule == UInt32(index) && overrides[$0] == nil }
+        let previous = rules[index]
         rules[index] = reconfigured
+        for slot in governed {
+            _ = reconfigure(slot, to: strategy, from: previous.strategy, at: instant, &effects) { _, _ in }
+        }
         return end(effects, now)
+    }
+
+    /// REG-7: reconfigures one key's limit, then records the new configuration with `commit` (its
+    /// own, or the rule's) before the key's status and wake-up are worked out under it.
+    private mutating func reconfigure(
+        _ slot: UInt32, to strategy: Strategy, from current: Strategy? = nil, at instant: RateLimitInstant, _ effects: inout RateLimitEffects,
+        commit: (inout RateLimitRegistry, UInt32) -> Void
+    ) -> RateLimitResult {
+        catchUp(slot, to: instant, &effects)
+        var completions: [WaitCompletion] = []
+        var result = RateLimitResult.allowed(remaining: 0)
+        if var queue = queues.removeValue(forKey: slot) {
+            completions = queue.updateLimiter(at: instant) { result = $0.step(.reconfigure(Limit(strategy)), at: instant) }
+            queues[slot] = queue
+        } else {
+            var limiter = limiter(slot)
+            if let current { limiter = RateLimiter(Limit(current), state: limiter.state) }  // the rule already holds the new one
+            result = limiter.step(.reconfigure(Limit(strategy)), at: instant)
+            store(limiter, in: slot)
+        }
+        if result.isAdmitted { commit(&self, slot) }
+        settle(slot, completions, at: instant, &effects)
+        return result
     }
 
     /// Throttles `key` until `until` (REG-4): only critical requests pass before then. A later call
@@ -404,7 +438,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
                 finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
                 return settle(slot, [], at: instant, &effects)
             }
-            guard mayWait, rule.queueLimit > 0 else {
+            guard mayWait, case .queue = rule.overflow else {
                 let refusal = limiter.strategy.step(limiter.state, .acquire(permits), at: instant).result
                 finish(ticket, key: key, slot: slot, permits: permits, outcome: .rejected(.limited(refusal)), at: instant, &effects)
                 return settle(slot, [], at: instant, &effects)
@@ -608,7 +642,10 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             // The limit itself ignores a throttle once its instant passes (KeyLimit); only the report is due.
             let until = limiter(slot).state.throttledUntil
             let throttleEnd = entries[Int(slot)].throttleReported && until <= instant.nanoseconds ? until : nil
-            let recovery = recoveries[slot].flatMap { $0 <= instant.nanoseconds ? $0 : nil }
+            // A key with waiters is served at `instant` next: its status there is settled after
+            // serving (a waiter may take the quota that just came back), so only earlier recoveries.
+            let served = queues[slot] != nil
+            let recovery = recoveries[slot].flatMap { $0 < instant.nanoseconds || (!served && $0 == instant.nanoseconds) ? $0 : nil }
             if let throttleEnd, recovery.map({ throttleEnd <= $0 }) ?? true {
                 let at = RateLimitInstant(validated: throttleEnd)
                 effects.events.append(.stateChanged(key: key, from: .throttled(until: at), to: .accepting, at: at))
@@ -690,7 +727,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         remaining == 0 ? .limited : remaining <= threshold ? .warning : .ok
     }
 
-    /// A timeout in whole nanoseconds, rounded up, negative as 0 and at most `Int64.max` (WQ-11).
+    /// A timeout in whole nanoseconds, a fraction of a nanosecond dropped, negative as 0 and at most `Int64.max` (WQ-11).
     private static func nanoseconds(_ timeout: Duration) -> Int64 {
         guard timeout > .zero else { return 0 }
         guard timeout < .nanoseconds(Int64.max) else { return .max }

@@ -22,6 +22,8 @@ where C.Duration == Duration {
     // method hops there with `queue.sync` or `queue.async`), which makes the access exclusive.
     private let queue: DispatchQueue
     private let callbackQueue: DispatchQueue
+    /// Serial, on the callback queue: the event handler sees the events in order (REG-10).
+    private let eventQueue: DispatchQueue
     /// The adapter's clock, as the machine's timeline.
     public let timeline: ClockTimeline<C>
     private let timer: DispatchSourceTimer
@@ -40,6 +42,7 @@ where C.Duration == Duration {
     init(machine: Machine, label: String, clock: C, callbackQueue: DispatchQueue) {
         queue = DispatchQueue(label: label)
         self.callbackQueue = callbackQueue
+        eventQueue = DispatchQueue(label: label + ".events", target: callbackQueue)
         timeline = ClockTimeline(clock: clock)
         self.machine = machine
         dispatchTimeIsClockTime = C.self == ContinuousClock.self || C.self == SuspendingClock.self
@@ -82,7 +85,8 @@ where C.Duration == Duration {
         queue.async { self.subscribers.remove(id) }
     }
 
-    /// Calls `handler` with every event, in order, on the callback queue (`nil` removes it).
+    /// Calls `handler` with every event, in order and one at a time, on the callback queue (`nil`
+    /// removes it).
     public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) {
         queue.sync { eventHandler = handler }
     }
@@ -162,7 +166,7 @@ where C.Duration == Duration {
             subscribers.publish(effects.events)
             if let handler = eventHandler {
                 let events = effects.events
-                callbackQueue.async { for event in events { handler(event) } }
+                eventQueue.async { for event in events { handler(event) } }
             }
         }
         let target = isClosed ? nil : machine.wakeUp(at: now)

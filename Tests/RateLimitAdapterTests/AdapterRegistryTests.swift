@@ -1,4 +1,5 @@
 import Foundation
+import RateLimitDispatch
 import RateLimitConformance
 import RateLimitCore
 import Testing
@@ -171,4 +172,37 @@ struct AdapterRegistryTests {
             #expect(handled.events == streamed.events, "\(adapter.name)")
         }
     }
+
+    @Test("REG-10 the Dispatch event handler gets events one at a time and in order, even on a concurrent callback queue")
+    func dispatchHandlerOrder() async throws {
+        let rules = [try RateLimitRule(.anyKey, AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 1, windowNanoseconds: 1_000)))]
+        let registry = try DispatchRateLimitRegistry(rules: rules, clock: ManualClock(), callbackQueue: .global())
+        let handled = EventLog()
+        let busy = Counter()
+        registry.setEventHandler { event in
+            guard busy.enter() else { return handled.append(event) }  // a second handler running at once
+            if case .rejected(_, let permits, _, _) = event, permits % 2 == 0 {
+                var work = 0
+                for value in 0..<200_000 { work &+= value }  // a slow handler, for some events
+                if work == 1 { handled.append(event) }
+            }
+            handled.append(event)
+            busy.leave()
+        }
+        for permits in 2...101 as ClosedRange<Int64> { _ = registry.tryAcquire("k", permits: permits) }  // never allowed: one event each
+        let settled = Date().addingTimeInterval(10)
+        while handled.events.count < 100, Date() < settled { await Task.yield() }
+        let order = handled.events.compactMap { event -> Int64? in if case .rejected(_, let permits, _, _) = event { permits } else { nil } }
+        #expect(order == Array(2...101), "\(order)")
+    }
+}
+
+/// Whether a handler is running, from any thread.
+private final class Counter: @unchecked Sendable {
+    // @unchecked: `running` is read and written only under `lock`.
+    private let lock = NSLock()
+    private var running = false
+    /// Marks a handler as running; false when one already was (the handler ran concurrently).
+    func enter() -> Bool { lock.withLock { defer { running = true }; return !running } }
+    func leave() { lock.withLock { running = false } }
 }

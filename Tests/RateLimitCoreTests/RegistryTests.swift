@@ -468,4 +468,52 @@ struct RegistryTests {
                         replay: PropertySeed.replay("keyIndex", trace: 0)) else { return }
         }
     }
+
+    @Test("REG-7 a key reconfigured into exhaustion reports it at once and wakes at the new configuration's recovery")
+    func reconfigureReports() throws {
+        func window(_ limit: Int64, _ nanoseconds: Int64) throws -> FixedWindow { try FixedWindow(limit: limit, windowNanoseconds: nanoseconds) }
+        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, try window(10, 10_000))], at: t(0))
+        _ = registry.tryAcquire("k", permits: 2, at: t(1))
+        let (result, effects) = registry.reconfigure("k", to: try window(2, 1_000), at: t(2))
+        #expect(result == .allowed(remaining: 0))
+        #expect(effects.events == [.statusChanged(key: "k", from: .ok, to: .limited, remaining: 0, at: t(2))])
+        #expect(registry.nextWakeUp == t(1_000), "the new window ends at 1,000, the old one at 10,000")
+    }
+
+    @Test("REG-7 a rule reconfigured to another strategy is refused and changes nothing")
+    func reconfigureRuleRefused() throws {
+        let gcra = AnyRateLimitStrategy.gcra(try GCRA(burst: 5, emissionIntervalNanoseconds: 100))
+        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, gcra)], at: t(0))
+        #expect(registry.tryAcquire("k", at: t(1)).outcome == .granted(.allowed(remaining: 4)))
+        let window = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 5, windowNanoseconds: 100))
+        do {
+            _ = try registry.reconfigure(rule: .anyKey, to: window, at: t(2))
+            Issue.record("a gcra rule became a fixed window")
+        } catch {
+            guard case .invalidRule(.anyKey, let input) = error else { Issue.record("\(error)"); return }
+            #expect(input.field == "configuration")
+        }
+        #expect(registry.rule(for: "k")?.strategy == gcra)
+        #expect(registry.tryAcquire("k", at: t(3)).outcome == .granted(.allowed(remaining: 3)))
+    }
+
+    @Test("REG-5 a queue policy with a limit of 0 refuses with queueFull, as the wait queue does")
+    func zeroQueue() throws {
+        let window = try FixedWindow(limit: 1, windowNanoseconds: 1_000)
+        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 0))], at: t(0))
+        _ = registry.acquire("k", at: t(1))
+        let (ticket, effects) = registry.acquire("k", at: t(2))
+        #expect(effects.completions == [WaitCompletion(ticket: ticket, outcome: .rejected(.queueFull), at: t(2))])
+    }
+
+    @Test("REG-6 quota a waiter takes at the instant it comes back is not reported as recovered")
+    func noFlicker() throws {
+        let window = try FixedWindow(limit: 1, windowNanoseconds: 1_000)
+        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 5))], at: t(0))
+        _ = registry.acquire("k", at: t(1))
+        let (waiter, _) = registry.acquire("k", at: t(2))
+        let served = registry.advance(to: t(1_000))
+        #expect(served.completions.map(\.ticket) == [waiter])
+        #expect(served.events.filter { if case .statusChanged = $0 { true } else { false } }.isEmpty, "\(served.events)")
+    }
 }

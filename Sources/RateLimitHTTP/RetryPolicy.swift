@@ -1,0 +1,54 @@
+// Which attempts are retried, and after how long (Spec/HTTP.md HTTP-8).
+
+/// The decision after one attempt of a request (HTTP-8).
+public enum RetryDecision: Hashable, Sendable {
+    /// Hand this outcome to the caller: a success, or an error that retrying cannot fix.
+    case deliver
+    /// Try again after this many nanoseconds.
+    case retry(afterNanoseconds: Int64)
+    /// Retrying could help, but the retries or the time budget are spent.
+    case stop
+}
+
+/// What one attempt produced.
+public enum AttemptOutcome: Hashable, Sendable {
+    /// The server answered with this status.
+    case response(status: Int)
+    /// No response: the connection failed, timed out or was refused.
+    case networkFailure
+}
+
+/// Retries with backoff (HTTP-8): network failures and 5xx are retried with backoff; 429 and 503
+/// wait for the server's retry-after (backoff when it gives none); other 4xx are never retried.
+public struct RetryPolicy: Hashable, Sendable {
+    public let backoff: Backoff
+
+    public init(backoff: Backoff = .default) {
+        self.backoff = backoff
+    }
+
+    /// The decision after an attempt (HTTP-8). `retries` is how many retries came before it,
+    /// `elapsedNanoseconds` the time since the first attempt, `serverWaitNanoseconds` the wait the
+    /// response asked for (HTTP-6), `previousDelay` the last backoff wait (decorrelated jitter).
+    public func decide(
+        _ outcome: AttemptOutcome, retries: Int, elapsedNanoseconds: Int64, serverWaitNanoseconds: Int64?, previousDelay: Int64?,
+        using random: inout some RandomNumberGenerator
+    ) -> RetryDecision {
+        let wait: Int64
+        switch outcome {
+        case .response(let status) where status < 400:
+            return .deliver
+        case .response(let status) where status == 429 || status == 503:
+            wait = serverWaitNanoseconds ?? backoff.delay(retry: retries, previous: previousDelay, using: &random)
+        case .response(let status) where status >= 500:
+            wait = max(serverWaitNanoseconds ?? 0, backoff.delay(retry: retries, previous: previousDelay, using: &random))
+        case .response:
+            return .deliver  // other 4xx: the request itself is wrong
+        case .networkFailure:
+            wait = backoff.delay(retry: retries, previous: previousDelay, using: &random)
+        }
+        guard retries < backoff.maximumRetries else { return .stop }
+        if let budget = backoff.budgetNanoseconds, elapsedNanoseconds > budget - min(wait, budget) { return .stop }
+        return .retry(afterNanoseconds: wait)
+    }
+}

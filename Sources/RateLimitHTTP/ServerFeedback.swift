@@ -1,0 +1,122 @@
+// What one response says about the server's limits (Spec/HTTP.md HTTP-6): every rate-limit field
+// read, malformed ones ignored and reported, and the wait the server asks for.
+
+/// The rate-limit information of one response.
+public struct ServerFeedback: Hashable, Sendable {
+    /// The status code.
+    public let status: Int
+    /// The `Date` field, if present and valid: the reference for absolute times.
+    public let date: HTTPDate?
+    /// The wall-clock time the response was received at (the reference when `Date` is absent).
+    public let receivedAt: HTTPDate
+    public let retryAfter: RetryAfter?
+    /// `RateLimit-Policy` members (informative, §7 of the draft).
+    public let policies: [QuotaPolicy]
+    /// `RateLimit` members.
+    public let limits: [ServiceLimit]
+    public let github: GitHubRateLimit
+    /// Fields ignored, and why.
+    public let diagnostics: [FieldDiagnostic]
+
+    /// Reads `fields` of a response with `status`, received when the wall clock read `receivedAt`.
+    public init(status: Int, fields: HTTPFields, receivedAt: HTTPDate) {
+        self.status = status
+        self.receivedAt = receivedAt
+        var diagnostics: [FieldDiagnostic] = []
+
+        func single(_ name: String) -> String? {
+            let values = fields.values(name)
+            guard let first = values.first else { return nil }
+            guard values.allSatisfy({ $0 == first }) else {
+                diagnostics.append(FieldDiagnostic(field: name, value: values.joined(separator: ", "), problem: "repeated with different values"))
+                return nil
+            }
+            return first
+        }
+
+        var date: HTTPDate?
+        if let value = single("Date") {
+            date = HTTPDate(String(decoding: trimmingWhitespace(value), as: UTF8.self), reference: receivedAt)
+            if date == nil { diagnostics.append(FieldDiagnostic(field: "Date", value: value, problem: "not an HTTP-date")) }
+        }
+        self.date = date
+        let reference = date ?? receivedAt
+
+        var retryAfter: RetryAfter?
+        if let value = single("Retry-After") {
+            retryAfter = RetryAfter(value, reference: reference)
+            if retryAfter == nil { diagnostics.append(FieldDiagnostic(field: "Retry-After", value: value, problem: "neither delay-seconds nor an HTTP-date")) }
+        }
+        self.retryAfter = retryAfter
+
+        // The draft's §7.3: fields of a response served from a cache (a positive Age) are stale.
+        let cached = single("Age").map { !trimmingWhitespace($0).allSatisfy { $0 == 48 } } ?? false
+        func structured<T>(_ name: String, _ parse: (String) -> Result<[T], FieldProblem>) -> [T] {
+            guard let value = fields.combined(name) else { return [] }
+            if cached {
+                diagnostics.append(FieldDiagnostic(field: name, value: value, problem: "ignored on a response served from a cache (Age)"))
+                return []
+            }
+            switch parse(value) {
+            case .success(let members): return members
+            case .failure(let problem):
+                diagnostics.append(FieldDiagnostic(field: name, value: value, problem: "ignored: \(problem.text)"))
+                return []
+            }
+        }
+        policies = structured("RateLimit-Policy", QuotaPolicy.parse)
+        limits = structured("RateLimit", ServiceLimit.parse)
+
+        var github = GitHubRateLimit()
+        func count(_ name: String) -> Int64? {
+            guard let value = single(name) else { return nil }
+            let digits = trimmingWhitespace(value)
+            guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+                diagnostics.append(FieldDiagnostic(field: name, value: value, problem: "not a non-negative integer of at most 18 digits"))
+                return nil
+            }
+            return saturatingDecimal(digits)
+        }
+        github.limit = count("X-RateLimit-Limit")
+        github.remaining = count("X-RateLimit-Remaining")
+        github.used = count("X-RateLimit-Used")
+        github.reset = count("X-RateLimit-Reset").map { HTTPDate(secondsSinceEpoch: $0) }
+        if let value = single("X-RateLimit-Resource") {
+            let text = trimmingWhitespace(value)
+            if !text.isEmpty, text.count <= 64, text.allSatisfy({ $0 > 32 && $0 < 127 }) {
+                github.resource = String(decoding: text, as: UTF8.self)
+            } else {
+                diagnostics.append(FieldDiagnostic(field: "X-RateLimit-Resource", value: value, problem: "not a short printable token"))
+            }
+        }
+        self.github = github
+        self.diagnostics = diagnostics
+    }
+
+    /// The time the server asks the client to wait before its next request, in nanoseconds from
+    /// the response, if it asks for one (HTTP-6), in this order of precedence:
+    /// 1. `Retry-After` (a date counts from the response's `Date`, or from its receipt);
+    /// 2. a `RateLimit` member with `r = 0`: its `t` (the longest, when several are exhausted);
+    /// 3. `X-RateLimit-Remaining: 0`: until `X-RateLimit-Reset` (from `Date`, or from receipt).
+    public var requestedWaitNanoseconds: Int64? {
+        let reference = date ?? receivedAt
+        if let retryAfter { return retryAfter.nanoseconds(after: reference) }
+        let exhausted = limits.filter { $0.remaining == 0 }.compactMap(\.resetSeconds)
+        if let longest = exhausted.max() { return saturatingNanoseconds(seconds: longest) }
+        if github.remaining == 0, let reset = github.reset { return RetryAfter.date(reset).nanoseconds(after: reference) }
+        return nil
+    }
+
+    /// The smallest remaining quota the server reports with the seconds until it resets, if any
+    /// (HTTP-6): the `RateLimit` member with the least `r` that has a `t`, else GitHub's
+    /// remaining and reset.
+    public var remainingQuota: (remaining: Int64, resetNanoseconds: Int64)? {
+        if let tightest = limits.filter({ $0.resetSeconds != nil }).min(by: { $0.remaining < $1.remaining }), let reset = tightest.resetSeconds {
+            return (tightest.remaining, saturatingNanoseconds(seconds: reset))
+        }
+        if let remaining = github.remaining, let reset = github.reset {
+            return (remaining, RetryAfter.date(reset).nanoseconds(after: date ?? receivedAt))
+        }
+        return nil
+    }
+}

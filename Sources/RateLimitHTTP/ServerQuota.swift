@@ -1,0 +1,82 @@
+// The server's side of a limit, learned from its responses (Spec/HTTP.md HTTP-9): a pure state
+// machine per endpoint. A request goes out only when both the client's own limit and this allow it.
+
+import RateLimitCore
+
+/// What the server's responses allow now (HTTP-9).
+public enum ServerPermit: Hashable, Sendable {
+    /// Send; `remaining` is what the server's last report leaves after this request (`nil`: unknown).
+    case allowed(remaining: Int64?)
+    /// Do not send before this many nanoseconds have passed.
+    case wait(nanoseconds: Int64)
+}
+
+/// The limits a server has told the client about: when it asked to wait until, and the quota it
+/// reported left, counted down as requests go out (HTTP-9).
+public struct ServerQuota: Hashable, Sendable {
+    /// The wait after a 429 that names none: the first time (HTTP-9).
+    public let defaultWaitNanoseconds: Int64
+    /// The longest wait after such 429s in a row (each doubles the previous one).
+    public let maximumWaitNanoseconds: Int64
+    /// Until when the server asked the client to wait (`nil`: it has not).
+    public private(set) var blockedUntil: RateLimitInstant?
+    /// The quota the server reported left, and until when that report holds.
+    public private(set) var budget: ReportedQuota?
+    /// 429s in a row that named no wait.
+    public private(set) var silentRejections = 0
+
+    /// A server quota (HTTP-9): after a 429 that names no wait, wait `defaultWait`, doubling for
+    /// each such 429 in a row up to `maximumWait`.
+    ///
+    /// - Throws: `RateLimitHTTPError` naming `defaultWait` (not positive) or `maximumWait` (below it).
+    public init(defaultWait: Duration = .seconds(1), maximumWait: Duration = .seconds(60)) throws(RateLimitHTTPError) {
+        defaultWaitNanoseconds = try nanoseconds(defaultWait, "defaultWait")
+        maximumWaitNanoseconds = try nanoseconds(maximumWait, "maximumWait")
+        guard defaultWaitNanoseconds > 0 else { throw .invalid(field: "defaultWait", reason: "must be positive") }
+        guard maximumWaitNanoseconds >= defaultWaitNanoseconds else { throw .invalid(field: "maximumWait", reason: "must be at least defaultWait") }
+    }
+
+    /// Learns from a response received at `now` (HTTP-9); returns until when the server now asks
+    /// the client to wait, if it does.
+    @discardableResult
+    public mutating func record(_ feedback: ServerFeedback, at now: RateLimitInstant) -> RateLimitInstant? {
+        var wait = feedback.requestedWaitNanoseconds
+        if wait == nil, feedback.status == 429 {
+            // No time given: the default, doubled for each such 429 in a row, capped.
+            let doubled = silentRejections >= 62 || defaultWaitNanoseconds > maximumWaitNanoseconds >> silentRejections
+                ? maximumWaitNanoseconds : defaultWaitNanoseconds << silentRejections
+            wait = min(doubled, maximumWaitNanoseconds)
+            silentRejections += 1
+        } else {
+            silentRejections = 0
+        }
+        if let wait, wait > 0 {
+            // A later-arriving response never shortens a wait already asked for.
+            let until = now.advanced(byNanoseconds: wait) ?? .end
+            blockedUntil = max(blockedUntil ?? until, until)
+        }
+        if let quota = feedback.remainingQuota, quota.resetNanoseconds > 0 {
+            budget = ReportedQuota(remaining: quota.remaining, until: now.advanced(byNanoseconds: quota.resetNanoseconds) ?? .end)
+        }
+        return blockedUntil.flatMap { $0 > now ? $0 : nil }
+    }
+
+    /// Asks to send one request at `now` (HTTP-9): allowed (taking one from a reported quota), or
+    /// how long to wait.
+    public mutating func permit(at now: RateLimitInstant) -> ServerPermit {
+        if let blockedUntil, blockedUntil > now { return .wait(nanoseconds: blockedUntil.nanoseconds(since: now)) }
+        guard let current = budget, current.until > now else {
+            budget = nil
+            return .allowed(remaining: nil)
+        }
+        guard current.remaining > 0 else { return .wait(nanoseconds: current.until.nanoseconds(since: now)) }
+        budget = ReportedQuota(remaining: current.remaining - 1, until: current.until)
+        return .allowed(remaining: current.remaining - 1)
+    }
+}
+
+/// Quota a server reported left, and until when the report holds (its reset).
+public struct ReportedQuota: Hashable, Sendable {
+    public let remaining: Int64
+    public let until: RateLimitInstant
+}

@@ -8,13 +8,15 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 ## the concurrent code's tests again under ThreadSanitizer.
 verify: core-purity test tsan
 
-## Build (warnings are errors) and run all tests; RATELIMIT_SEED=<n> replays property tests.
+## Build (warnings are errors) and run all tests; RATELIMIT_SEED=<n> replays property tests. The
+## client's tests against a real HTTP server measure real time, so they run alone, afterwards.
 test:
 	$(SWIFT) test $(SWIFT_FLAGS)
+	RATELIMIT_SERVER_TESTS=1 $(SWIFT) test --filter ServerIntegrationTests $(SWIFT_FLAGS)
 
-## The adapters, the manual clock and the linearizability checker under ThreadSanitizer (its own
+## The adapters, the client, the manual clock and the linearizability checker under ThreadSanitizer (its own
 ## build folder, so the ordinary build is not rebuilt); any reported race fails the run.
-TSAN_TESTS ?= RateLimitAdapterTests|ManualClockTests|LinearizabilityTests
+TSAN_TESTS ?= RateLimitAdapterTests|RateLimitClientTests|ManualClockTests|LinearizabilityTests
 tsan:
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_TESTS)' $(SWIFT_FLAGS)
 

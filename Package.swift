@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "RateLimitDispatch", targets: ["RateLimitDispatch"]),
         .library(name: "RateLimitAtomic", targets: ["RateLimitAtomic"]),
         .library(name: "RateLimitHTTP", targets: ["RateLimitHTTP"]),
+        .library(name: "RateLimitClient", targets: ["RateLimitClient"]),
     ],
     targets: [
         // The pure model: value-type state machines, standard library only.
@@ -24,6 +25,8 @@ let package = Package(
         .target(name: "RateLimitAtomic", dependencies: ["RateLimitCore"]),
         // Server feedback: Retry-After, RateLimit and X-RateLimit fields, server quota, backoff. Pure.
         .target(name: "RateLimitHTTP", dependencies: ["RateLimitCore"]),
+        // The rate-limited client: per-endpoint limits, server feedback, retries, URLSession.
+        .target(name: "RateLimitClient", dependencies: ["RateLimitHTTP", "RateLimitActor", "RateLimitCore"]),
         // Vectors, the reference over any strategy, randomized differential runs, shrinking.
         .target(name: "RateLimitConformance", dependencies: ["RateLimitCore"]),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),
@@ -32,6 +35,10 @@ let package = Package(
             name: "RateLimitAdapterTests",
             dependencies: ["RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "RateLimitCore", "RateLimitConformance"]),
         .testTarget(name: "RateLimitHTTPTests", dependencies: ["RateLimitHTTP", "RateLimitCore", "RateLimitConformance"]),
+        .testTarget(
+            name: "RateLimitClientTests",
+            dependencies: ["RateLimitClient", "RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitConformance"],
+            exclude: ["Server"]),
         .testTarget(
             name: "RateLimitConformanceTests",
             dependencies: ["RateLimitConformance", "RateLimitCore", "ratelimit-conformance"],

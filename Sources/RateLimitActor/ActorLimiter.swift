@@ -40,6 +40,9 @@ public actor ActorLimiter<Machine: RateLimitMachine, C: Clock> where C.Duration 
         subscribers.finishAll()
     }
 
+    /// The clock the limiter reads (a client sharing it sees the same time).
+    public nonisolated var clock: C { timeline.clock }
+
     /// Requests waiting for a grant.
     public var waitingCount: Int { machine.waitingCount }
 

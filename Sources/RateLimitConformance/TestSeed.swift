@@ -1,4 +1,5 @@
 import Foundation
+import RateLimitCore
 
 /// The seed of a test run, shared by every property test: `RATELIMIT_SEED` when set (to replay a
 /// failure), otherwise a fresh one. It is printed when first used, so that even a crash (which

@@ -1,27 +1,7 @@
 import RateLimitCore
 
-/// SplitMix64: small, fast, and the same sequence on every platform for a given seed.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    public private(set) var state: UInt64
-
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A generator for stream `index` of `name` under `seed`: independent, stable streams.
-    public init(seed: UInt64, stream name: String, index: Int) {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a: stable across runs and platforms
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        var mixer = SeededGenerator(seed: seed ^ hash ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
-        self.init(seed: mixer.next())
-    }
-
+/// Draws for generated traces; the generator itself is the core's (`SeededGenerator`).
+extension SeededGenerator {
     /// A uniformly drawn value in `range`.
     public mutating func int(in range: ClosedRange<Int64>) -> Int64 { Int64.random(in: range, using: &self) }
 

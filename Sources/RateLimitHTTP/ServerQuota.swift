@@ -36,10 +36,15 @@ public struct ServerQuota: Hashable, Sendable {
         guard maximumWaitNanoseconds >= defaultWaitNanoseconds else { throw .invalid(field: "maximumWait", reason: "must be at least defaultWait") }
     }
 
+    /// After a 429 that names no wait: 1 s, doubling for each such 429 in a row, up to 60 s.
+    public static let standard = try! ServerQuota()  // constant, valid
+
     /// Learns from a response received at `now` (HTTP-9); returns until when the server now asks
-    /// the client to wait, if it does.
+    /// the client to wait, if it does. `othersInFlight` counts the other requests sent to this
+    /// endpoint whose responses have not come back: the server's report may not count them yet, so
+    /// they are taken from the quota it reports (never below 0).
     @discardableResult
-    public mutating func record(_ feedback: ServerFeedback, at now: RateLimitInstant) -> RateLimitInstant? {
+    public mutating func record(_ feedback: ServerFeedback, at now: RateLimitInstant, othersInFlight: Int64 = 0) -> RateLimitInstant? {
         var wait = feedback.requestedWaitNanoseconds
         if wait == nil, feedback.status == 429 {
             // No time given: the default, doubled for each such 429 in a row, capped.
@@ -56,7 +61,8 @@ public struct ServerQuota: Hashable, Sendable {
             blockedUntil = max(blockedUntil ?? until, until)
         }
         if let quota = feedback.remainingQuota, quota.resetNanoseconds > 0 {
-            budget = ReportedQuota(remaining: quota.remaining, until: now.advanced(byNanoseconds: quota.resetNanoseconds) ?? .end)
+            let remaining = quota.remaining > othersInFlight ? quota.remaining - max(0, othersInFlight) : 0
+            budget = ReportedQuota(remaining: remaining, until: now.advanced(byNanoseconds: quota.resetNanoseconds) ?? .end)
         }
         return blockedUntil.flatMap { $0 > now ? $0 : nil }
     }

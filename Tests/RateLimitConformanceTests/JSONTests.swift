@@ -1,4 +1,5 @@
 import RateLimitConformance
+import RateLimitCore
 import Testing
 
 @Suite("Exact JSON")

@@ -98,6 +98,12 @@ struct BackoffTests {
         #expect(quota.permit(at: after) == .allowed(remaining: 0))
         #expect(quota.permit(at: after) == .wait(nanoseconds: 10 * second))
         #expect(quota.permit(at: after.advanced(byNanoseconds: 10 * second)!) == .allowed(remaining: nil))
+        // Requests still in flight are taken from a report that may not count them, never below 0.
+        quota.record(feedback(200, ["RateLimit": #""a";r=3;t=10"#]), at: after, othersInFlight: 2)
+        #expect(quota.permit(at: after) == .allowed(remaining: 0))
+        #expect(quota.permit(at: after) == .wait(nanoseconds: 10 * second))
+        quota.record(feedback(200, ["RateLimit": #""a";r=1;t=10"#]), at: after, othersInFlight: 5)
+        #expect(quota.permit(at: after) == .wait(nanoseconds: 10 * second))
         // 429s that name no wait: 1 s, 2 s, 4 s ... capped at 60 s; another response resets the count.
         var silent = try ServerQuota()
         var instant = now

@@ -1,4 +1,5 @@
 import RateLimitConformance
+import RateLimitCore
 @testable import RateLimitHTTP
 import Testing
 

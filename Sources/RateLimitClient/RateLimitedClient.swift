@@ -1,0 +1,279 @@
+// The rate-limited client (Spec/HTTP.md HTTP-11): a thin shell around an operation that sends one
+// request. Per attempt it takes the endpoint's permit from a registry (which rejects or queues as
+// the endpoint's rule says), asks the endpoint's server quota (HTTP-9), sends, feeds the response
+// back to the server quota (whose waits become throttles on the endpoint's key, so queued requests
+// wait them out), and retries as the retry policy decides (HTTP-8). Every decision is the
+// registry's, the server quota's or the retry policy's; this file only sequences them.
+
+import Foundation
+import RateLimitActor
+import RateLimitCore
+import RateLimitHTTP
+
+/// What the client reads of a response: its status and its fields.
+public protocol ServerResponse: Sendable {
+    /// The HTTP status code.
+    var status: Int { get }
+    /// The response's header fields.
+    var fields: HTTPFields { get }
+}
+
+/// Why a request of the rate-limited client did not produce a response (HTTP-11).
+public enum RateLimitClientError: Error, CustomStringConvertible {
+    /// The endpoint's own limit refused the request: its answer (with the exact retry-after, also
+    /// while the server's wait holds the endpoint), a full queue, an unknown endpoint or too many.
+    case limited(endpoint: String, WaitRejection)
+    /// The request waited in the endpoint's queue past its timeout.
+    case timedOut(endpoint: String)
+    /// The server still refused when the retries ran out: a 429, or a 503 that named a wait
+    /// (`retryAfterNanoseconds`, from when that response was received).
+    case serverLimited(endpoint: String, status: Int, retryAfterNanoseconds: Int64?)
+    /// No response when the retries ran out: the operation's last error.
+    case transport(endpoint: String, any Error)
+    /// The calling task was cancelled: waiting and retrying stopped at once.
+    case cancelled
+    /// The endpoint registry was closed.
+    case closed
+
+    /// How long until trying again could succeed, when known ("try again in 3 minutes").
+    public var retryAfter: Duration? {
+        switch self {
+        case .limited(_, .limited(.rejected(let nanoseconds))): .nanoseconds(nanoseconds)
+        case .serverLimited(_, _, let nanoseconds?): .nanoseconds(nanoseconds)
+        default: nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .limited(let endpoint, let reason): "\(endpoint): refused by the client's limit (\(reason))"
+        case .timedOut(let endpoint): "\(endpoint): timed out waiting for the client's limit"
+        case .serverLimited(let endpoint, let status, let wait):
+            "\(endpoint): the server still refused (\(status))" + (wait.map { ", retry after \($0) ns" } ?? "")
+        case .transport(let endpoint, let error): "\(endpoint): no response (\(error))"
+        case .cancelled: "cancelled"
+        case .closed: "the client's limiter is closed"
+        }
+    }
+}
+
+/// What the client did, in order, with instants on its clock (nanoseconds since it was made).
+public enum ClientEvent: Hashable, Sendable {
+    /// Attempt `attempt` (1 for the first) of a request went out.
+    case sent(endpoint: String, attempt: Int, at: RateLimitInstant)
+    /// A response came back.
+    case received(endpoint: String, status: Int, at: RateLimitInstant)
+    /// An attempt failed without a response.
+    case failed(endpoint: String, at: RateLimitInstant)
+    /// The server's quota holds the endpoint until `until` (its wait, or its reported quota spent);
+    /// nothing is sent to the endpoint before then.
+    case serverWait(endpoint: String, until: RateLimitInstant, at: RateLimitInstant)
+    /// A retry will go out after `afterNanoseconds` (or later, when the limits say so).
+    case retrying(endpoint: String, afterNanoseconds: Int64, at: RateLimitInstant)
+    /// The caller's fallback answered instead of the server.
+    case fellBack(endpoint: String, at: RateLimitInstant)
+}
+
+/// Sends requests through per-endpoint limits, respects what the server says, retries with
+/// backoff and falls back to a cached value when rate-limited (Spec/HTTP.md HTTP-11).
+///
+/// The endpoint registry decides, per endpoint key, how many requests go out and whether a refused
+/// one is rejected or queued (its rules, REG-5); the server's waits throttle the endpoint's key.
+public actor RateLimitedClient<Request: Sendable, Response: ServerResponse, Strategy: RateLimitStrategy, C: Clock>
+where C.Duration == Duration {
+    /// The limits per endpoint key; the server's waits are applied to it as throttles (REG-4).
+    public nonisolated let limiter: ActorRateLimitRegistry<Strategy, C>
+    public nonisolated let retryPolicy: RetryPolicy
+    private let operation: @Sendable (Request) async throws -> Response
+    private let timeline: ClockTimeline<C>
+    private let wallClock: @Sendable () -> HTTPDate
+    private let newQuota: ServerQuota
+    private var quotas: [String: ServerQuota] = [:]
+    private var inFlight: [String: Int64] = [:]
+    private var random: SeededGenerator
+    private var subscribers: [Int: AsyncStream<ClientEvent>.Continuation] = [:]
+    private var nextSubscriber = 0
+
+    /// A client sending with `operation` through `limiter` (whose clock it reads).
+    ///
+    /// - Parameters:
+    ///   - serverQuota: the waits after a 429 that names none (HTTP-9), for every endpoint.
+    ///   - seed: the backoff jitter's seed (HTTP-7): a seed replays the waits of a sequence.
+    ///   - wallClock: the time of day, the reference for HTTP-dates of responses without `Date`.
+    public init(
+        limiter: ActorRateLimitRegistry<Strategy, C>,
+        retryPolicy: RetryPolicy = RetryPolicy(),
+        serverQuota: ServerQuota = .standard,
+        seed: UInt64 = .random(in: .min ... .max),
+        wallClock: @escaping @Sendable () -> HTTPDate = { HTTPDate(secondsSinceEpoch: Int64(Date().timeIntervalSince1970.rounded(.down))) },
+        operation: @escaping @Sendable (Request) async throws -> Response
+    ) {
+        self.limiter = limiter
+        self.retryPolicy = retryPolicy
+        self.operation = operation
+        self.timeline = ClockTimeline(clock: limiter.clock)
+        self.wallClock = wallClock
+        self.newQuota = serverQuota
+        self.random = SeededGenerator(seed: seed)
+    }
+
+    deinit {
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
+    /// Sends `request` to `endpoint` (the key of its limit) and returns the server's response
+    /// (HTTP-11): a success, another 4xx, or the last 5xx when the retries ran out.
+    ///
+    /// When the request cannot get a response (the client's limit refused it, the server still
+    /// refuses, or no response came), `fallback` is asked for a value with the reason; it returns
+    /// `nil` to let the error be thrown. Cancelling the task stops waiting and retrying at once.
+    ///
+    /// - Throws: ``RateLimitClientError``.
+    public func send(
+        _ request: Request, to endpoint: String, permits: Int64 = 1, priority: RateLimitPriority = .normal,
+        fallback: (@Sendable (RateLimitClientError) async -> Response?)? = nil
+    ) async throws(RateLimitClientError) -> Response {
+        do {
+            return try await attempts(request, endpoint, permits, priority)
+        } catch {
+            switch error {
+            case .cancelled, .closed: throw error
+            default: break
+            }
+            guard let fallback, let cached = await fallback(error) else { throw error }
+            emit(.fellBack(endpoint: endpoint, at: timeline.now()))
+            return cached
+        }
+    }
+
+    /// What the server has told the client about `endpoint` so far (HTTP-9).
+    public func serverQuota(for endpoint: String) -> ServerQuota? { quotas[endpoint] }
+
+    /// A new stream of the client's events from now on, in order.
+    public func events() -> AsyncStream<ClientEvent> {
+        let (stream, continuation) = AsyncStream<ClientEvent>.makeStream()
+        let id = nextSubscriber
+        nextSubscriber += 1
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribe(id) } }
+        return stream
+    }
+
+    private func unsubscribe(_ id: Int) { subscribers[id] = nil }
+
+    private func emit(_ event: ClientEvent) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    // MARK: The shell
+
+    /// Attempts until a response is delivered, the retries stop, or the task is cancelled (HTTP-8).
+    private func attempts(
+        _ request: Request, _ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority
+    ) async throws(RateLimitClientError) -> Response {
+        let first = timeline.now()
+        var retries = 0
+        var previousDelay: Int64?
+        while true {
+            let taken = try await admit(endpoint, permits, priority)
+            inFlight[endpoint, default: 0] += 1
+            emit(.sent(endpoint: endpoint, attempt: retries + 1, at: timeline.now()))
+            let result: Result<Response, any Error>
+            do { result = .success(try await operation(request)) } catch { result = .failure(error) }
+            inFlight[endpoint, default: 1] -= 1
+            if taken { await giveBack(endpoint, permits) }
+            let now = timeline.now()
+            var serverWait: Int64?
+            let outcome: AttemptOutcome
+            switch result {
+            case .success(let response):
+                outcome = .response(status: response.status)
+                let feedback = ServerFeedback(status: response.status, fields: response.fields, receivedAt: wallClock())
+                serverWait = feedback.requestedWaitNanoseconds
+                emit(.received(endpoint: endpoint, status: response.status, at: now))
+                let heldUntil = quotas[endpoint]?.blockedUntil
+                if let until = quotas[endpoint, default: newQuota].record(feedback, at: now, othersInFlight: inFlight[endpoint] ?? 0),
+                   until != heldUntil {
+                    await hold(endpoint, until: until, at: now)
+                }
+            case .failure(let error):
+                if error is CancellationError || Task.isCancelled { throw .cancelled }
+                outcome = .networkFailure
+                emit(.failed(endpoint: endpoint, at: now))
+            }
+            let decision = retryPolicy.decide(
+                outcome, retries: retries, elapsedNanoseconds: now.nanoseconds(since: first), serverWaitNanoseconds: serverWait,
+                previousDelay: previousDelay, using: &random)
+            switch (decision, result) {
+            case (.deliver, .success(let response)):
+                return response
+            case (.stop, .success(let response)):
+                // A refusal the server still insists on is an error (the fallback's case); any
+                // other last response is the caller's to read.
+                guard response.status == 429 || (response.status == 503 && serverWait != nil) else { return response }
+                throw .serverLimited(endpoint: endpoint, status: response.status, retryAfterNanoseconds: serverWait)
+            case (.stop, .failure(let error)), (.deliver, .failure(let error)):
+                throw .transport(endpoint: endpoint, error)
+            case (.retry(let wait), _):
+                guard !Task.isCancelled else { throw .cancelled }
+                retries += 1
+                previousDelay = wait
+                emit(.retrying(endpoint: endpoint, afterNanoseconds: wait, at: now))
+                try await sleep(afterNanoseconds: wait, from: now)
+            }
+        }
+    }
+
+    /// Waits until both the endpoint's limit and the server's quota let one attempt go out;
+    /// returns whether permits were taken (a critical or disabled key's pass takes none).
+    private func admit(_ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority) async throws(RateLimitClientError) -> Bool {
+        var heldByLimiter = false
+        while true {
+            guard !Task.isCancelled else { throw .cancelled }
+            let grant: RateLimitGrant
+            do {
+                grant = try await limiter.acquire(endpoint, permits: permits, priority: priority)
+            } catch {
+                switch error {
+                case .rejected(let reason): throw .limited(endpoint: endpoint, reason)
+                case .timedOut: throw .timedOut(endpoint: endpoint)
+                case .cancelled: throw .cancelled
+                case .closed: throw .closed
+                }
+            }
+            let now = timeline.now()
+            guard case .wait(let nanoseconds) = quotas[endpoint, default: newQuota].permit(at: now) else { return grant.answer != nil }
+            // The server's quota is spent: give back what was taken and hold the endpoint until
+            // it returns. The limiter then queues or refuses this request like any other; only
+            // requests it lets through anyway (critical, or a disabled key) sleep here instead.
+            if grant.answer != nil { await giveBack(endpoint, permits) }
+            if heldByLimiter {
+                try await sleep(afterNanoseconds: nanoseconds, from: now)
+            } else {
+                await hold(endpoint, until: now.advanced(byNanoseconds: nanoseconds) ?? .end, at: now)
+                heldByLimiter = true
+            }
+        }
+    }
+
+    /// Throttles the endpoint's key until `until`, the instant the server's quota returns (REG-4).
+    private func hold(_ endpoint: String, until: RateLimitInstant, at now: RateLimitInstant) async {
+        emit(.serverWait(endpoint: endpoint, until: until, at: now))
+        await limiter.throttle(endpoint, for: .nanoseconds(until.nanoseconds(since: now)))
+    }
+
+    /// Gives back an attempt's permits: a concurrency limit frees them; limits that hold no
+    /// permits answer that release is not supported and are unchanged (CORE-11).
+    private func giveBack(_ endpoint: String, _ permits: Int64) async {
+        _ = await limiter.release(endpoint, permits: permits)
+    }
+
+    /// Sleeps on the limiter's clock until `nanoseconds` after `now`; cancellation ends it at once.
+    private func sleep(afterNanoseconds nanoseconds: Int64, from now: RateLimitInstant) async throws(RateLimitClientError) {
+        do {
+            try await timeline.clock.sleep(until: timeline.reading(afterNanoseconds: nanoseconds, from: now), tolerance: nil)
+        } catch {
+            throw .cancelled
+        }
+    }
+}

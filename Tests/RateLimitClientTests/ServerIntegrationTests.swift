@@ -1,0 +1,211 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RateLimitActor
+import RateLimitClient
+import RateLimitCore
+import RateLimitHTTP
+import Testing
+
+// The client over URLSession against a real HTTP server (Server/ratelimit_server.py, Python's
+// standard library) that enforces its own limit (GCRA), answering
+// 429 with Retry-After (whole seconds) and RateLimit fields beyond it. Each test starts its own
+// server on a free port of 127.0.0.1 and stops it; the server also exits when its standard input
+// closes, so it never outlives the test process.
+//
+// The rates are measured in real time, so these tests run alone: `make verify` runs them after the
+// other tests with RATELIMIT_SERVER_TESTS=1 (a plain `swift test` skips them, as they would share
+// the two cores with every other suite and measure the machine's load rather than the client).
+
+/// The server's limit in the test of a matching policy: 20 per second (one per 50 ms), bursts of 10.
+private let serverRate: Int64 = 20
+private let serverBurst: Int64 = 10
+
+@Suite(
+    "The client against a real HTTP server (Spec/HTTP.md HTTP-11)", .serialized, .timeLimit(.minutes(1)),
+    .enabled(if: ProcessInfo.processInfo.environment["RATELIMIT_SERVER_TESTS"] == "1", "timed in real time: make verify runs them alone"))
+struct ServerIntegrationTests {
+    @Test("HTTP-11 with the server's policy (burst halved as the stated margin) the client triggers no 429 and reaches at least 90% of the allowed rate")
+    func matchingPolicy() async throws {
+        let server = try TestServer(rate: serverRate, burst: serverBurst)
+        defer { server.stop() }
+        // The server's rate exactly; a burst of 5 instead of 10. The 5 spare requests absorb 250 ms
+        // of transit jitter (requests bunched up on the way, or a stalled process) at 20 per second.
+        let clientBurst: Int64 = 5
+        let registry = try ActorRateLimitRegistry(rules: [
+            try RateLimitRule(.exact("GET /limited"), try TokenBucket(capacity: clientBurst, permitsPerPeriod: serverRate, period: .seconds(1)),
+                              overflow: .queue(limit: 1_000)),
+        ])
+        let client = URLSessionRateLimitedClient(session: server.session, limiter: registry, seed: 1)
+        let log = EventLog(await client.events())
+        let total = 40
+        let statuses = try await send(total, through: client, to: server)
+        let stats = try await server.stats()
+        let sent = await log.sentInstants(expecting: total)
+
+        #expect(statuses == Array(repeating: 200, count: total))
+        #expect(stats.refused == 0, "the client triggered \(stats.refused) 429s")
+        #expect(stats.admitted == total)
+        // The allowed rate is the server's 20 per second after a burst: measured from the first
+        // request after the client's burst to the last, as the client sent them and as the server
+        // received them.
+        let clientRate = rate(Array(sent.dropFirst(Int(clientBurst) - 1)))
+        let serverSideRate = rate(Array(stats.arrivals.map(\.first!).dropFirst(Int(clientBurst) - 1)))
+        #expect(clientRate >= 0.9 * Double(serverRate), "the client sent \(clientRate) per second")
+        #expect(serverSideRate >= 0.9 * Double(serverRate), "the server received \(serverSideRate) per second")
+        print("HTTP-11 matching policy: \(total) requests, 0 refused; \(clientRate) sent and \(serverSideRate) received per second of \(serverRate) allowed")
+    }
+
+    @Test("HTTP-11 with a too generous policy the client gets 429s, sends nothing before their Retry-After expires, and completes every request")
+    func generousPolicy() async throws {
+        // A slower server (10 per second, bursts of 5), so that even on a loaded machine, where
+        // the requests reach it spread out, 20 sent at once cannot all be admitted.
+        let server = try TestServer(rate: 10, burst: 5)
+        defer { server.stop() }
+        // 10 times the server's rate, in bursts of 50: the server must refuse.
+        let registry = try ActorRateLimitRegistry(rules: [
+            try RateLimitRule(.exact("GET /limited"), try TokenBucket(capacity: 50, permitsPerPeriod: 100, period: .seconds(1)),
+                              overflow: .queue(limit: 1_000)),
+        ])
+        let patient = RetryPolicy(backoff: try Backoff(maximumRetries: 10, base: .milliseconds(100), cap: .seconds(2)))
+        let client = URLSessionRateLimitedClient(session: server.session, limiter: registry, retryPolicy: patient, seed: 2)
+        let log = EventLog(await client.events())
+        let total = 20
+        let statuses = try await send(total, through: client, to: server)
+        let stats = try await server.stats()
+        let events = await log.all(expectingSent: stats.admitted + stats.refused)
+
+        #expect(statuses == Array(repeating: 200, count: total), "every request completes")
+        #expect(stats.refused > 0, "a too generous client must meet the server's limit")
+        #expect(stats.admittedIDs.sorted() == (0..<total).map(String.init).sorted(), "each request admitted exactly once, none lost")
+        // Server side, exactly: no refused request came back before its Retry-After expired.
+        #expect(stats.early.isEmpty, "retried before their Retry-After expired: \(stats.early)")
+        // Client side, exactly: once it learned of a wait, it sent nothing before the wait's end.
+        var heldUntil = RateLimitInstant.origin
+        var early: [ClientEvent] = []
+        for event in events {
+            switch event {
+            case .serverWait(_, let until, _): heldUntil = max(heldUntil, until)
+            case .sent(_, _, let at) where at < heldUntil: early.append(event)
+            default: break
+            }
+        }
+        #expect(early.isEmpty, "sent while the server's wait held the endpoint: \(early)")
+        print("HTTP-11 generous policy: \(total) requests, \(stats.refused) refused (429), all completed, none early")
+    }
+}
+
+/// Sends `count` requests at once (ids 0 ..< count) and returns their statuses in id order.
+private func send(
+    _ count: Int, through client: URLSessionRateLimitedClient<TokenBucket, ContinuousClock>, to server: TestServer
+) async throws -> [Int] {
+    try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+        for id in 0..<count {
+            let request = URLRequest(url: server.url("/limited?id=\(id)"))
+            group.addTask { (id, try await client.send(request, to: "GET /limited").status) }
+        }
+        var statuses = Array(repeating: 0, count: count)
+        for try await (id, status) in group { statuses[id] = status }
+        return statuses
+    }
+}
+
+/// Requests per second from the first instant to the last (nanoseconds), over the gaps between.
+private func rate(_ instants: [Int64]) -> Double {
+    guard let first = instants.min(), let last = instants.max(), last > first else { return 0 }
+    return Double(instants.count - 1) / (Double(last - first) / 1e9)
+}
+
+private func rate(_ instants: [RateLimitInstant]) -> Double { rate(instants.map(\.nanoseconds)) }
+
+/// The client's events, collected as they come.
+private actor EventLog {
+    private var events: [ClientEvent] = []
+
+    init(_ stream: AsyncStream<ClientEvent>) {
+        Task { await self.consume(stream) }
+    }
+
+    private func consume(_ stream: AsyncStream<ClientEvent>) async {
+        for await event in stream { events.append(event) }
+    }
+
+    /// Every event once `sent` attempts have gone out and come back (yielding, not sleeping).
+    func all(expectingSent sent: Int) async -> [ClientEvent] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let out = events.filter { if case .sent = $0 { true } else { false } }.count
+            let back = events.filter { if case .received = $0 { true } else if case .failed = $0 { true } else { false } }.count
+            if out >= sent && back >= out { break }
+            await Task.yield()
+        }
+        return events
+    }
+
+    /// The instants requests went out at, once `count` went out and came back.
+    func sentInstants(expecting count: Int) async -> [RateLimitInstant] {
+        await all(expectingSent: count).compactMap { if case .sent(_, _, let at) = $0 { at } else { nil } }
+    }
+}
+
+/// The decoded `/stats` of the server.
+struct ServerStats: Decodable {
+    let admitted: Int
+    let refused: Int
+    let early: [String]
+    let admittedIDs: [String]
+    /// (instant in nanoseconds since the server started, status) per request, in arrival order.
+    let arrivals: [[Int64]]
+}
+
+/// `Server/ratelimit_server.py`, running for one test.
+final class TestServer {
+    let session: URLSession
+    private let process = Process()
+    private let input = Pipe()
+    private let port: Int
+
+    init(rate: Int64, burst: Int64) throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Server/ratelimit_server.py")
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, "--rate", "\(rate)", "--burst", "\(burst)", "--lifetime", "90"]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        // The first line is {"port": N}; end of output first means the server could not start.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw ServerFailure(output: String(decoding: line, as: UTF8.self)) }
+            line.append(chunk)
+        }
+        struct Greeting: Decodable { let port: Int }
+        port = try JSONDecoder().decode(Greeting.self, from: line).port
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 20
+        configuration.httpMaximumConnectionsPerHost = 64
+        session = URLSession(configuration: configuration)
+    }
+
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+
+    func stats() async throws -> ServerStats {
+        let (data, _) = try await session.data(for: URLRequest(url: url("/stats")))
+        return try JSONDecoder().decode(ServerStats.self, from: data)
+    }
+
+    /// Stops the server and waits for it to exit.
+    func stop() {
+        session.invalidateAndCancel()
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    struct ServerFailure: Error, CustomStringConvertible {
+        let output: String
+        var description: String { "the test server did not start: \(output)" }
+    }
+}

@@ -2,11 +2,11 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify test tsan build core-purity vectors conformance clean
+.PHONY: verify test tsan build core-purity vectors conformance bench bench-smoke clean
 
-## Build everything with warnings as errors, check the core's purity, run every test, then run
-## the concurrent code's tests again under ThreadSanitizer.
-verify: core-purity test tsan
+## Build everything with warnings as errors, check the core's purity, run every test, run the
+## benchmark's smoke mode, then the concurrent code's tests again under ThreadSanitizer.
+verify: core-purity test bench-smoke tsan
 
 ## Build (warnings are errors) and run all tests; RATELIMIT_SEED=<n> replays property tests. The
 ## client's tests against a real HTTP server measure real time, so they run alone, afterwards.
@@ -35,6 +35,16 @@ core-purity:
 	@if grep -rnwE 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitHTTP; then \
 		echo "RateLimitHTTP must not use floating point"; exit 1; fi
 	@echo "core-purity: RateLimitCore imports nothing, RateLimitHTTP only the core; neither uses floating point"
+
+## The benchmarks in release mode: each cost with its ratio to the bare primitive measured in the
+## same run (README, "Benchmarks"); BENCH_FLAGS=--json for machines, --check to fail on a missed target.
+bench:
+	$(SWIFT) run -c release ratelimit-bench $(BENCH_FLAGS)
+
+## Every benchmark for a few operations, once, in debug, with valid JSON out: so it never rots.
+bench-smoke:
+	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-bench --smoke --json | python3 -m json.tool > /dev/null
+	@echo "bench-smoke: every benchmark ran; the JSON is valid"
 
 ## Regenerate Spec/vectors from the reference model (review the diff before committing).
 vectors:

@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "RateLimitCore", targets: ["RateLimitCore"]),
         .library(name: "RateLimitConformance", targets: ["RateLimitConformance"]),
         .executable(name: "ratelimit-conformance", targets: ["ratelimit-conformance"]),
+        .executable(name: "ratelimit-bench", targets: ["ratelimit-bench"]),
         .library(name: "RateLimitActor", targets: ["RateLimitActor"]),
         .library(name: "RateLimitLock", targets: ["RateLimitLock"]),
         .library(name: "RateLimitDispatch", targets: ["RateLimitDispatch"]),
@@ -30,6 +31,11 @@ let package = Package(
         // Vectors, the reference over any strategy, randomized differential runs, shrinking.
         .target(name: "RateLimitConformance", dependencies: ["RateLimitCore"]),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),
+        // Benchmarks as ratios to bare primitives (make bench); heap statistics come from a C shim.
+        .target(name: "CHeapStatistics"),
+        .executableTarget(
+            name: "ratelimit-bench",
+            dependencies: ["RateLimitCore", "RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "CHeapStatistics"]),
         .testTarget(name: "RateLimitCoreTests", dependencies: ["RateLimitCore", "RateLimitConformance"]),
         .testTarget(
             name: "RateLimitAdapterTests",

@@ -15,7 +15,8 @@ import RateLimitCore
 /// ``ActorRateLimitRegistry``.
 public actor ActorLimiter<Machine: RateLimitMachine, C: Clock> where C.Duration == Duration {
     var machine: Machine
-    let timeline: ClockTimeline<C>
+    /// The limiter's timeline on its clock: its instants are the ones the machine decides at.
+    public nonisolated let timeline: ClockTimeline<C>
     /// Suspended callers, resumed with their outcome and the instant it was decided at.
     private var continuations: [WaitTicket: CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>] = [:]
     private var timer: Task<Void, Never>?
@@ -39,9 +40,6 @@ public actor ActorLimiter<Machine: RateLimitMachine, C: Clock> where C.Duration 
         }
         subscribers.finishAll()
     }
-
-    /// The clock the limiter reads (a client sharing it sees the same time).
-    public nonisolated var clock: C { timeline.clock }
 
     /// Requests waiting for a grant.
     public var waitingCount: Int { machine.waitingCount }

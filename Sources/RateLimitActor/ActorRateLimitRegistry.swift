@@ -77,6 +77,12 @@ extension ActorLimiter {
         run { registry, now in ((), registry.throttle(key, until: timeline.deadline(after: duration, from: now), at: now)) }
     }
 
+    /// Throttles `key` until `until` on the limiter's timeline (REG-4): a wait shared exactly with
+    /// whoever sleeps until the same instant.
+    public func throttle<Strategy>(_ key: String, until: RateLimitInstant) where Machine == RateLimitRegistry<Strategy> {
+        run { registry, now in ((), registry.throttle(key, until: until, at: now)) }
+    }
+
     /// Disables `key`: everything passes at once (REG-4).
     public func disable<Strategy>(_ key: String) where Machine == RateLimitRegistry<Strategy> {
         run { registry, now in ((), registry.disable(key, at: now)) }

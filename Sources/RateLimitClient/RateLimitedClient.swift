@@ -90,6 +90,8 @@ where C.Duration == Duration {
     private let newQuota: ServerQuota
     private var quotas: [String: ServerQuota] = [:]
     private var inFlight: [String: Int64] = [:]
+    /// Until when the client throttled each endpoint's key for the server.
+    private var heldUntil: [String: RateLimitInstant] = [:]
     private var random: SeededGenerator
     private var subscribers: [Int: AsyncStream<ClientEvent>.Continuation] = [:]
     private var nextSubscriber = 0
@@ -102,7 +104,7 @@ where C.Duration == Duration {
     ///   - wallClock: the time of day, the reference for HTTP-dates of responses without `Date`.
     public init(
         limiter: ActorRateLimitRegistry<Strategy, C>,
-        retryPolicy: RetryPolicy = RetryPolicy(),
+        retryPolicy: RetryPolicy = .standard,
         serverQuota: ServerQuota = .standard,
         seed: UInt64 = .random(in: .min ... .max),
         wallClock: @escaping @Sendable () -> HTTPDate = { HTTPDate(secondsSinceEpoch: Int64(Date().timeIntervalSince1970.rounded(.down))) },
@@ -111,7 +113,7 @@ where C.Duration == Duration {
         self.limiter = limiter
         self.retryPolicy = retryPolicy
         self.operation = operation
-        self.timeline = ClockTimeline(clock: limiter.clock)
+        self.timeline = limiter.timeline
         self.wallClock = wallClock
         self.newQuota = serverQuota
         self.random = SeededGenerator(seed: seed)
@@ -176,6 +178,11 @@ where C.Duration == Duration {
         var previousDelay: Int64?
         while true {
             let taken = try await admit(endpoint, permits, priority)
+            // Granted, but cancelled meanwhile: nothing more is sent.
+            guard !Task.isCancelled else {
+                if taken { await giveBack(endpoint, permits) }
+                throw .cancelled
+            }
             inFlight[endpoint, default: 0] += 1
             emit(.sent(endpoint: endpoint, attempt: retries + 1, at: timeline.now()))
             let result: Result<Response, any Error>
@@ -196,11 +203,12 @@ where C.Duration == Duration {
                    until != heldUntil {
                     await hold(endpoint, until: until, at: now)
                 }
-            case .failure(let error):
-                if error is CancellationError || Task.isCancelled { throw .cancelled }
+            case .failure:
+                if Task.isCancelled { throw .cancelled }
                 outcome = .networkFailure
                 emit(.failed(endpoint: endpoint, at: now))
             }
+            forgetIfIdle(endpoint, at: now)
             let decision = retryPolicy.decide(
                 outcome, retries: retries, elapsedNanoseconds: now.nanoseconds(since: first), serverWaitNanoseconds: serverWait,
                 previousDelay: previousDelay, using: &random)
@@ -219,17 +227,22 @@ where C.Duration == Duration {
                 retries += 1
                 previousDelay = wait
                 emit(.retrying(endpoint: endpoint, afterNanoseconds: wait, at: now))
-                try await sleep(afterNanoseconds: wait, from: now)
+                try await sleep(until: now.advanced(byNanoseconds: wait) ?? .end)
             }
         }
     }
 
     /// Waits until both the endpoint's limit and the server's quota let one attempt go out;
-    /// returns whether permits were taken (a critical or disabled key's pass takes none).
+    /// returns whether permits were taken (a critical request or a disabled key takes none).
     private func admit(_ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority) async throws(RateLimitClientError) -> Bool {
-        var heldByLimiter = false
         while true {
             guard !Task.isCancelled else { throw .cancelled }
+            // The server's wait first, so that no permit is taken only to be wasted: the endpoint
+            // is held, and the acquire below waits (or is refused) until it ends.
+            if let wait = quotas[endpoint]?.wait(at: timeline.now()) {
+                try await waitOut(endpoint, wait, priority, bypassing: priority == .critical)
+                if priority == .critical { continue }
+            }
             let grant: RateLimitGrant
             do {
                 grant = try await limiter.acquire(endpoint, permits: permits, priority: priority)
@@ -241,25 +254,42 @@ where C.Duration == Duration {
                 case .closed: throw .closed
                 }
             }
-            let now = timeline.now()
-            guard case .wait(let nanoseconds) = quotas[endpoint, default: newQuota].permit(at: now) else { return grant.answer != nil }
-            // The server's quota is spent: give back what was taken and hold the endpoint until
-            // it returns. The limiter then queues or refuses this request like any other; only
-            // requests it lets through anyway (critical, or a disabled key) sleep here instead.
-            if grant.answer != nil { await giveBack(endpoint, permits) }
-            if heldByLimiter {
-                try await sleep(afterNanoseconds: nanoseconds, from: now)
-            } else {
-                await hold(endpoint, until: now.advanced(byNanoseconds: nanoseconds) ?? .end, at: now)
-                heldByLimiter = true
-            }
+            let taken = grant.answer != nil
+            guard case .wait(let wait) = quotas[endpoint, default: newQuota].permit(at: timeline.now()) else { return taken }
+            // A response that arrived while this request waited spent the server's quota.
+            if taken { await giveBack(endpoint, permits) }
+            try await waitOut(endpoint, wait, priority, bypassing: !taken)
         }
     }
 
-    /// Throttles the endpoint's key until `until`, the instant the server's quota returns (REG-4).
+    /// Waits out the server's wait of `nanoseconds` from now: by holding the endpoint (the
+    /// registry then queues or refuses the request, like any other), or, for a request the
+    /// registry lets through anyway (critical, or a disabled key), by sleeping here.
+    private func waitOut(_ endpoint: String, _ nanoseconds: Int64, _ priority: RateLimitPriority, bypassing: Bool) async throws(RateLimitClientError) {
+        let now = timeline.now()
+        let until = now.advanced(byNanoseconds: nanoseconds) ?? .end
+        if bypassing {
+            try await sleep(until: until)
+        } else {
+            await hold(endpoint, until: until, at: now)
+        }
+    }
+
+    /// Throttles the endpoint's key until `until` on the registry's timeline, the instant the
+    /// server's quota returns (REG-4); a throttle only ever grows while it lasts.
     private func hold(_ endpoint: String, until: RateLimitInstant, at now: RateLimitInstant) async {
+        let until = max(until, heldUntil[endpoint].flatMap { $0 > now ? $0 : nil } ?? until)
+        heldUntil[endpoint] = until
         emit(.serverWait(endpoint: endpoint, until: until, at: now))
-        await limiter.throttle(endpoint, for: .nanoseconds(until.nanoseconds(since: now)))
+        await limiter.throttle(endpoint, until: until)
+    }
+
+    /// Forgets what the server said of `endpoint` once it no longer matters (bounded memory).
+    private func forgetIfIdle(_ endpoint: String, at now: RateLimitInstant) {
+        guard (inFlight[endpoint] ?? 0) == 0 else { return }
+        inFlight[endpoint] = nil
+        if heldUntil[endpoint].map({ $0 <= now }) ?? false { heldUntil[endpoint] = nil }
+        if quotas[endpoint]?.isIdle(at: now) ?? false { quotas[endpoint] = nil }
     }
 
     /// Gives back an attempt's permits: a concurrency limit frees them; limits that hold no
@@ -268,10 +298,10 @@ where C.Duration == Duration {
         _ = await limiter.release(endpoint, permits: permits)
     }
 
-    /// Sleeps on the limiter's clock until `nanoseconds` after `now`; cancellation ends it at once.
-    private func sleep(afterNanoseconds nanoseconds: Int64, from now: RateLimitInstant) async throws(RateLimitClientError) {
+    /// Sleeps on the registry's clock until `instant` on its timeline; cancellation ends it at once.
+    private func sleep(until instant: RateLimitInstant) async throws(RateLimitClientError) {
         do {
-            try await timeline.clock.sleep(until: timeline.reading(afterNanoseconds: nanoseconds, from: now), tolerance: nil)
+            try await timeline.clock.sleep(until: timeline.reading(of: instant), tolerance: nil)
         } catch {
             throw .cancelled
         }

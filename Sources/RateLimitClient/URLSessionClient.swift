@@ -37,7 +37,7 @@ extension RateLimitedClient where Request == URLRequest, Response == URLSessionR
     /// A client sending with `session` through `limiter` (HTTP-11); a response that is not HTTP is
     /// a transport failure (`URLError.badServerResponse`).
     public init(
-        session: URLSession = .shared, limiter: ActorRateLimitRegistry<Strategy, C>, retryPolicy: RetryPolicy = RetryPolicy(),
+        session: URLSession = .shared, limiter: ActorRateLimitRegistry<Strategy, C>, retryPolicy: RetryPolicy = .standard,
         serverQuota: ServerQuota = .standard, seed: UInt64 = .random(in: .min ... .max)
     ) {
         self.init(limiter: limiter, retryPolicy: retryPolicy, serverQuota: serverQuota, seed: seed) { request in

@@ -22,10 +22,20 @@ public enum AttemptOutcome: Hashable, Sendable {
 /// wait for the server's retry-after (backoff when it gives none); other 4xx are never retried.
 public struct RetryPolicy: Hashable, Sendable {
     public let backoff: Backoff
+    /// No retry waits longer than this, in nanoseconds: a server asking for more stops the
+    /// request instead (the caller's fallback can answer; HTTP-8).
+    public let maximumWaitNanoseconds: Int64
 
-    public init(backoff: Backoff = .default) {
+    /// Retries with `backoff`, none waiting longer than `maximumWait` (default 60 s).
+    ///
+    /// - Throws: `RateLimitHTTPError` naming `maximumWait` when it is negative or finer than 1 ns.
+    public init(backoff: Backoff = .default, maximumWait: Duration = .seconds(60)) throws(RateLimitHTTPError) {
         self.backoff = backoff
+        maximumWaitNanoseconds = try nanoseconds(maximumWait, "maximumWait")
     }
+
+    /// The default backoff, waits of at most 60 s.
+    public static let standard = try! RetryPolicy()  // constant, valid
 
     /// The decision after an attempt (HTTP-8). `retries` is how many retries came before it,
     /// `elapsedNanoseconds` the time since the first attempt, `serverWaitNanoseconds` the wait the
@@ -47,7 +57,7 @@ public struct RetryPolicy: Hashable, Sendable {
         case .networkFailure:
             wait = backoff.delay(retry: retries, previous: previousDelay, using: &random)
         }
-        guard retries < backoff.maximumRetries else { return .stop }
+        guard retries < backoff.maximumRetries, wait <= maximumWaitNanoseconds else { return .stop }
         if let budget = backoff.budgetNanoseconds, elapsedNanoseconds > budget - min(wait, budget) { return .stop }
         return .retry(afterNanoseconds: wait)
     }

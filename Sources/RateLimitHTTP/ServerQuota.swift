@@ -67,6 +67,20 @@ public struct ServerQuota: Hashable, Sendable {
         return blockedUntil.flatMap { $0 > now ? $0 : nil }
     }
 
+    /// How long the server's answers hold requests back at `now`, without taking from the
+    /// reported quota (`nil`: a request may go out).
+    public func wait(at now: RateLimitInstant) -> Int64? {
+        if let blockedUntil, blockedUntil > now { return blockedUntil.nanoseconds(since: now) }
+        if let budget, budget.until > now, budget.remaining <= 0 { return budget.until.nanoseconds(since: now) }
+        return nil
+    }
+
+    /// Whether the quota remembers nothing that matters at `now` or later: no wait ahead, no
+    /// reported quota still in force, no silent 429 in a row (a client may then forget it).
+    public func isIdle(at now: RateLimitInstant) -> Bool {
+        (blockedUntil.map { $0 <= now } ?? true) && (budget.map { $0.until <= now } ?? true) && silentRejections == 0
+    }
+
     /// Asks to send one request at `now` (HTTP-9): allowed (taking one from a reported quota), or
     /// how long to wait.
     public mutating func permit(at now: RateLimitInstant) -> ServerPermit {

@@ -34,8 +34,9 @@ struct ClientTests {
         #expect(try await second.value == 200)
         #expect(await server.sentAt == [.zero, .seconds(2), .seconds(2)])
         var after: [ClientEvent] = []
-        while after.count < 4, let event = await events.next() { after.append(event) }
+        while after.count < 5, let event = await events.next() { after.append(event) }
         let expected: [ClientEvent] = [
+            .serverWait(endpoint: "api", until: at(2), at: at(0)),  // b holds the endpoint before it queues
             .sent(endpoint: "api", attempt: 1, at: at(2)), .sent(endpoint: "api", attempt: 2, at: at(2)),
             .received(endpoint: "api", status: 200, at: at(2)), .received(endpoint: "api", status: 200, at: at(2)),
         ]
@@ -129,7 +130,6 @@ struct ClientTests {
         queued.cancel()
         #expect(await retrying.value == "cancelled")
         #expect(await queued.value == "cancelled")
-        #expect(clock.now.offset == .zero, "no time passed")
         #expect(await server.requests == ["a"])
     }
 
@@ -169,4 +169,121 @@ struct ClientTests {
         #expect(await client.limiter.quota(of: "api")?.remaining == 1, "nothing held after the requests")
         #expect(await server.sentAt == [.zero, .seconds(1), .seconds(1)])
     }
+
+    @Test("HTTP-11 a queued request cancelled before its grant is not sent, even when the grant comes first")
+    func cancelledWhileQueuedIsNotSent() async throws {
+        let (client, server, _) = try scriptedClient([.success(Reply(200))])
+        await client.limiter.throttle("api", until: RateLimitInstant.origin.advanced(byNanoseconds: 60_000_000_000)!)
+        let queued = Task { () -> String in
+            do throws(RateLimitClientError) { return "\(try await client.send("b", to: "api").status)" } catch { return "\(error)" }
+        }
+        #expect(await eventually { await client.limiter.waitingCount == 1 })
+        queued.cancel()
+        await client.limiter.resume("api")
+        #expect(await queued.value == "cancelled")
+        #expect(await server.requests.isEmpty, "nothing is sent for a cancelled request")
+        #expect(await client.limiter.quota(of: "api")?.statistics.admitted ?? 0 <= 1)
+    }
+
+    @Test("HTTP-11 a critical request, which the registry lets through, sleeps the server's wait out itself; cancelling ends the sleep")
+    func criticalSleepsOut() async throws {
+        let (client, server, clock) = try scriptedClient([.success(Reply(429, ["Retry-After": "10"])), .success(Reply(200))])
+        let first = Task { try await client.send("a", to: "api").status }
+        #expect(await eventually { await client.serverQuota(for: "api")?.blockedUntil != nil })
+        let critical = Task { try await client.send("c", to: "api", priority: .critical).status }
+        let cancelled = Task { () -> String in
+            do throws(RateLimitClientError) { return "\(try await client.send("d", to: "api", priority: .critical).status)" } catch { return "\(error)" }
+        }
+        #expect(await eventually { clock.sleeperCount >= 3 }, "a's retry, c and d sleep until 10 s (and the registry's timer)")
+        cancelled.cancel()
+        #expect(await cancelled.value == "cancelled")
+        await advance(clock, to: .seconds(10))
+        #expect(try await first.value == 200)
+        #expect(try await critical.value == 200)
+        #expect(await server.sentAt == [.zero, .seconds(10), .seconds(10)], "nothing before the server's 10 s")
+        #expect(await server.requests.sorted() == ["a", "a", "c"])
+    }
+
+    @Test("HTTP-11 cancelling and closing end a request without asking the fallback")
+    func noFallbackForCancelOrClose() async throws {
+        let (client, server, _) = try scriptedClient([.success(Reply(200))])
+        await client.limiter.close()
+        let asked = Counter()
+        do throws(RateLimitClientError) {
+            _ = try await client.send("a", to: "api") { _ in
+                await asked.increment()
+                return Reply(200)
+            }
+            Issue.record("a closed limiter must not deliver")
+        } catch {
+            guard case .closed = error else { Issue.record("got \(error)"); return }
+        }
+        #expect(await asked.value == 0)
+        #expect(await server.requests.isEmpty)
+    }
+
+    @Test("HTTP-11 a 503 that named a wait is serverLimited when the retries run out; one that named none is delivered")
+    func finalServiceUnavailable() async throws {
+        let noRetries = try Backoff(maximumRetries: 0, base: second, cap: second)
+        let (named, _, _) = try scriptedClient([.success(Reply(503, ["Retry-After": "3"]))], backoff: noRetries)
+        do throws(RateLimitClientError) {
+            _ = try await named.send("a", to: "api")
+            Issue.record("a 503 asking to wait must not be delivered when no retry is left")
+        } catch {
+            guard case .serverLimited("api", 503, 3_000_000_000) = error else { Issue.record("got \(error)"); return }
+        }
+        let (silent, _, _) = try scriptedClient([.success(Reply(503))], backoff: noRetries)
+        #expect(try await silent.send("a", to: "api").status == 503)
+    }
+
+    @Test("HTTP-11 under a reject rule the server's wait and the retry end at the same instant: the retry is not refused by the throttle")
+    func rejectRuleRetryAtTheThrottlesEnd() async throws {
+        let (client, server, clock) = try scriptedClient([.success(Reply(429, ["Retry-After": "2"])), .success(Reply(200))], rule: .reject)
+        var events = await client.events().makeAsyncIterator()
+        let sending = Task { try await client.send("a", to: "api").status }
+        var held: RateLimitInstant?
+        while let event = await events.next() {
+            if case .serverWait(_, let until, _) = event { held = until }
+            if case .retrying = event { break }
+        }
+        let state = await client.limiter.quota(of: "api")?.state
+        #expect(held != nil && state == .throttled(until: held!), "the key is throttled until the client's own instant")
+        await advance(clock, to: .seconds(2))
+        #expect(try await sending.value == 200)
+        #expect(await server.sentAt == [.zero, .seconds(2)])
+    }
+
+    @Test("HTTP-11 a server wait beyond the policy's maximum stops at once: serverLimited with that wait, and the fallback answers")
+    func hugeWaitStops() async throws {
+        let (client, server, _) = try scriptedClient([.success(Reply(429, ["Retry-After": "99999999999999"]))])
+        let reason = Box()
+        let reply = try await client.send("a", to: "api") { error in
+            await reason.set("\(error)")
+            return Reply(200, ["X-Cache": "hit"])
+        }
+        #expect(reply.fields.combined("X-Cache") == "hit")
+        let why = await reason.value
+        #expect(why.hasPrefix("api: the server still refused (429)"), "\(why)")
+        #expect(await server.sentAt == [.zero], "no retry waits out 3 million years")
+    }
+
+    @Test("HTTP-11 the client forgets an endpoint's server quota once nothing it said matters any more")
+    func forgetsIdleQuotas() async throws {
+        let (client, _, clock) = try scriptedClient([.success(Reply(200, ["RateLimit": #""p";r=5;t=2"#])), .success(Reply(200))])
+        #expect(try await client.send("a", to: "api").status == 200)
+        #expect(await client.serverQuota(for: "api")?.budget?.remaining == 5)
+        clock.advance(by: .seconds(3))
+        #expect(try await client.send("b", to: "api").status == 200)
+        #expect(await client.serverQuota(for: "api") == nil)
+    }
+}
+
+actor Counter {
+    private(set) var value = 0
+    func increment() { value += 1 }
+}
+
+actor Box {
+    private(set) var value = ""
+    func set(_ text: String) { value = text }
 }

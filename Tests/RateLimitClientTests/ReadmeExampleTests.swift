@@ -21,7 +21,7 @@ struct ReadmeExampleTests {
             try RateLimitRule(.prefix("api.github.com"), try TokenBucket(capacity: 10, permitsPerPeriod: 5_000, period: .seconds(3_600)),
                               overflow: .queue(limit: 100, timeout: .seconds(30))),
         ], clock: clock)
-        let client = URLSessionRateLimitedClient(limiter: limits, retryPolicy: RetryPolicy(backoff: .default))
+        let client = URLSessionRateLimitedClient(limiter: limits, retryPolicy: .standard)
         await limits.throttle("api.github.com", for: .seconds(100))  // as after a 429 with Retry-After: 100
         let request = URLRequest(url: URL(string: "https://api.github.com/repos/apple/swift/contents/README.md")!)
         let cached = Data("cached".utf8)

@@ -68,7 +68,7 @@ struct ServerIntegrationTests {
             try RateLimitRule(.exact("GET /limited"), try TokenBucket(capacity: 50, permitsPerPeriod: 100, period: .seconds(1)),
                               overflow: .queue(limit: 1_000)),
         ])
-        let patient = RetryPolicy(backoff: try Backoff(maximumRetries: 10, base: .milliseconds(100), cap: .seconds(2)))
+        let patient = try RetryPolicy(backoff: try Backoff(maximumRetries: 10, base: .milliseconds(100), cap: .seconds(2)))
         let client = URLSessionRateLimitedClient(session: server.session, limiter: registry, retryPolicy: patient, seed: 2)
         let log = EventLog(await client.events())
         let total = 20

@@ -49,7 +49,7 @@ func scriptedClient(
     let registry = try ActorRateLimitRegistry(rules: [try RateLimitRule(.exact("api"), limit, overflow: overflow)], clock: clock)
     let server = ScriptedServer(replies, clock: clock)
     let client = RateLimitedClient(
-        limiter: registry, retryPolicy: RetryPolicy(backoff: backoff), seed: seed,
+        limiter: registry, retryPolicy: try RetryPolicy(backoff: backoff), seed: seed,
         wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) }, operation: { request in try await server.answer(request) })
     return (client, server, clock)
 }

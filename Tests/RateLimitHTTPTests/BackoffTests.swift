@@ -61,7 +61,7 @@ struct BackoffTests {
 
     @Test("HTTP-8 2xx and 3xx are delivered; 429 and 503 wait for the server; 5xx and failures back off; other 4xx are never retried")
     func classification() throws {
-        let policy = RetryPolicy(backoff: try Backoff(maximumRetries: 2, base: .seconds(1), cap: .seconds(8), jitter: .none, budget: .seconds(10)))
+        let policy = try RetryPolicy(backoff: try Backoff(maximumRetries: 2, base: .seconds(1), cap: .seconds(8), jitter: .none, budget: .seconds(10)))
         var rng = SystemRandomNumberGenerator()
         func decide(_ outcome: AttemptOutcome, retries: Int = 0, elapsed: Int64 = 0, server: Int64? = nil) -> RetryDecision {
             policy.decide(outcome, retries: retries, elapsedNanoseconds: elapsed, serverWaitNanoseconds: server, previousDelay: nil, using: &rng)
@@ -79,6 +79,13 @@ struct BackoffTests {
         #expect(decide(.networkFailure, retries: 2) == .stop, "the retries are spent")
         #expect(decide(.response(status: 429), elapsed: 6 * second, server: 5 * second) == .stop, "the wait would end after the budget")
         #expect(decide(.response(status: 429), elapsed: 5 * second, server: 5 * second) == .retry(afterNanoseconds: 5 * second))
+        // No budget: the maximum wait (60 s by default) still stops a server asking for more.
+        let patient = RetryPolicy.standard
+        #expect(patient.decide(.response(status: 429), retries: 0, elapsedNanoseconds: 0, serverWaitNanoseconds: 60 * second, previousDelay: nil, using: &rng)
+                == .retry(afterNanoseconds: 60 * second))
+        #expect(patient.decide(.response(status: 503), retries: 0, elapsedNanoseconds: 0, serverWaitNanoseconds: 60 * second + 1, previousDelay: nil, using: &rng)
+                == .stop, "a wait beyond the maximum stops")
+        #expect(throws: RateLimitHTTPError.invalid(field: "maximumWait", reason: "must not be negative")) { try RetryPolicy(maximumWait: .seconds(-1)) }
     }
 
     @Test("HTTP-9 the server quota waits as the server asks, never less, counts its reported quota down, and backs off silent 429s")

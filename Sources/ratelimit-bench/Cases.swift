@@ -1,0 +1,399 @@
+// What is measured: each strategy's pure step, each adapter's tryAcquire (uncontended and with
+// two threads, with the continuous clock and with a clock that never moves), the registry, the
+// grant latency of a waiting acquire, and memory. Each is paired with its floor from Floors.swift.
+
+import CHeapStatistics
+import Foundation
+import RateLimitActor
+import RateLimitAtomic
+import RateLimitCore
+import RateLimitDispatch
+import RateLimitLock
+
+/// A manual clock that is never moved: reading it costs nothing, so an adapter on it shows the
+/// cost of its decision and its synchronization alone.
+struct StoppedClock: Clock {
+    typealias Duration = Swift.Duration
+    let now: ContinuousClock.Instant
+    var minimumResolution: Duration { .nanoseconds(1) }
+    func sleep(until deadline: ContinuousClock.Instant, tolerance: Duration?) async throws {
+        try await ContinuousClock().sleep(until: deadline, tolerance: tolerance)
+    }
+}
+
+/// An instant `nanoseconds` after the origin (the benchmarks only make valid ones).
+@inline(__always)
+func instant(_ nanoseconds: Int64) -> RateLimitInstant { (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .origin }
+
+/// A bucket that never runs dry in a benchmark: 2⁴⁰ tokens, one more every nanosecond.
+func endlessBucket() throws -> TokenBucket { try TokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1) }
+func endlessGCRA() throws -> GCRA { try GCRA(burst: 1 << 40, emissionIntervalNanoseconds: 1) }
+
+// MARK: Pure steps
+
+/// The gaps between instants, read from memory at each step so that the optimizer cannot turn a
+/// loop over a known stride into a formula: every pure step and its floor read them alike.
+func gaps(_ stride: Int64) -> [Int64] { (0..<1_024).map { _ in stride * Int64(CommandLine.arguments.count > 99 ? 2 : 1) } }
+
+/// One strategy's step: `acquire(1)` every `stride` ns from a fresh limiter (the concurrency
+/// limiter: an acquire and its release).
+func pureStep<S: RateLimitStrategy>(_ name: String, _ strategy: S, stride: Int64, plan: Plan) -> Result {
+    let gaps = gaps(stride)
+    let samples = plan.time(operations: 4_000_000) { count in
+        var limiter = RateLimiter(strategy, at: .origin)
+        var checksum: Int64 = 0
+        var now: Int64 = 0
+        for index in 0..<count {
+            now &+= gaps[index & 1_023]
+            let at = instant(now)
+            checksum &+= limiter.acquire(1, at: at).remaining ?? -1
+            if S.self == ConcurrencyLimiter.self { checksum &+= limiter.step(.release(1), at: at).remaining ?? -1 }
+        }
+        return Int(truncatingIfNeeded: checksum)
+    }
+    return Result(section: "pure step", name: name, unit: "ns", samples: samples)
+}
+
+func pureSteps(plan: Plan, stride: Int64) throws -> [Result] {
+    // Every strategy at 1 permit per `stride` ns (bursts of 100): the admitted path, steadily.
+    let window = 100 * stride
+    let gaps = gaps(stride)
+    let tokenBucketFloor = plan.time(operations: 4_000_000) { count in
+        var bucket = BareTokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: stride)
+        var checksum: Int64 = 0
+        var now: Int64 = 0
+        for index in 0..<count {
+            now &+= gaps[index & 1_023]
+            checksum &+= bucket.acquire(at: now)
+        }
+        return Int(truncatingIfNeeded: checksum)
+    }
+    let gcraFloor = plan.time(operations: 4_000_000) { count in
+        var gcra = BareGCRA(burst: 100, interval: stride)
+        var checksum: Int64 = 0
+        var now: Int64 = 0
+        for index in 0..<count {
+            now &+= gaps[index & 1_023]
+            checksum &+= gcra.acquire(at: now)
+        }
+        return Int(truncatingIfNeeded: checksum)
+    }
+    var results = [
+        Result(section: "floor", name: "token bucket arithmetic, bare", unit: "ns", samples: tokenBucketFloor),
+        Result(section: "floor", name: "GCRA arithmetic, bare", unit: "ns", samples: gcraFloor),
+    ]
+    let tokenBucketArithmetic = results[0]
+    let gcraArithmetic = results[1]
+    var tokenBucket = pureStep("token-bucket", try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: stride), stride: stride, plan: plan)
+    tokenBucket.compare(with: tokenBucketArithmetic, atMost: 2)
+    var gcra = pureStep("gcra", try GCRA(burst: 100, emissionIntervalNanoseconds: stride), stride: stride, plan: plan)
+    gcra.compare(with: gcraArithmetic, atMost: 2)
+    results += [tokenBucket, gcra]
+    var others = [
+        pureStep("token-bucket-interval", try IntervalTokenBucket(capacity: 100, tokensPerInterval: 1, intervalNanoseconds: stride), stride: stride, plan: plan),
+        pureStep("fixed-window", try FixedWindow(limit: 100, windowNanoseconds: window), stride: stride, plan: plan),
+        pureStep("sliding-window-log", try SlidingWindowLog(limit: 100, windowNanoseconds: window), stride: stride, plan: plan),
+        pureStep("sliding-window-counter", try SlidingWindowCounter(limit: 100, windowNanoseconds: window), stride: stride, plan: plan),
+        pureStep("leaky-bucket-meter", try LeakyBucketMeter(capacity: 100, leakPermitsPerPeriod: 1, periodNanoseconds: stride), stride: stride, plan: plan),
+        pureStep("leaky-bucket-queue", try LeakyBucketQueue(queueCapacity: 100, intervalNanoseconds: stride), stride: stride, plan: plan),
+        pureStep("concurrency (acquire + release)", try ConcurrencyLimiter(limit: 100), stride: stride, plan: plan),
+    ]
+    for index in others.indices { others[index].compare(with: tokenBucketArithmetic, atMost: nil) }
+    return results + others
+}
+
+// MARK: Adapters
+
+func adapters(plan: Plan) async throws -> [Result] {
+    let operations = 1_000_000
+    let origin = ContinuousClock.now
+    var results: [Result] = []
+    func floor(_ name: String, _ samples: [Double]) -> Result {
+        let result = Result(section: "floor", name: name, unit: "ns", samples: samples)
+        results.append(result)
+        return result
+    }
+    func adapter(_ name: String, _ samples: [Double], floor: Result, ratio: Double?, underMicrosecond: Bool = false) {
+        var result = Result(section: "adapter", name: name, unit: "ns", samples: samples)
+        result.compare(with: floor, atMost: ratio)
+        if underMicrosecond { result.absoluteTarget = 1_000 }
+        results.append(result)
+    }
+
+    // The floors, in this run.
+    let clockRead = floor("one clock read (ContinuousClock.now)", plan.time(operations: operations) { count in
+        var checksum: Int64 = 0
+        for _ in 0..<count { checksum &+= clockNanoseconds(since: origin) }
+        return Int(truncatingIfNeeded: checksum)
+    })
+    let conditionBucket = BareConditionBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
+    let lockFloor = floor("NSCondition lock + clock read + bucket arithmetic", plan.time(operations: operations) { count in
+        var checksum: Int64 = 0
+        for _ in 0..<count { checksum &+= conditionBucket.acquire(readingClock: true) }
+        return Int(truncatingIfNeeded: checksum)
+    })
+    let lockFloorStopped = floor("NSCondition lock + bucket arithmetic", plan.time(operations: operations) { count in
+        var checksum: Int64 = 0
+        for _ in 0..<count { checksum &+= conditionBucket.acquire(readingClock: false) }
+        return Int(truncatingIfNeeded: checksum)
+    })
+    let nsLockBucket = BareLockBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
+    _ = floor("NSLock + clock read + bucket arithmetic", plan.time(operations: operations) { count in
+        var checksum: Int64 = 0
+        for _ in 0..<count { checksum &+= nsLockBucket.acquire() }
+        return Int(truncatingIfNeeded: checksum)
+    })
+    let mutexBucket = BareMutexBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
+    _ = floor("Mutex + clock read + bucket arithmetic", plan.time(operations: operations) { count in
+        var checksum: Int64 = 0
+        for _ in 0..<count { checksum &+= mutexBucket.acquire() }
+        return Int(truncatingIfNeeded: checksum)
+    })
+    let atomicGCRA = BareAtomicGCRA(BareGCRA(burst: 1 << 40, interval: 1))
+    let atomicFloor = floor("atomic compare-exchange + clock read + GCRA arithmetic", plan.time(operations: operations) { count in
+        var checksum: Int64 = 0
+        for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: true) }
+        return Int(truncatingIfNeeded: checksum)
+    })
+    let atomicFloorStopped = floor("atomic compare-exchange + GCRA arithmetic", plan.time(operations: operations) { count in
+        var checksum: Int64 = 0
+        for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: false) }
+        return Int(truncatingIfNeeded: checksum)
+    })
+    let empty = EmptyActor()
+    let actorFloor = floor("empty actor call from another task", await plan.timeAsync(operations: operations / 4) { count in
+        var checksum = 0
+        for _ in 0..<count { checksum &+= await empty.call() }
+        return checksum
+    })
+    let queue = DispatchQueue(label: "bench.empty")
+    let dispatchFloor = floor("empty DispatchQueue.sync", plan.time(operations: operations / 4) { count in
+        var checksum = 0
+        for _ in 0..<count { checksum &+= queue.sync { 1 } }
+        return checksum
+    })
+
+    // The adapters: with the continuous clock (as users call them) and with a clock that never moves.
+    let stopped = StoppedClock(now: .now)
+    let locked = try LockedRateLimiter(try endlessBucket(), clock: ContinuousClock())
+    let lockedStopped = try LockedRateLimiter(try endlessBucket(), clock: stopped)
+    adapter("lock: tryAcquire", plan.time(operations: operations) { count in
+        var checksum = 0
+        for _ in 0..<count { if case .granted = locked.tryAcquire() { checksum &+= 1 } }
+        return checksum
+    }, floor: lockFloor, ratio: 1.3, underMicrosecond: true)
+    adapter("lock: tryAcquire, clock never moves", plan.time(operations: operations) { count in
+        var checksum = 0
+        for _ in 0..<count { if case .granted = lockedStopped.tryAcquire() { checksum &+= 1 } }
+        return checksum
+    }, floor: lockFloorStopped, ratio: nil)
+
+    let atomic = AtomicGCRA(try endlessGCRA(), clock: ContinuousClock())
+    let atomicStopped = AtomicGCRA(try endlessGCRA(), clock: stopped)
+    adapter("atomic GCRA: tryAcquire", plan.time(operations: operations) { count in
+        var checksum = 0
+        for _ in 0..<count { if atomic.tryAcquire().isAdmitted { checksum &+= 1 } }
+        return checksum
+    }, floor: atomicFloor, ratio: 1.3, underMicrosecond: true)
+    adapter("atomic GCRA: tryAcquire, clock never moves", plan.time(operations: operations) { count in
+        var checksum = 0
+        for _ in 0..<count { if atomicStopped.tryAcquire().isAdmitted { checksum &+= 1 } }
+        return checksum
+    }, floor: atomicFloorStopped, ratio: nil)
+
+    let actor = try ActorRateLimiter(try endlessBucket(), clock: ContinuousClock())
+    let actorStopped = try ActorRateLimiter(try endlessBucket(), clock: stopped)
+    adapter("actor: tryAcquire", await plan.timeAsync(operations: operations / 4) { count in
+        var checksum = 0
+        for _ in 0..<count { if case .granted = await actor.tryAcquire() { checksum &+= 1 } }
+        return checksum
+    }, floor: actorFloor, ratio: 1.5, underMicrosecond: true)
+    adapter("actor: tryAcquire, clock never moves", await plan.timeAsync(operations: operations / 4) { count in
+        var checksum = 0
+        for _ in 0..<count { if case .granted = await actorStopped.tryAcquire() { checksum &+= 1 } }
+        return checksum
+    }, floor: actorFloor, ratio: nil)
+
+    let dispatch = try DispatchRateLimiter(try endlessBucket(), clock: ContinuousClock())
+    let dispatchStopped = try DispatchRateLimiter(try endlessBucket(), clock: stopped)
+    adapter("Dispatch: tryAcquire", plan.time(operations: operations / 4) { count in
+        var checksum = 0
+        for _ in 0..<count { if case .granted = dispatch.tryAcquire() { checksum &+= 1 } }
+        return checksum
+    }, floor: dispatchFloor, ratio: 1.3, underMicrosecond: true)
+    adapter("Dispatch: tryAcquire, clock never moves", plan.time(operations: operations / 4) { count in
+        var checksum = 0
+        for _ in 0..<count { if case .granted = dispatchStopped.tryAcquire() { checksum &+= 1 } }
+        return checksum
+    }, floor: dispatchFloor, ratio: nil)
+
+    // Two threads (or tasks) at once: throughput cost per operation, against the same floors contended.
+    func contended(_ name: String, _ body: @escaping @Sendable (Int) -> Int) -> [Double] {
+        plan.timeContended(threads: 2, operations: operations / 2, body)
+    }
+    let lockContendedFloor = floor("2 threads: NSCondition lock + clock read + bucket arithmetic", contended("lock floor") { count in
+        var checksum: Int64 = 0
+        for _ in 0..<count { checksum &+= conditionBucket.acquire(readingClock: true) }
+        return Int(truncatingIfNeeded: checksum)
+    })
+    adapter("2 threads: lock tryAcquire", contended("lock") { count in
+        var checksum = 0
+        for _ in 0..<count { if case .granted = locked.tryAcquire() { checksum &+= 1 } }
+        return checksum
+    }, floor: lockContendedFloor, ratio: nil)
+    let atomicContendedFloor = floor("2 threads: atomic compare-exchange + clock read + GCRA arithmetic", contended("atomic floor") { count in
+        var checksum: Int64 = 0
+        for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: true) }
+        return Int(truncatingIfNeeded: checksum)
+    })
+    adapter("2 threads: atomic GCRA tryAcquire", contended("atomic") { count in
+        var checksum = 0
+        for _ in 0..<count { if atomic.tryAcquire().isAdmitted { checksum &+= 1 } }
+        return checksum
+    }, floor: atomicContendedFloor, ratio: nil)
+    let dispatchContendedFloor = floor("2 threads: empty DispatchQueue.sync", contended("dispatch floor") { count in
+        var checksum = 0
+        for _ in 0..<count { checksum &+= queue.sync { 1 } }
+        return checksum
+    })
+    adapter("2 threads: Dispatch tryAcquire", contended("dispatch") { count in
+        var checksum = 0
+        for _ in 0..<count { if case .granted = dispatch.tryAcquire() { checksum &+= 1 } }
+        return checksum
+    }, floor: dispatchContendedFloor, ratio: nil)
+    let actorContendedFloor = floor("2 tasks: empty actor call", await plan.timeContended(tasks: 2, operations: operations / 8) { count in
+        var checksum = 0
+        for _ in 0..<count { checksum &+= await empty.call() }
+        return checksum
+    })
+    adapter("2 tasks: actor tryAcquire", await plan.timeContended(tasks: 2, operations: operations / 8) { count in
+        var checksum = 0
+        for _ in 0..<count { if case .granted = await actor.tryAcquire() { checksum &+= 1 } }
+        return checksum
+    }, floor: actorContendedFloor, ratio: nil)
+    _ = clockRead
+    return results
+}
+
+// MARK: Registry
+
+func registries(plan: Plan, lockFloor: Result?) throws -> [Result] {
+    var results: [Result] = []
+    for keyCount in [10, 10_000] {
+        let keys = (0..<keyCount).map { "endpoint-\($0)" }
+        let rule = try RateLimitRule(.anyKey, try endlessBucket())
+        let registry = try LockedRateLimitRegistry(rules: [rule], maximumKeys: keyCount, clock: ContinuousClock())
+        var locked = Result(section: "registry", name: "lock registry: tryAcquire, \(keyCount) keys", unit: "ns",
+                            samples: plan.time(operations: 1_000_000) { count in
+            var checksum = 0
+            for index in 0..<count { if case .granted = registry.tryAcquire(keys[index % keyCount]) { checksum &+= 1 } }
+            return checksum
+        })
+        if let lockFloor { locked.compare(with: lockFloor, atMost: nil) }
+        results.append(locked)
+        var pure = try RateLimitRegistry(rules: [rule], maximumKeys: keyCount, at: .origin)
+        results.append(Result(section: "registry", name: "pure registry: tryAcquire, \(keyCount) keys", unit: "ns",
+                              samples: plan.time(operations: 1_000_000) { count in
+            var checksum = 0
+            var now: Int64 = 0
+            for index in 0..<count {
+                now &+= 10
+                if case .granted = pure.tryAcquire(keys[index % keyCount], permits: 1, priority: .normal, at: instant(now)).outcome { checksum &+= 1 }
+            }
+            return checksum
+        }))
+    }
+    return results
+}
+
+// MARK: Grant latency
+
+/// How late a waiting `acquire` is granted once its permit is available: GCRA with one permit per
+/// 2 ms and no burst; each round takes the permit at once, then waits for the next one. The
+/// lateness is the return of the waiting call minus (the start of the first call + 2 ms): an upper
+/// bound, by the first call's own duration (well under a microsecond).
+func grantLatency(plan: Plan) async throws -> [Result] {
+    let rounds = plan.smoke ? 2 : 60
+    let interval = Duration.milliseconds(2)
+    let gcra = try GCRA(burst: 1, emissionInterval: interval)
+    var results: [Result] = []
+    /// Rounds of: wait for a whole interval, then `acquire` twice (at once, then waiting).
+    func measure(_ name: String, _ acquire: () async throws -> Void) async throws {
+        var samples: [Double] = []
+        for _ in 0..<rounds {
+            try await ContinuousClock().sleep(for: interval * 2)
+            let start = ContinuousClock.now
+            try await acquire()
+            try await acquire()
+            samples.append(nanoseconds(start.duration(to: .now) - interval) / 1_000)
+        }
+        results.append(Result(section: "grant latency", name: name, unit: "µs", samples: samples))
+    }
+    let actor = try ActorRateLimiter(gcra, queueLimit: 1, clock: ContinuousClock())
+    try await measure("actor: acquire, waiting") { _ = try await actor.acquire() }
+    let locked = try LockedRateLimiter(gcra, queueLimit: 1, clock: ContinuousClock())
+    try await measure("lock: acquire, waiting") { _ = try await locked.acquire() }
+    let dispatch = try DispatchRateLimiter(gcra, queueLimit: 1, clock: ContinuousClock())
+    try await measure("Dispatch: acquire, waiting") {
+        _ = await withCheckedContinuation { done in dispatch.acquire { done.resume(returning: $0) } }
+    }
+    let atomic = AtomicGCRA(gcra, clock: ContinuousClock())
+    try await measure("atomic GCRA: acquire, waiting") { _ = try await atomic.acquire() }
+    return results
+}
+
+// MARK: Memory
+
+func memory(plan: Plan) throws -> [Result] {
+    var results: [Result] = []
+    func layout<S: RateLimitStrategy>(_ name: String, _: S.Type) {
+        results.append(Result(section: "memory", name: "\(name) state (MemoryLayout size)", unit: "B",
+                              samples: [Double(MemoryLayout<S.State>.size)],
+                              note: "stride \(MemoryLayout<S.State>.stride), with configuration \(MemoryLayout<RateLimiter<S>>.size)"))
+    }
+    layout("token-bucket", TokenBucket.self)
+    layout("token-bucket-interval", IntervalTokenBucket.self)
+    layout("gcra", GCRA.self)
+    layout("fixed-window", FixedWindow.self)
+    layout("sliding-window-log", SlidingWindowLog.self)
+    layout("sliding-window-counter", SlidingWindowCounter.self)
+    layout("leaky-bucket-meter", LeakyBucketMeter.self)
+    layout("leaky-bucket-queue", LeakyBucketQueue.self)
+    layout("concurrency", ConcurrencyLimiter.self)
+
+    // Measured on the heap: a registry holding 10,000 keys (key strings up to 15 bytes are stored
+    // inline), and a sliding log at its limit.
+    let keyCount = plan.smoke ? 100 : 10_000
+    let keys = (0..<keyCount).map { "endpoint-\($0)" }
+    let before = ratelimit_heap_bytes_in_use()
+    var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, try TokenBucket(capacity: 10, permitsPerPeriod: 10, period: .seconds(1)))],
+                                         maximumKeys: keyCount, at: .origin)
+    for key in keys { _ = registry.tryAcquire(key, permits: 1, priority: .normal, at: .origin) }
+    let after = ratelimit_heap_bytes_in_use()
+    let registryBytes = Double(Int(after) - Int(before))
+    withExtendedLifetime(registry) {}
+    var total = Result(section: "memory", name: "registry with \(keyCount) keys (heap)", unit: "B", samples: [registryBytes],
+                       note: String(format: "%.1f B per key", registryBytes / Double(keyCount)))
+    if !plan.smoke { total.absoluteTarget = 1_000_000 }
+    results.append(total)
+
+    let limit: Int64 = 1_000
+    let beforeLog = ratelimit_heap_bytes_in_use()
+    var log = RateLimiter(try SlidingWindowLog(limit: limit, window: .seconds(60)), at: .origin)
+    for step in 0..<limit { _ = log.acquire(1, at: instant(step)) }
+    let afterLog = ratelimit_heap_bytes_in_use()
+    withExtendedLifetime(log) {}
+    let logBytes = Double(Int(afterLog) - Int(beforeLog))
+    results.append(Result(section: "memory", name: "sliding-window-log at its limit of \(limit) (heap)", unit: "B", samples: [logBytes],
+                          note: String(format: "%.1f B per logged admission", logBytes / Double(limit))))
+    return results
+}
+
+extension Result {
+    /// Sets `floor` as the comparison, with the largest ratio allowed (`nil`: none).
+    mutating func compare(with floor: Result, atMost ratio: Double?) {
+        self.floor = floor.name
+        floorMedian = floor.median
+        ratioTarget = ratio
+    }
+}

@@ -1,0 +1,166 @@
+// The floors: the bare primitives each measurement is compared with, measured in the same run.
+// The bare arithmetic answers what the model answers on the admitted path (the decision and the
+// remaining quota) with the same integer operations, but with no validation, no overflow
+// handling, no time-going-back rule and no result enum: what a hand-written limiter would do.
+
+import Foundation
+import Synchronization
+
+/// A token bucket in the fewest operations: refill (one division when a whole token is due),
+/// take one, answer the tokens left or -1.
+struct BareTokenBucket {
+    let capacity: Int64
+    let permitsPerPeriod: Int64
+    let periodNanoseconds: Int64
+    var tokens: Int64
+    var fraction: Int64 = 0
+    var last: Int64 = 0
+
+    init(capacity: Int64, permitsPerPeriod: Int64, periodNanoseconds: Int64) {
+        self.capacity = capacity
+        self.permitsPerPeriod = permitsPerPeriod
+        self.periodNanoseconds = periodNanoseconds
+        tokens = capacity
+    }
+
+    @inline(__always)
+    mutating func acquire(at now: Int64) -> Int64 {
+        let elapsed = now - last
+        last = now
+        if elapsed > 0, tokens < capacity {
+            let units = permitsPerPeriod &* elapsed &+ fraction
+            if units < periodNanoseconds {
+                fraction = units
+            } else {
+                let added = units / periodNanoseconds
+                if added < capacity - tokens {
+                    tokens += added
+                    fraction = units % periodNanoseconds
+                } else {
+                    tokens = capacity
+                    fraction = 0
+                }
+            }
+        }
+        guard tokens >= 1 else { return -1 }
+        tokens -= 1
+        return tokens
+    }
+}
+
+/// GCRA in the fewest operations: admit when the theoretical arrival time is within the
+/// tolerance, answer the requests left (one division) or -1.
+struct BareGCRA {
+    let interval: Int64
+    let tolerance: Int64
+    var tat: Int64 = 0
+
+    init(burst: Int64, interval: Int64) {
+        self.interval = interval
+        tolerance = (burst - 1) * interval
+    }
+
+    @inline(__always)
+    mutating func acquire(at now: Int64) -> Int64 {
+        let current = max(tat, now)
+        guard current - now <= tolerance else { return -1 }
+        tat = current + interval
+        return (tolerance - (tat - now)) / interval + 1
+    }
+
+    /// The same decision on a state held elsewhere (the atomic floor).
+    @inline(__always)
+    func decide(tat: Int64, at now: Int64) -> (tat: Int64, remaining: Int64)? {
+        let current = max(tat, now)
+        guard current - now <= tolerance else { return nil }
+        let next = current + interval
+        return (next, (tolerance - (next - now)) / interval + 1)
+    }
+}
+
+/// One read of the continuous clock as nanoseconds since `origin`, as the adapters read it.
+@inline(__always)
+func clockNanoseconds(since origin: ContinuousClock.Instant) -> Int64 {
+    let (seconds, attoseconds) = origin.duration(to: ContinuousClock.now).components
+    return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+}
+
+/// An actor that only counts its calls: the cost of a call that hops onto an actor and back.
+actor EmptyActor {
+    private var calls = 0
+    func call() -> Int {
+        calls &+= 1
+        return calls
+    }
+}
+
+/// A bare NSCondition (the lock adapter's lock) around the bare token bucket.
+final class BareConditionBucket: @unchecked Sendable {
+    // @unchecked: `bucket` is read and written only while `condition` is locked.
+    private let condition = NSCondition()
+    private var bucket: BareTokenBucket
+    private let origin = ContinuousClock.now
+
+    init(_ bucket: BareTokenBucket) { self.bucket = bucket }
+
+    @inline(__always)
+    func acquire(readingClock: Bool) -> Int64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return bucket.acquire(at: readingClock ? clockNanoseconds(since: origin) : 1)
+    }
+}
+
+/// A bare NSLock around the bare token bucket (for comparison with the condition).
+final class BareLockBucket: @unchecked Sendable {
+    // @unchecked: `bucket` is read and written only while `lock` is locked.
+    private let lock = NSLock()
+    private var bucket: BareTokenBucket
+    private let origin = ContinuousClock.now
+
+    init(_ bucket: BareTokenBucket) { self.bucket = bucket }
+
+    @inline(__always)
+    func acquire() -> Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return bucket.acquire(at: clockNanoseconds(since: origin))
+    }
+}
+
+/// Synchronization's Mutex around the bare token bucket (for comparison).
+final class BareMutexBucket: Sendable {
+    private let bucket: Mutex<BareTokenBucket>
+    private let origin = ContinuousClock.now
+
+    init(_ bucket: BareTokenBucket) { self.bucket = Mutex(bucket) }
+
+    @inline(__always)
+    func acquire() -> Int64 {
+        let now = clockNanoseconds(since: origin)
+        return bucket.withLock { $0.acquire(at: now) }
+    }
+}
+
+/// A bare compare-and-exchange loop over GCRA's theoretical arrival time and last instant, one
+/// double word as the atomic adapter keeps them: the atomic floor.
+final class BareAtomicGCRA: Sendable {
+    private let word = Atomic<WordPair>(WordPair(first: 0, second: 0))
+    private let gcra: BareGCRA
+    private let origin = ContinuousClock.now
+
+    init(_ gcra: BareGCRA) { self.gcra = gcra }
+
+    @inline(__always)
+    func acquire(readingClock: Bool) -> Int64 {
+        let now = readingClock ? clockNanoseconds(since: origin) : 1
+        var current = word.load(ordering: .acquiring)
+        while true {
+            guard let (next, remaining) = gcra.decide(tat: Int64(Int(bitPattern: current.first)), at: now) else { return -1 }
+            let desired = WordPair(first: UInt(bitPattern: Int(next)), second: UInt(bitPattern: Int(now)))
+            let (exchanged, original) = word.compareExchange(expected: current, desired: desired, ordering: .acquiringAndReleasing)
+            if exchanged { return remaining }
+            current = original
+        }
+    }
+}

@@ -1,0 +1,38 @@
+// `ratelimit-bench --profile <case>`: one loop and nothing else, to run under valgrind's callgrind
+// (`valgrind --tool=callgrind .build/release/ratelimit-bench --profile registry`).
+
+import RateLimitAtomic
+import RateLimitCore
+import RateLimitLock
+
+let profileCases = ["wait-queue", "lock", "registry", "atomic", "token-bucket"]
+
+func profile(_ name: String) throws {
+    let count = 200_000
+    var checksum = 0
+    switch name {
+    case "wait-queue":
+        var queue = try WaitQueue(try endlessBucket(), queueLimit: 0, at: .origin)
+        for index in 0..<count {
+            if case .granted = queue.tryAcquire(1, priority: .normal, at: instant(Int64(index))).0 { checksum &+= 1 }
+        }
+    case "lock":
+        let limiter = try LockedRateLimiter(try endlessBucket(), clock: ContinuousClock())
+        for _ in 0..<count { if case .granted = limiter.tryAcquire() { checksum &+= 1 } }
+    case "registry":
+        let keys = (0..<10_000).map { "endpoint-\($0)" }
+        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, try endlessBucket())], maximumKeys: 10_000, at: .origin)
+        for index in 0..<count {
+            if case .granted = registry.tryAcquire(keys[index % 10_000], permits: 1, priority: .normal, at: instant(Int64(index))).outcome { checksum &+= 1 }
+        }
+    case "atomic":
+        let limiter = AtomicGCRA(try endlessGCRA(), clock: ContinuousClock())
+        for _ in 0..<count { if limiter.tryAcquire().isAdmitted { checksum &+= 1 } }
+    case "token-bucket":
+        var limiter = RateLimiter(try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: 1_000), at: .origin)
+        for index in 0..<count { checksum &+= Int(limiter.acquire(1, at: instant(Int64(index) * 1_000)).remaining ?? 0) }
+    default:
+        print("unknown profile case \(name); one of \(profileCases.joined(separator: ", "))")
+    }
+    sink &+= checksum
+}

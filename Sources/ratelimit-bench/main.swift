@@ -1,0 +1,57 @@
+// ratelimit-bench: the cost of a decision and of a limiter, as ratios to the bare primitives
+// measured in the same run (README, "Benchmarks"). `make bench` runs it in release mode.
+//
+//   ratelimit-bench            the full run: a table
+//   ratelimit-bench --json     the same, as JSON for machines
+//   ratelimit-bench --smoke    a few operations of everything, once (make verify: it must not rot)
+//   ratelimit-bench --check    exit 1 when a target is missed
+
+import Foundation
+
+//   ratelimit-bench --profile <case>   one loop of one case, for callgrind
+
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--profile" {
+    do { try profile(CommandLine.arguments[2]) } catch { print(error); exit(1) }
+    exit(0)
+}
+let arguments = Set(CommandLine.arguments.dropFirst())
+let known: Set = ["--json", "--smoke", "--check", "--help"]
+if !arguments.isSubset(of: known) || arguments.contains("--help") {
+    print("usage: ratelimit-bench [--json] [--smoke] [--check] | --profile <\(profileCases.joined(separator: "|"))>")
+    exit(arguments.contains("--help") ? 0 : 2)
+}
+let plan = Plan(smoke: arguments.contains("--smoke"))
+let json = arguments.contains("--json")
+
+func progress(_ text: String) {
+    if !json { FileHandle.standardError.write(Data("· \(text)\n".utf8)) }
+}
+
+var results: [Result] = []
+do {
+    progress("pure steps")
+    results += try pureSteps(plan: plan, stride: 1_000)
+    progress("adapters")
+    results += try await adapters(plan: plan)
+    progress("registry")
+    results += try registries(plan: plan, lockFloor: results.first { $0.name == "NSCondition lock + clock read + bucket arithmetic" })
+    progress("grant latency")
+    results += try await grantLatency(plan: plan)
+    progress("memory")
+    results += try memory(plan: plan)
+} catch {
+    FileHandle.standardError.write(Data("ratelimit-bench: \(error)\n".utf8))
+    exit(1)
+}
+
+let machine = Machine.current
+if json {
+    print(renderJSON(results, machine: machine, smoke: plan.smoke))
+} else {
+    print(renderTable(results, machine: machine, smoke: plan.smoke))
+}
+let missed = results.filter { $0.meetsTarget == false }
+if arguments.contains("--check"), !missed.isEmpty {
+    FileHandle.standardError.write(Data("ratelimit-bench: \(missed.count) target(s) missed: \(missed.map(\.name).joined(separator: "; "))\n".utf8))
+    exit(1)
+}

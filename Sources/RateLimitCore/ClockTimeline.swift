@@ -12,36 +12,45 @@ public struct ClockTimeline<C: Clock>: Sendable where C.Duration == Duration {
     public let origin: C.Instant
 
     /// A timeline whose origin is `clock.now`.
+    @inlinable
     public init(clock: C) {
         self.clock = clock
         self.origin = clock.now
     }
 
     /// The clock's current reading on the timeline.
+    @inlinable
     public func now() -> RateLimitInstant { instant(of: clock.now) }
 
     /// A clock reading on the timeline.
+    @inlinable
     public func instant(of reading: C.Instant) -> RateLimitInstant {
+        // The end of the timeline is found by overflow-checked integers rather than by comparing
+        // with `.nanoseconds(Int64.max)`, which would build a 128-bit value on every read.
         let offset = origin.duration(to: reading)
         guard offset > .zero else { return .origin }
-        guard offset < .nanoseconds(Int64.max) else { return .end }
         let (seconds, attoseconds) = offset.components
-        return RateLimitInstant(validated: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, carry) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflow || carry ? .end : RateLimitInstant(validated: total)
     }
 
     /// The clock reading of a timeline instant.
+    @inlinable
     public func reading(of instant: RateLimitInstant) -> C.Instant {
         origin.advanced(by: .nanoseconds(instant.nanoseconds))
     }
 
     /// The clock reading `nanoseconds` after `instant` (the end of the timeline at most): where a
     /// request granted at `instant` with a scheduled wait starts.
+    @inlinable
     public func reading(afterNanoseconds nanoseconds: Int64, from instant: RateLimitInstant) -> C.Instant {
         reading(of: instant.advanced(byNanoseconds: nanoseconds) ?? .end)
     }
 
     /// `now + timeout` on the timeline, or the end of the timeline when that lies beyond it; a
     /// negative timeout is `now` (the request times out unless admitted at once).
+    @inlinable
     public func deadline(after timeout: Duration, from now: RateLimitInstant) -> RateLimitInstant {
         guard timeout > .zero else { return now }
         guard timeout < .nanoseconds(Int64.max - now.nanoseconds) else { return .end }

@@ -61,6 +61,7 @@ public struct GCRA: RateLimitStrategy {
 
         /// For the lock-free adapter, which keeps a state in two atomic words: only states that
         /// `step` produced may be rebuilt this way.
+        @usableFromInline
         package init(theoreticalArrivalNanoseconds: UInt64, lastNanoseconds: Int64) {
             self.theoreticalArrivalNanoseconds = theoreticalArrivalNanoseconds
             self.lastNanoseconds = lastNanoseconds
@@ -73,6 +74,7 @@ public struct GCRA: RateLimitStrategy {
         State(theoreticalArrivalNanoseconds: UInt64(now.nanoseconds), lastNanoseconds: now.nanoseconds)
     }
 
+    @inlinable
     public func step(_ state: inout State, _ event: RateLimitEvent<GCRA>, at now: RateLimitInstant) -> RateLimitResult {
         let instant = max(now.nanoseconds, state.lastNanoseconds)  // GCRA-3
         let tat = state.theoreticalArrivalNanoseconds

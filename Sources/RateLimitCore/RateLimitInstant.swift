@@ -27,6 +27,7 @@ public struct RateLimitInstant: Hashable, Comparable, Sendable, CustomStringConv
     }
 
     /// The instant `span` nanoseconds later, or `nil` when that lies before the origin or after ``end``.
+    @inlinable
     public func advanced(byNanoseconds span: Int64) -> RateLimitInstant? {
         let (sum, overflow) = nanoseconds.addingReportingOverflow(span)
         guard !overflow, sum >= 0 else { return nil }

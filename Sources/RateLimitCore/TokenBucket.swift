@@ -72,6 +72,13 @@ public struct TokenBucket: RateLimitStrategy {
         public internal(set) var fraction: Int64
         /// The latest instant the state was updated at (TB-3).
         public internal(set) var lastNanoseconds: Int64
+
+        @usableFromInline
+        init(tokens: Int64, fraction: Int64, lastNanoseconds: Int64) {
+            self.tokens = tokens
+            self.fraction = fraction
+            self.lastNanoseconds = lastNanoseconds
+        }
     }
 
     public var maximumPermits: Int64 { capacity }
@@ -80,6 +87,7 @@ public struct TokenBucket: RateLimitStrategy {
         State(tokens: initialTokens, fraction: 0, lastNanoseconds: now.nanoseconds)
     }
 
+    @inlinable
     public func step(_ state: inout State, _ event: RateLimitEvent<TokenBucket>, at now: RateLimitInstant) -> RateLimitResult {
         // TB-3: an instant before the last recorded one is evaluated at the last one.
         let instant = max(now.nanoseconds, state.lastNanoseconds)
@@ -87,13 +95,12 @@ public struct TokenBucket: RateLimitStrategy {
         case .acquire(let permits):
             if permits < 0 { return .invalid(.negativePermits(permits)) }
             if permits > capacity { return .neverAllowed }  // TB-7
-            var next = refilled(state, to: instant)
+            let next = refilled(state, to: instant)
             if next.tokens >= permits {  // TB-4
                 if permits > 0 {  // TB-8: an acquire of 0 records nothing
-                    next.tokens -= permits
-                    state = next
+                    state = State(tokens: next.tokens - permits, fraction: next.fraction, lastNanoseconds: next.lastNanoseconds)
                 }
-                return .allowed(remaining: next.tokens)
+                return .allowed(remaining: next.tokens - permits)
             }
             // TB-6: units still missing, then the whole nanoseconds the refill needs, rounded up.
             let missing = Wide.product(permits - next.tokens, periodNanoseconds).subtracting(Wide(next.fraction))
@@ -115,29 +122,25 @@ public struct TokenBucket: RateLimitStrategy {
     }
 
     /// TB-3: the state with the refill from its last instant to `instant` (≥ last) applied.
-    @usableFromInline
+    @inlinable
     func refilled(_ state: State, to instant: Int64) -> State {
-        var next = state
         let elapsed = instant - state.lastNanoseconds
-        next.lastNanoseconds = instant
-        guard elapsed > 0, state.tokens < capacity else { return next }
+        guard elapsed > 0, state.tokens < capacity else {
+            return State(tokens: state.tokens, fraction: state.fraction, lastNanoseconds: instant)
+        }
         let units = Wide.product(permitsPerPeriod, elapsed).adding(state.fraction)
         if units.high == 0, units.low < UInt64(periodNanoseconds) {  // less than one whole token
-            next.fraction = Int64(units.low)
-            return next
+            return State(tokens: state.tokens, fraction: Int64(units.low), lastNanoseconds: instant)
         }
         let (whole, leftover) = units.quotientAndRemainder(dividingBy: UInt64(periodNanoseconds))
         if let added = whole.int64, added < capacity - state.tokens {
-            next.tokens += added
-            next.fraction = Int64(leftover)
-        } else {
-            next.tokens = capacity
-            next.fraction = 0
+            return State(tokens: state.tokens + added, fraction: Int64(leftover), lastNanoseconds: instant)
         }
-        return next
+        return State(tokens: capacity, fraction: 0, lastNanoseconds: instant)
     }
 
     /// TB-10: tokens (with their fraction) kept, rounded down to the new units, capped at the new capacity.
+    @usableFromInline
     func carryOver(_ old: State, from previous: TokenBucket) -> State {
         if old.tokens >= capacity {
             return State(tokens: capacity, fraction: 0, lastNanoseconds: old.lastNanoseconds)

@@ -22,13 +22,13 @@ struct VirtualSchedule: Hashable, Sendable {
     }
 
     /// Work already scheduled past `instant`, in nanoseconds (at most `Int64.max`).
-    @usableFromInline func pending(tat: UInt64, at instant: UInt64) -> UInt64 {
+    @inlinable func pending(tat: UInt64, at instant: UInt64) -> UInt64 {
         tat > instant ? tat - instant : 0
     }
 
     /// Permits that one acquire could take given `pending` work (which exceeds τ only in a leaky
     /// bucket queue reconfigured to a shorter queue while requests wait).
-    @usableFromInline func remaining(pending: UInt64) -> Int64 {
+    @inlinable func remaining(pending: UInt64) -> Int64 {
         let tolerance = UInt64(toleranceNanoseconds)
         return pending >= tolerance ? 0 : Int64((tolerance - pending) / UInt64(intervalNanoseconds))
     }
@@ -41,7 +41,7 @@ struct VirtualSchedule: Hashable, Sendable {
         case reject(admission: UInt64)
     }
 
-    @usableFromInline func decide(tat: UInt64, permits: Int64, at instant: UInt64) -> Decision {
+    @inlinable func decide(tat: UInt64, permits: Int64, at instant: UInt64) -> Decision {
         let start = max(tat, instant)
         let cost = UInt64(permits) * UInt64(intervalNanoseconds)  // ≤ τ, since permits ≤ burst
         let needed = (start - instant) + cost  // pending ≤ Int64.max and cost ≤ τ: < 2^64
@@ -56,7 +56,7 @@ struct VirtualSchedule: Hashable, Sendable {
     /// Reconfigure keeping the available permits (`τ − pending`, in units of 1/T of a permit),
     /// rounded down to the new units and capped at the new tolerance; returns the new `tat`.
     /// GCRA's pending work never exceeds its tolerance at its evaluation instant.
-    @usableFromInline func carryOver(tat: UInt64, at instant: UInt64, from previous: VirtualSchedule) -> UInt64 {
+    @inlinable func carryOver(tat: UInt64, at instant: UInt64, from previous: VirtualSchedule) -> UInt64 {
         let pending = previous.pending(tat: tat, at: instant)
         let available = UInt64(previous.toleranceNanoseconds) - min(pending, UInt64(previous.toleranceNanoseconds))
         let scaled = Wide.product(available, UInt64(intervalNanoseconds))

@@ -139,6 +139,10 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     mutating func acquire(
         _ permits: Int64, priority: RateLimitPriority, deadline: RateLimitInstant?, ticket: WaitTicket, at now: RateLimitInstant
     ) -> [WaitCompletion] {
+        if isEmpty {  // the fast path of an admission with nobody waiting (WQ-4 steps 1–4)
+            servedUpTo = max(servedUpTo, now.nanoseconds)
+            if let outcome = admitNewcomer(permits, priority: priority, at: now) { return [WaitCompletion(ticket: ticket, outcome: outcome, at: now)] }
+        }
         var completions = catchUp(before: now) + serve(at: now)
         if let outcome = admitNewcomer(permits, priority: priority, at: now) {
             completions.append(WaitCompletion(ticket: ticket, outcome: outcome, at: now))
@@ -159,6 +163,11 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     public mutating func tryAcquire(
         _ permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant
     ) -> (outcome: WaitOutcome, completions: [WaitCompletion]) {
+        if isEmpty {  // nobody to catch up with or to serve: the strategy alone decides
+            servedUpTo = max(servedUpTo, now.nanoseconds)
+            if let outcome = admitNewcomer(permits, priority: priority, at: now) { return (outcome, []) }
+            return (.rejected(.limited(limiter.strategy.step(limiter.state, .acquire(permits), at: now).result)), [])
+        }
         let completions = catchUp(before: now) + serve(at: now)
         if let outcome = admitNewcomer(permits, priority: priority, at: now) {
             return (outcome, completions + servedAfterNewcomer(outcome, at: now))
@@ -361,6 +370,9 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         if waiters.isEmpty { deadlines = DeadlineHeap<WaitTicket>() }
         return waiter
     }
+
+    /// No waiter and no deadline: serving would change nothing but `servedUpTo`.
+    private var isEmpty: Bool { waiters.isEmpty && deadlines.count == 0 }
 
     private func hasWaiters(atLeast priority: RateLimitPriority) -> Bool {
         (priority.rawValue..<3).contains { liveCounts[$0] > 0 }

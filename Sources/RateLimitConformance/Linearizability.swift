@@ -138,8 +138,8 @@ private struct SearchKey<State: Hashable>: Hashable {
 }
 
 /// Records a concurrent history: stamps calls and returns from one counter, from any thread.
+// @unchecked: `counter` and `operations` are touched only while `lock` is held.
 public final class HistoryRecorder<Input: Sendable, Output: Sendable>: @unchecked Sendable {
-    // @unchecked: `counter` and `operations` are touched only while `lock` is held.
     private let lock = NSLock()
     private var counter: UInt64 = 0
     private var operations: [HistoryOperation<Input, Output>] = []

@@ -3,10 +3,9 @@ import Foundation
 /// A clock that moves only when told to: forwards, backwards (to test clock drift), or to any
 /// instant. Tasks sleeping on it wake when it reaches their deadline, or throw
 /// `CancellationError` when cancelled. Use it to drive an adapter's time by hand in tests.
+// @unchecked: every stored property below is mutable state read and written only while
+// `lock` is held (each method takes it), so concurrent use is data-race free.
 public final class ManualClock: Clock, @unchecked Sendable {
-    // @unchecked: every stored property below is mutable state read and written only while
-    // `lock` is held (each method takes it), so concurrent use is data-race free.
-
     /// An instant of a manual clock: a signed offset from its start.
     public struct Instant: InstantProtocol, Hashable, Sendable, CustomStringConvertible {
         /// The offset from the clock's start (may be negative after moving back).

@@ -16,10 +16,10 @@ import RateLimitCore
 
 /// A serial-queue shell executing a waiting state machine, with completion handlers; use it as
 /// ``DispatchRateLimiter`` or ``DispatchRateLimitRegistry``.
+// @unchecked: every `var` below is read and written only on `queue`, a serial queue (each
+// method hops there with `queue.sync` or `queue.async`), which makes the access exclusive.
 public final class DispatchLimiter<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
-    // @unchecked: every `var` below is read and written only on `queue`, a serial queue (each
-    // method hops there with `queue.sync` or `queue.async`), which makes the access exclusive.
     private let queue: DispatchQueue
     private let callbackQueue: DispatchQueue
     /// Serial, on the callback queue: the event handler sees the events in order (REG-10).

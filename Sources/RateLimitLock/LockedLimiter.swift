@@ -18,10 +18,10 @@ import RateLimitCore
 
 /// A lock-guarded shell executing a waiting state machine; use it as ``LockedRateLimiter`` or
 /// ``LockedRateLimitRegistry``.
+// @unchecked: every `var` below is read and written only while `condition` is locked; the
+// `let`s are immutable and Sendable. That makes all access to shared mutable state exclusive.
 public final class LockedLimiter<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
-    // @unchecked: every `var` below is read and written only while `condition` is locked; the
-    // `let`s are immutable and Sendable. That makes all access to shared mutable state exclusive.
     private let condition = NSCondition()
     /// The adapter's clock, as the machine's timeline.
     public let timeline: ClockTimeline<C>

@@ -95,8 +95,8 @@ actor EmptyActor {
 }
 
 /// A bare NSCondition (the lock adapter's lock) around the bare token bucket.
+// @unchecked: `bucket` is read and written only while `condition` is locked.
 final class BareConditionBucket: @unchecked Sendable {
-    // @unchecked: `bucket` is read and written only while `condition` is locked.
     private let condition = NSCondition()
     private var bucket: BareTokenBucket
     private let origin = ContinuousClock.now
@@ -112,8 +112,8 @@ final class BareConditionBucket: @unchecked Sendable {
 }
 
 /// A bare NSLock around the bare token bucket (for comparison with the condition).
+// @unchecked: `bucket` is read and written only while `lock` is locked.
 final class BareLockBucket: @unchecked Sendable {
-    // @unchecked: `bucket` is read and written only while `lock` is locked.
     private let lock = NSLock()
     private var bucket: BareTokenBucket
     private let origin = ContinuousClock.now

@@ -2,6 +2,7 @@
 // operation; and what a result is (its floor, its ratio to it, its target).
 
 import Foundation
+import Synchronization
 
 /// Where results go so that the optimizer cannot drop the work that produced them.
 /// `nonisolated(unsafe)`: written only by the main thread, after worker threads were joined.
@@ -112,14 +113,14 @@ private func runThreads(_ threads: Int, count: Int, _ body: @escaping @Sendable 
     let ready = DispatchGroup()
     let done = DispatchGroup()
     let start = DispatchSemaphore(value: 0)
-    let results = ResultBox(count: threads)
-    for index in 0..<threads {
+    let results = Sum()
+    for _ in 0..<threads {
         ready.enter()
         done.enter()
         let thread = Thread {
             ready.leave()
             start.wait()
-            results.set(index, body(count))
+            results.value.wrappingAdd(body(count), ordering: .relaxed)
             done.leave()
         }
         thread.start()
@@ -128,18 +129,12 @@ private func runThreads(_ threads: Int, count: Int, _ body: @escaping @Sendable 
     let begin = ContinuousClock.now
     for _ in 0..<threads { start.signal() }
     done.wait()
-    return (begin.duration(to: .now), results.sum)
+    return (begin.duration(to: .now), results.value.load(ordering: .relaxed))
 }
 
-/// Checksums written by worker threads, each to its own slot, read after they were joined.
-private final class ResultBox: @unchecked Sendable {
-    // @unchecked: slot `i` is written only by thread `i` (distinct memory, no shared array value
-    // to mutate), and `sum` is read only after `done.wait()` joined every writer.
-    private let values: UnsafeMutableBufferPointer<Int>
-    init(count: Int) { values = .allocate(capacity: count); values.initialize(repeating: 0) }
-    deinit { values.deallocate() }
-    func set(_ index: Int, _ value: Int) { values[index] = value }
-    var sum: Int { values.reduce(0, &+) }
+/// The sum of the checksums of worker threads.
+private final class Sum: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 func nanoseconds(_ duration: Duration) -> Double {

@@ -2,6 +2,10 @@ import Foundation
 import RateLimitConformance
 import Testing
 
+// These tests check the injected clock itself: every `sleep` below sleeps on a ManualClock, which
+// wakes only when the test moves it (no real time passes). The one real-time read is the 10 s
+// watchdog of `sleepers`, which yields and never sleeps.
+
 /// Waits (in real time, as a watchdog) until `clock` has `count` sleepers.
 private func sleepers(_ clock: ManualClock, _ count: Int) async -> Bool {
     let deadline = Date().addingTimeInterval(10)

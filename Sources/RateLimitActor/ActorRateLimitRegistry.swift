@@ -18,6 +18,7 @@ extension ActorLimiter {
     }
 
     /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
+    @inlinable
     public func tryAcquire<Strategy>(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal
     ) -> WaitOutcome where Machine == RateLimitRegistry<Strategy> {

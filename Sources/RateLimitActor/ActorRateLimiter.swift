@@ -18,6 +18,7 @@ extension ActorLimiter {
     }
 
     /// Takes `permits` now if the limiter and the waiters ahead allow it; never waits (WQ-4).
+    @inlinable
     public func tryAcquire<Strategy>(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome
     where Machine == WaitQueue<Strategy> {
         guard !isClosed else { return .closed }
@@ -71,6 +72,7 @@ extension ActorLimiter {
 
     /// The permits an acquire could take now, without taking any: `tryAcquire(0)`, which serves
     /// the waiters due first (0 once closed).
+    @inlinable
     public func remaining<Strategy>() -> Int64 where Machine == WaitQueue<Strategy> {
         if case .granted(let answer) = tryAcquire(0) { answer.remaining ?? 0 } else { 0 }
     }

@@ -25,14 +25,23 @@ public struct ClockTimeline<C: Clock>: Sendable where C.Duration == Duration {
     /// A clock reading on the timeline.
     @inlinable
     public func instant(of reading: C.Instant) -> RateLimitInstant {
-        // The end of the timeline is found by overflow-checked integers rather than by comparing
-        // with `.nanoseconds(Int64.max)`, which would build a 128-bit value on every read.
-        let offset = origin.duration(to: reading)
-        guard offset > .zero else { return .origin }
-        let (seconds, attoseconds) = offset.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let (total, carry) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return overflow || carry ? .end : RateLimitInstant(validated: total)
+        Self.instant(offset: origin.duration(to: reading))
+    }
+
+    /// The timeline instant `offset` after the origin: whole nanoseconds, a fraction dropped; the
+    /// origin for a negative offset and the end beyond `Int64.max` ns.
+    ///
+    /// Read straight from the 128-bit count of attoseconds that is `Duration`'s frozen layout
+    /// (`_high`, `_low`): one 128-by-64-bit division, where `components` divides by 10^18 and then
+    /// by 10^9 (ratelimit-bench measured the adapters' clock read 40% dearer that way).
+    @inlinable
+    static func instant(offset: Duration) -> RateLimitInstant {
+        guard offset._high >= 0 else { return .origin }
+        let high = UInt64(offset._high)
+        // At or beyond 10^9 × 2^64 attoseconds the quotient needs more than 64 bits.
+        guard high < 1_000_000_000 else { return .end }
+        let nanoseconds = UInt64(1_000_000_000).dividingFullWidth((high, offset._low)).quotient
+        return nanoseconds > UInt64(Int64.max) ? .end : RateLimitInstant(validated: Int64(nanoseconds))
     }
 
     /// The clock reading of a timeline instant.

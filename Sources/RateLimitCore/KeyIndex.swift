@@ -6,13 +6,17 @@
 // most 7/8 full, with backward-shift deletion (no tombstones, so lookups never slow down as keys
 // come and go). Keys hash with the standard library's `Hasher`, so equality is `String`'s.
 
+@usableFromInline
 struct KeyIndex: Sendable {
+    @usableFromInline init() {}
+
     /// `slot + 1` per bucket; 0 marks an empty bucket. The count is 0 or a power of two.
-    private var buckets: [UInt32] = []
+    @usableFromInline var buckets: [UInt32] = []
     /// Keys indexed.
-    private(set) var count = 0
+    @usableFromInline private(set) var count = 0
 
     /// The slot of `key`, where `keyOf(slot)` is the key stored in a slot.
+    @inlinable
     func slot(of key: String, keyOf: (UInt32) -> String) -> UInt32? {
         guard !buckets.isEmpty else { return nil }
         let mask = buckets.count - 1
@@ -26,6 +30,7 @@ struct KeyIndex: Sendable {
     }
 
     /// Indexes `key` (not yet indexed) at `slot`.
+    @usableFromInline
     mutating func insert(_ key: String, slot: UInt32, keyOf: (UInt32) -> String) {
         if (count + 1) * 8 > buckets.count * 7 { grow(keyOf: keyOf) }
         let mask = buckets.count - 1
@@ -36,6 +41,7 @@ struct KeyIndex: Sendable {
     }
 
     /// Removes `key`, shifting back the keys that probed past it so every probe chain stays whole.
+    @usableFromInline
     mutating func remove(_ key: String, keyOf: (UInt32) -> String) {
         guard !buckets.isEmpty else { return }
         let mask = buckets.count - 1

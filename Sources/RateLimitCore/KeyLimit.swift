@@ -6,26 +6,33 @@
 // key's wait queue (WQ-7) wake its waiters exactly when the throttle ends.
 
 /// The strategy of a registry key, gated by the key's throttle.
+@usableFromInline
 struct KeyLimit<Inner: RateLimitStrategy>: RateLimitStrategy {
-    static var identifier: String { Inner.identifier }
+    @usableFromInline static var identifier: String { Inner.identifier }
 
-    let inner: Inner
+    @usableFromInline let inner: Inner
 
-    init(_ inner: Inner) { self.inner = inner }
+    @inlinable init(_ inner: Inner) { self.inner = inner }
 
+    @usableFromInline
     struct State: Hashable, Sendable {
-        var inner: Inner.State
+        @usableFromInline var inner: Inner.State
         /// No permit is admitted before this instant; 0 when the key is not throttled.
-        var throttledUntil: Int64
+        @usableFromInline var throttledUntil: Int64
+
+        @inlinable init(inner: Inner.State, throttledUntil: Int64) {
+            self.inner = inner
+            self.throttledUntil = throttledUntil
+        }
     }
 
-    var maximumPermits: Int64 { inner.maximumPermits }
+    @inlinable var maximumPermits: Int64 { inner.maximumPermits }
 
-    func initialState(at now: RateLimitInstant) -> State {
+    @inlinable func initialState(at now: RateLimitInstant) -> State {
         State(inner: inner.initialState(at: now), throttledUntil: 0)
     }
 
-    func step(_ state: inout State, _ event: RateLimitEvent<KeyLimit>, at now: RateLimitInstant) -> RateLimitResult {
+    @inlinable func step(_ state: inout State, _ event: RateLimitEvent<KeyLimit>, at now: RateLimitInstant) -> RateLimitResult {
         switch event {
         case .acquire(let permits):
             guard now.nanoseconds < state.throttledUntil, permits >= 0, permits <= maximumPermits else {
@@ -45,7 +52,7 @@ struct KeyLimit<Inner: RateLimitStrategy>: RateLimitStrategy {
         }
     }
 
-    func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {
+    @inlinable func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {
         state.throttledUntil <= now.nanoseconds && inner.isIdle(state.inner, at: now)
     }
 }

@@ -10,6 +10,7 @@ public struct RateLimitEffects: Hashable, Sendable {
     public var completions: [WaitCompletion]
     public var events: [RegistryEvent]
 
+    @inlinable
     public init(completions: [WaitCompletion] = [], events: [RegistryEvent] = []) {
         self.completions = completions
         self.events = events
@@ -30,6 +31,18 @@ public protocol RateLimitMachine: Sendable {
     var waitingCount: Int { get }
 }
 
+extension RateLimitMachine {
+    /// Whether `effects`, decided at `now`, leave a shell nothing to execute: no outcome to hand
+    /// out, no event, and its timer (armed for `timerTarget`, none once `closed`) already right.
+    /// The common answer; adapters test it inline and only call out of line otherwise.
+    @inlinable
+    public func leavesNothingToDo(
+        _ effects: RateLimitEffects, at now: RateLimitInstant, timerTarget: RateLimitInstant?, closed: Bool
+    ) -> Bool {
+        effects.completions.isEmpty && effects.events.isEmpty && (closed ? nil : wakeUp(at: now)) == timerTarget
+    }
+}
+
 extension WaitQueue: RateLimitMachine {
     public mutating func cancelWaiter(_ ticket: WaitTicket, at now: RateLimitInstant) -> RateLimitEffects {
         RateLimitEffects(completions: cancel(ticket, at: now))
@@ -43,6 +56,7 @@ extension WaitQueue: RateLimitMachine {
         RateLimitEffects(completions: close())
     }
 
+    @inlinable
     public func wakeUp(at now: RateLimitInstant) -> RateLimitInstant? { nextWakeUp(at: now) }
 }
 
@@ -55,5 +69,6 @@ extension RateLimitRegistry: RateLimitMachine {
 
     public mutating func closeAll(at now: RateLimitInstant) -> RateLimitEffects { close(at: now) }
 
+    @inlinable
     public func wakeUp(at now: RateLimitInstant) -> RateLimitInstant? { nextWakeUp }
 }

@@ -47,6 +47,11 @@ public struct KeyStatistics: Hashable, Sendable {
     public internal(set) var waiting: Int = 0
 
     public init() {}
+
+    /// Counts a request (the setters are internal, so inlined registry code counts through these).
+    @usableFromInline mutating func countAdmitted() { admitted += 1 }
+    @usableFromInline mutating func countRejected() { rejected += 1 }
+    @usableFromInline mutating func countQueued() { queued += 1 }
 }
 
 /// A key's state, quota and statistics at an instant (REG-6).
@@ -71,62 +76,68 @@ public enum RegistryEvent: Hashable, Sendable {
 
 /// Limiters by key, configured by rules (Spec/Registry.md).
 public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
-    typealias Limit = KeyLimit<Strategy>
+    @usableFromInline typealias Limit = KeyLimit<Strategy>
 
     /// The most keys held at once (REG-8).
     public let maximumKeys: Int
 
-    private var rules: [RateLimitRule<Strategy>]
-    private var exactRules: [String: Int] = [:]
+    @usableFromInline var rules: [RateLimitRule<Strategy>]
+    @usableFromInline var exactRules: [String: Int] = [:]
     /// Prefix rules, longest prefix first (REG-2).
-    private var prefixRules: [(prefix: String, rule: Int)] = []
-    private var defaultRule: Int?
+    @usableFromInline var prefixRules: [(prefix: String, rule: Int)] = []
+    @usableFromInline var defaultRule: Int?
 
-    private var index = KeyIndex()
-    private var entries: ContiguousArray<Entry> = []
-    private var freeSlots: [UInt32] = []
-    private var overrides: [UInt32: Strategy] = [:]
-    private var throttles: [UInt32: Int64] = [:]
-    private var queues: [UInt32: WaitQueue<Limit>] = [:]
-    private var waiting: [WaitTicket: (slot: UInt32, permits: Int64)] = [:]
+    @usableFromInline var index = KeyIndex()
+    @usableFromInline var entries: ContiguousArray<Entry> = []
+    @usableFromInline var freeSlots: [UInt32] = []
+    @usableFromInline var overrides = SideTable<Strategy>()
+    @usableFromInline var throttles = SideTable<Int64>()
+    @usableFromInline var queues = SideTable<WaitQueue<Limit>>()
+    @usableFromInline var waiting: [WaitTicket: (slot: UInt32, permits: Int64)] = [:]
     /// When the status of a key that is not `ok` improves with no event (REG-6).
-    private var recoveries: [UInt32: Int64] = [:]
+    @usableFromInline var recoveries = SideTable<Int64>()
     /// The earliest pending wake-up of each slot that has one, and the heap that orders them.
-    private var scheduled: [UInt32: Int64] = [:]
-    private var wakeUps = DeadlineHeap<UInt32>()
-    private var counted = KeyStatistics()
-    private var issued: UInt64 = 0
+    @usableFromInline var scheduled = SideTable<Int64>()
+    @usableFromInline var wakeUps = DeadlineHeap<UInt32>()
+    @usableFromInline var counted = KeyStatistics()
+    @usableFromInline var issued: UInt64 = 0
     /// The latest instant the registry has seen (REG-3).
-    private var latest: Int64
+    @usableFromInline var latest: Int64
 
     /// One key: the limiter's state (stale while a queue holds it), the key, counters, rule and flags.
-    struct Entry: Sendable {
-        var state: Strategy.State
-        var key: String
-        var admitted: UInt64 = 0
-        var rejected: UInt64 = 0
-        var queued: UInt64 = 0
-        var rule: UInt32
+    @usableFromInline struct Entry: Sendable {
+        @usableFromInline var state: Strategy.State
+        @usableFromInline var key: String
+        @usableFromInline var admitted: UInt64 = 0
+        @usableFromInline var rejected: UInt64 = 0
+        @usableFromInline var queued: UInt64 = 0
+        @usableFromInline var rule: UInt32
         /// Bit 0: disabled. Bits 1–2: the status last reported. Bit 3: forgotten (a free slot).
         /// Bit 4: reported as throttled (its end is still to be reported).
-        var flags: UInt8 = 0
+        @usableFromInline var flags: UInt8 = 0
 
-        var throttleReported: Bool {
+        @inlinable init(state: Strategy.State, key: String, rule: UInt32) {
+            self.state = state
+            self.key = key
+            self.rule = rule
+        }
+
+        @inlinable var throttleReported: Bool {
             get { flags & 16 != 0 }
             set { flags = newValue ? flags | 16 : flags & ~16 }
         }
 
-        var held: Bool {
+        @inlinable var held: Bool {
             get { flags & 8 == 0 }
             set { flags = newValue ? flags & ~8 : flags | 8 }
         }
 
-        var disabled: Bool {
+        @inlinable var disabled: Bool {
             get { flags & 1 != 0 }
             set { flags = newValue ? flags | 1 : flags & ~1 }
         }
 
-        var reported: QuotaStatus {
+        @inlinable var reported: QuotaStatus {
             get { QuotaStatus(rawValue: (flags >> 1) & 3) ?? .ok }
             set { flags = (flags & ~6) | (newValue.rawValue << 1) }
         }
@@ -135,7 +146,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// A registry of `rules` created at `now` (REG-1).
     ///
     /// - Throws: ``RateLimitRegistryError`` for two rules with the same pattern or `maximumKeys < 1`.
-    public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, at now: RateLimitInstant) throws(RateLimitRegistryError) {
+    @inlinable public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, at now: RateLimitInstant) throws(RateLimitRegistryError) {
         guard maximumKeys >= 1 else { throw .invalidMaximumKeys(maximumKeys) }
         self.maximumKeys = maximumKeys
         self.rules = rules
@@ -156,7 +167,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     public var keyCount: Int { index.count }
 
     /// Whether `key` is held now (used, and not forgotten since, REG-8).
-    public func hasKey(_ key: String) -> Bool { slot(of: key) != nil }
+    @inlinable public func hasKey(_ key: String) -> Bool { slot(of: key) != nil }
 
     /// Requests waiting now, over all keys.
     public var waitingCount: Int { waiting.count }
@@ -169,13 +180,13 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// The rule that governs `key` (REG-2), if any.
-    public func rule(for key: String) -> RateLimitRule<Strategy>? {
+    @inlinable public func rule(for key: String) -> RateLimitRule<Strategy>? {
         ruleIndex(for: key).map { rules[$0] }
     }
 
     /// The earliest instant at which ``advance(to:)`` would change something, or `nil`.
     /// Waking early or late changes nothing but latency (REG-11).
-    public var nextWakeUp: RateLimitInstant? {
+    @inlinable public var nextWakeUp: RateLimitInstant? {
         wakeUps.first.map { RateLimitInstant(validated: $0.deadline) }
     }
 
@@ -183,7 +194,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// A request for `permits` on `key`. Under a `queue` policy it may wait, and its outcome comes
     /// in the effects of a later operation; otherwise this operation's effects hold it.
-    public mutating func acquire(
+    @inlinable public mutating func acquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
         at now: RateLimitInstant
     ) -> (ticket: WaitTicket, effects: RateLimitEffects) {
@@ -195,20 +206,24 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// A request that never waits, whatever the key's policy: where it would wait it is refused
     /// with the reason (WQ-4). Its outcome is returned, not in the effects.
-    public mutating func tryAcquire(
+    @inlinable public mutating func tryAcquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, at now: RateLimitInstant
     ) -> (outcome: WaitOutcome, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         let ticket = issue()
         request(key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false, at: instant, &effects)
         var rest = end(effects, now)
-        let outcome = rest.completions.first { $0.ticket == ticket }?.outcome ?? .closed  // a request that cannot wait is always decided
+        // A request that cannot wait is always decided, usually alone.
+        if rest.completions.count == 1, rest.completions[0].ticket == ticket {
+            return (rest.completions.removeLast().outcome, rest)
+        }
+        let outcome = rest.completions.first { $0.ticket == ticket }?.outcome ?? .closed
         rest.completions.removeAll { $0.ticket == ticket }
         return (outcome, rest)
     }
 
     /// Cancels a waiting request (WQ-6); a ticket that already has its outcome is left alone.
-    public mutating func cancel(_ ticket: WaitTicket, at now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable public mutating func cancel(_ ticket: WaitTicket, at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
         if let (slot, _) = waiting[ticket] {
             inQueue(slot, at: instant, &effects) { $0.cancel(ticket, at: instant) }
@@ -217,24 +232,24 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Serves what is due at `now` (REG-11): waiters, throttles that end, quota that recovers.
-    public mutating func advance(to now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable public mutating func advance(to now: RateLimitInstant) -> RateLimitEffects {
         end(begin(at: now).effects, now)
     }
 
     // MARK: Key operations (REG-4, REG-7)
 
     /// Gives back permits on `key` (concurrency limits) and serves its waiters.
-    public mutating func release(_ key: String, permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+    @inlinable public mutating func release(_ key: String, permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
         keyEvent(key, .release(permits), at: now)
     }
 
     /// Resets `key`'s limit to a new one's state; its key state and its waiters stay.
-    public mutating func reset(_ key: String, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+    @inlinable public mutating func reset(_ key: String, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
         keyEvent(key, .reset, at: now)
     }
 
     /// Resets every key's limit.
-    public mutating func resetAll(at now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable public mutating func resetAll(at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
         for slot in heldSlots {
             _ = change(slot, at: instant, &effects) { $0.step(.reset, at: instant) }
@@ -243,7 +258,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Gives `key` a configuration of its own (REG-7); its state maps as the strategy's reconfigure says.
-    public mutating func reconfigure(_ key: String, to strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+    @inlinable public mutating func reconfigure(_ key: String, to strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
         if let rule = ruleIndex(for: key) {
             do throws(RateLimitInputError) {
                 _ = try rules[rule].reconfigured(strategy)
@@ -265,7 +280,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// - Throws: ``RateLimitRegistryError/unknownRule(_:)``, or ``RateLimitRegistryError/invalidRule(_:_:)``
     ///   when the rule's strategy refuses the new configuration (another strategy, another shape,
     ///   COMP-1, COMP-8) or its warning threshold does not fit the new limit. Nothing changes then.
-    public mutating func reconfigure(rule pattern: KeyPattern, to strategy: Strategy, at now: RateLimitInstant) throws(RateLimitRegistryError) -> RateLimitEffects {
+    @inlinable public mutating func reconfigure(rule pattern: KeyPattern, to strategy: Strategy, at now: RateLimitInstant) throws(RateLimitRegistryError) -> RateLimitEffects {
         guard let index = rules.firstIndex(where: { $0.keys == pattern }) else { throw .unknownRule(pattern) }
         let reconfigured: RateLimitRule<Strategy>
         do throws(RateLimitInputError) { reconfigured = try rules[index].reconfigured(strategy) } catch { throw .invalidRule(pattern, error) }
@@ -286,7 +301,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// REG-7: reconfigures one key's limit, then records the new configuration with `commit` (its
     /// own, or the rule's) before the key's status and wake-up are worked out under it.
-    private mutating func reconfigure(
+    @inlinable mutating func reconfigure(
         _ slot: UInt32, to strategy: Strategy, from current: Strategy? = nil, at instant: RateLimitInstant, _ effects: inout RateLimitEffects,
         commit: (inout RateLimitRegistry, UInt32) -> Void
     ) -> RateLimitResult {
@@ -309,22 +324,22 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// Throttles `key` until `until` (REG-4): only critical requests pass before then. A later call
     /// replaces the instant; one at or before now ends the throttle. A disabled key stays disabled.
-    public mutating func throttle(_ key: String, until: RateLimitInstant, at now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable public mutating func throttle(_ key: String, until: RateLimitInstant, at now: RateLimitInstant) -> RateLimitEffects {
         transition(key, to: .throttled(until: until), at: now)
     }
 
     /// Disables `key` (REG-4): every request passes at once; its waiters are let through.
-    public mutating func disable(_ key: String, at now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable public mutating func disable(_ key: String, at now: RateLimitInstant) -> RateLimitEffects {
         transition(key, to: .disabled, at: now)
     }
 
     /// Returns `key` to accepting (REG-4): ends a throttle or a disable.
-    public mutating func resume(_ key: String, at now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable public mutating func resume(_ key: String, at now: RateLimitInstant) -> RateLimitEffects {
         transition(key, to: .accepting, at: now)
     }
 
     /// REG-4: moves `key` towards `target`, reporting the change of state before the status it causes.
-    private mutating func transition(_ key: String, to target: KeyState, at now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable mutating func transition(_ key: String, to target: KeyState, at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
         guard let slot = slot(for: key, at: instant, &effects) else { return end(effects, now) }
         inQueue(slot, at: instant, &effects) { $0.advance(to: instant) }  // what fell due before now happens first
@@ -353,7 +368,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// Ends every waiter with `closed` (WQ-9).
     public mutating func close(at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
-        for slot in queues.keys.sorted() { inQueue(slot, at: instant, &effects) { $0.close() } }
+        for slot in queues.slots.sorted() { inQueue(slot, at: instant, &effects) { $0.close() } }
         return end(effects, now)
     }
 
@@ -385,7 +400,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     // MARK: Operations
 
     /// REG-3: the instant an operation at `now` applies at, after serving everything due by then.
-    private mutating func begin(at now: RateLimitInstant) -> (instant: RateLimitInstant, effects: RateLimitEffects) {
+    @inlinable mutating func begin(at now: RateLimitInstant) -> (instant: RateLimitInstant, effects: RateLimitEffects) {
         latest = max(latest, now.nanoseconds)
         let instant = RateLimitInstant(validated: latest)
         var effects = RateLimitEffects()
@@ -405,17 +420,17 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// REG-3: the effects as the caller at `now` sees them (spans count from `now`).
-    private func end(_ effects: RateLimitEffects, _ now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable func end(_ effects: RateLimitEffects, _ now: RateLimitInstant) -> RateLimitEffects {
         effects.shifted(by: latest - now.nanoseconds)
     }
 
-    private mutating func issue() -> WaitTicket {
+    @inlinable mutating func issue() -> WaitTicket {
         issued += 1
         return WaitTicket(rawValue: issued)
     }
 
     /// REG-5: decides or queues a request on `key`, creating the key if needed (REG-3, REG-8).
-    private mutating func request(
+    @inlinable mutating func request(
         _ key: String, ticket: WaitTicket, permits: Int64, priority: RateLimitPriority, timeout: Duration?,
         mayWait: Bool, at instant: RateLimitInstant, _ effects: inout RateLimitEffects
     ) {
@@ -428,7 +443,6 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
             return settle(slot, [], at: instant, &effects)
         }
-        let rule = rules[Int(entries[Int(slot)].rule)]
         guard var queue = queues.removeValue(forKey: slot) else {
             // Nobody waits: WQ-4 on the stored state, without building a queue.
             var limiter = limiter(slot)
@@ -438,6 +452,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
                 finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
                 return settle(slot, [], at: instant, &effects)
             }
+            let rule = rules[Int(entries[Int(slot)].rule)]
             guard mayWait, case .queue = rule.overflow else {
                 let refusal = limiter.strategy.step(limiter.state, .acquire(permits), at: instant).result
                 finish(ticket, key: key, slot: slot, permits: permits, outcome: .rejected(.limited(refusal)), at: instant, &effects)
@@ -449,7 +464,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         var completions: [WaitCompletion]
         var decided: WaitOutcome?
         if mayWait {
-            let timeout = timeout.map(Self.nanoseconds) ?? rule.timeoutNanoseconds
+            let timeout = timeout.map(Self.nanoseconds) ?? rules[Int(entries[Int(slot)].rule)].timeoutNanoseconds
             let deadline = timeout.map { instant.advanced(byNanoseconds: $0) ?? .end }
             completions = queue.acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: instant)
             decided = completions.first { $0.ticket == ticket }?.outcome
@@ -463,13 +478,13 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         } else {
             waiting[ticket] = (slot, permits)
             entries[Int(slot)].queued += 1
-            counted.queued += 1
+            counted.countQueued()
         }
         settle(slot, completions, at: instant, &effects)
     }
 
     /// An event on `key`'s limit (release, reset, reconfigure) at the registry's instant.
-    private mutating func keyEvent(
+    @inlinable mutating func keyEvent(
         _ key: String, _ event: RateLimitEvent<Limit>, at now: RateLimitInstant
     ) -> (result: RateLimitResult, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
@@ -481,7 +496,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Sets the key's throttle (0: none), in its queue when it has one; served by the caller.
-    private mutating func setThrottle(_ slot: UInt32, _ until: Int64) {
+    @inlinable mutating func setThrottle(_ slot: UInt32, _ until: Int64) {
         if var queue = queues.removeValue(forKey: slot) {
             _ = queue.updateLimiter(at: nil) { $0.updateState { $0.throttledUntil = until } }
             queues[slot] = queue
@@ -495,7 +510,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// The slot of `key`, created at `instant` in its rule's initial state when new; `nil` when
     /// no rule matches or the registry is full of keys that are not idle (REG-8). An existing key
     /// first reports what time did to it (REG-6).
-    private mutating func slot(for key: String, at instant: RateLimitInstant, _ effects: inout RateLimitEffects) -> UInt32? {
+    @inlinable mutating func slot(for key: String, at instant: RateLimitInstant, _ effects: inout RateLimitEffects) -> UInt32? {
         if let slot = slot(of: key) {
             catchUp(slot, to: instant, &effects)
             return slot
@@ -521,7 +536,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// REG-8: forgets every key that is idle at `instant`: a new key would answer exactly as it does.
-    private mutating func forgetIdleKeys(at instant: RateLimitInstant) {
+    @inlinable mutating func forgetIdleKeys(at instant: RateLimitInstant) {
         for slot in heldSlots {
             let entry = entries[Int(slot)]
             guard queues[slot] == nil, !entry.disabled, overrides[slot] == nil, entry.reported == .ok else { continue }
@@ -538,22 +553,22 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// The slots of the keys held, in slot order.
-    private var heldSlots: [UInt32] {
+    @inlinable var heldSlots: [UInt32] {
         entries.indices.compactMap { entries[$0].held ? UInt32($0) : nil }
     }
 
     /// The slot of a held key.
-    private func slot(of key: String) -> UInt32? {
+    @inlinable func slot(of key: String) -> UInt32? {
         index.slot(of: key) { entries[Int($0)].key }
     }
 
     /// The key held in a slot (`nil` once forgotten).
-    private func key(of slot: UInt32) -> String? {
+    @inlinable func key(of slot: UInt32) -> String? {
         entries[Int(slot)].held ? entries[Int(slot)].key : nil
     }
 
     /// REG-2: the exact rule, else the longest matching prefix, else the default.
-    private func ruleIndex(for key: String) -> Int? {
+    @inlinable func ruleIndex(for key: String) -> Int? {
         if let exact = exactRules[key] { return exact }
         if let prefix = prefixRules.first(where: { key.hasPrefix($0.prefix) }) { return prefix.rule }
         return defaultRule
@@ -563,7 +578,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// Applies `body` to the key's limiter (in its queue when it has one, which is then served at
     /// `instant`) and settles the key.
-    private mutating func change(
+    @inlinable mutating func change(
         _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RateLimitEffects,
         _ body: (inout RateLimiter<Limit>) -> RateLimitResult
     ) -> RateLimitResult {
@@ -580,7 +595,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Runs `body` on the key's queue, if it has one, and settles the key with its completions.
-    private mutating func inQueue(
+    @inlinable mutating func inQueue(
         _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RateLimitEffects,
         _ body: (inout WaitQueue<Limit>) -> [WaitCompletion]
     ) {
@@ -593,7 +608,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// After a change at `instant`: delivers the key's completions, writes back a queue that
     /// emptied, reports a status change (REG-6) and schedules the key's next wake-up (REG-11).
-    private mutating func settle(_ slot: UInt32, _ completions: [WaitCompletion], at instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
+    @inlinable mutating func settle(_ slot: UInt32, _ completions: [WaitCompletion], at instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
         guard let key = key(of: slot) else { return }
         for completion in completions {
             guard let (_, permits) = waiting.removeValue(forKey: completion.ticket) else { continue }
@@ -614,17 +629,17 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Records an outcome in the statistics and the events, and hands it to the adapter (REG-9, REG-10).
-    private mutating func finish(
+    @inlinable mutating func finish(
         _ ticket: WaitTicket, key: String, slot: UInt32?, permits: Int64, outcome: WaitOutcome, at instant: RateLimitInstant,
         _ effects: inout RateLimitEffects
     ) {
         effects.completions.append(WaitCompletion(ticket: ticket, outcome: outcome, at: instant))
         switch outcome {
         case .granted, .bypassed:
-            counted.admitted += 1
+            counted.countAdmitted()
             if let slot { entries[Int(slot)].admitted += 1 }
         case .rejected, .timedOut:
-            counted.rejected += 1
+            counted.countRejected()
             if let slot { entries[Int(slot)].rejected += 1 }
             effects.events.append(.rejected(key: key, permits: permits, outcome: outcome, at: instant))
         case .cancelled, .closed:
@@ -636,7 +651,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// Reports what time did to a key since its last change, each transition at the instant it
     /// happened and in time order: a throttle that ended, then quota that recovered.
-    private mutating func catchUp(_ slot: UInt32, to instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
+    @inlinable mutating func catchUp(_ slot: UInt32, to instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
         guard let key = key(of: slot) else { return }
         while true {
             // The limit itself ignores a throttle once its instant passes (KeyLimit); only the report is due.
@@ -669,7 +684,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// REG-6: when the key's status next improves with no event, seen from `instant`: the instant
     /// an acquire of one permit more than its level allows would be admitted.
-    private func nextRecovery(_ slot: UInt32, from instant: RateLimitInstant) -> Int64? {
+    @inlinable func nextRecovery(_ slot: UInt32, from instant: RateLimitInstant) -> Int64? {
         let entry = entries[Int(slot)]
         guard !entry.disabled, entry.reported != .ok else { return nil }
         let limiter = limiter(slot)
@@ -683,7 +698,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Schedules the key's next wake-up: its queue's, its throttle's end, or its quota's recovery.
-    private mutating func schedule(_ slot: UInt32, at instant: RateLimitInstant) {
+    @inlinable mutating func schedule(_ slot: UInt32, at instant: RateLimitInstant) {
         var next = queues[slot]?.nextWakeUp(at: instant)?.nanoseconds
         let until = limiter(slot).state.throttledUntil
         if entries[Int(slot)].throttleReported { next = min(next ?? until, until) }
@@ -697,55 +712,56 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     // MARK: Storage and derived values
 
     /// The key's limiter: in its queue, or rebuilt from the entry and the side tables.
-    private func limiter(_ slot: UInt32) -> RateLimiter<Limit> {
+    @inlinable func limiter(_ slot: UInt32) -> RateLimiter<Limit> {
         if let queue = queues[slot] { return queue.limiter }
-        let entry = entries[Int(slot)]
-        let strategy = overrides[slot] ?? rules[Int(entry.rule)].strategy
-        return RateLimiter(Limit(strategy), state: Limit.State(inner: entry.state, throttledUntil: throttles[slot] ?? 0))
+        // Field by field: a copy of the whole entry would retain and release its key.
+        let strategy = overrides[slot] ?? rules[Int(entries[Int(slot)].rule)].strategy
+        return RateLimiter(Limit(strategy), state: Limit.State(inner: entries[Int(slot)].state, throttledUntil: throttles[slot] ?? 0))
     }
 
-    private mutating func store(_ limiter: RateLimiter<Limit>, in slot: UInt32) {
+    @inlinable mutating func store(_ limiter: RateLimiter<Limit>, in slot: UInt32) {
         entries[Int(slot)].state = limiter.state.inner
         throttles[slot] = limiter.state.throttledUntil > 0 ? limiter.state.throttledUntil : nil
     }
 
     /// REG-4: disabled, throttled until an instant after `instant`, or accepting.
-    private func keyState(_ slot: UInt32, at instant: RateLimitInstant) -> KeyState {
+    @inlinable func keyState(_ slot: UInt32, at instant: RateLimitInstant) -> KeyState {
         if entries[Int(slot)].disabled { return .disabled }
         let until = limiter(slot).state.throttledUntil
         return until > instant.nanoseconds ? .throttled(until: RateLimitInstant(validated: until)) : .accepting
     }
 
     /// REG-6: the key's quota status at `instant`.
-    private func status(_ slot: UInt32, at instant: RateLimitInstant) -> QuotaStatus {
+    @inlinable func status(_ slot: UInt32, at instant: RateLimitInstant) -> QuotaStatus {
         let entry = entries[Int(slot)]
         if entry.disabled { return .ok }
         return Self.status(limiter(slot).remaining(at: instant), threshold: rules[Int(entry.rule)].warningThreshold)
     }
 
-    static func status(_ remaining: Int64, threshold: Int64) -> QuotaStatus {
+    @inlinable static func status(_ remaining: Int64, threshold: Int64) -> QuotaStatus {
         remaining == 0 ? .limited : remaining <= threshold ? .warning : .ok
     }
 
     /// A timeout in whole nanoseconds, a fraction of a nanosecond dropped, negative as 0 and at most `Int64.max` (WQ-11).
-    private static func nanoseconds(_ timeout: Duration) -> Int64 {
+    @inlinable static func nanoseconds(_ timeout: Duration) -> Int64 {
         guard timeout > .zero else { return 0 }
         guard timeout < .nanoseconds(Int64.max) else { return .max }
         let (seconds, attoseconds) = timeout.components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
-    private static var unknownKeyError: RateLimitInputError {
+    @inlinable static var unknownKeyError: RateLimitInputError {
         RateLimitInputError(field: "key", value: nil, problem: .notSupported, reason: "no rule matches the key")
     }
 
-    private static var tooManyKeysError: RateLimitInputError {
+    @inlinable static var tooManyKeysError: RateLimitInputError {
         RateLimitInputError(field: "key", value: nil, problem: .notSupported, reason: "the registry holds its maximum of keys and none is idle")
     }
 }
 
 extension RateLimitEffects {
     /// The effects as seen from `shift` nanoseconds earlier (REG-3): waits and retry-afters grow.
+    @inlinable
     func shifted(by shift: Int64) -> RateLimitEffects {
         guard shift > 0 else { return self }
         var copy = self
@@ -759,6 +775,7 @@ extension RateLimitEffects {
 }
 
 extension WaitOutcome {
+    @inlinable
     func shifted(by shift: Int64) -> WaitOutcome {
         switch self {
         case .granted(let answer): .granted(answer.shifted(by: shift))
@@ -770,6 +787,7 @@ extension WaitOutcome {
 
 extension RateLimitResult {
     /// The answer as seen from `shift` nanoseconds earlier: spans grow (saturated at `Int64.max`).
+    @inlinable
     func shifted(by shift: Int64) -> RateLimitResult {
         guard shift > 0 else { return self }
         func grown(_ span: Int64) -> Int64 { span > Int64.max - shift ? .max : span + shift }
@@ -779,4 +797,31 @@ extension RateLimitResult {
         case .allowed, .rejectedUntilRelease, .neverAllowed, .invalid: return self
         }
     }
+}
+
+/// A registry side table: what few keys have (a queue, a throttle, a pending wake-up), by slot.
+/// Most of the time it is empty, and then a lookup or a removal costs one comparison instead of
+/// hashing the slot (ratelimit-bench: five such lookups per request).
+@usableFromInline
+struct SideTable<Value: Sendable>: Sendable {
+    @usableFromInline var storage: [UInt32: Value] = [:]
+
+    @inlinable init() {}
+
+    @inlinable
+    subscript(slot: UInt32) -> Value? {
+        get { storage.isEmpty ? nil : storage[slot] }
+        set {
+            if newValue == nil, storage.isEmpty { return }
+            storage[slot] = newValue
+        }
+    }
+
+    @inlinable
+    mutating func removeValue(forKey slot: UInt32) -> Value? {
+        storage.isEmpty ? nil : storage.removeValue(forKey: slot)
+    }
+
+    /// The slots that have an entry.
+    @inlinable var slots: Dictionary<UInt32, Value>.Keys { storage.keys }
 }

@@ -22,6 +22,7 @@ public enum RateLimitResult: Hashable, Sendable {
     case invalid(RateLimitInputError)
 
     /// True for ``allowed(remaining:)`` and ``delayed(waitNanoseconds:remaining:)``: the permits were taken.
+    @inlinable
     public var isAdmitted: Bool {
         switch self {
         case .allowed, .delayed: true
@@ -30,6 +31,7 @@ public enum RateLimitResult: Hashable, Sendable {
     }
 
     /// The remaining quota carried by an admitted result, `nil` otherwise.
+    @inlinable
     public var remaining: Int64? {
         switch self {
         case .allowed(let remaining), .delayed(_, let remaining): remaining

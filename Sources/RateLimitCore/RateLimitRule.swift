@@ -39,9 +39,9 @@ public struct RateLimitRule<Strategy: RateLimitStrategy>: Hashable, Sendable {
     /// The quota status is `warning` while the remaining quota is at most this, `ok` above (REG-6).
     public let warningThreshold: Int64
     /// Permits that may wait per key (0 for `reject`).
-    let queueLimit: Int64
+    @usableFromInline let queueLimit: Int64
     /// The default timeout of a waiting request, in whole nanoseconds.
-    let timeoutNanoseconds: Int64?
+    @usableFromInline let timeoutNanoseconds: Int64?
 
     /// A validated rule (REG-1).
     ///
@@ -82,6 +82,7 @@ public struct RateLimitRule<Strategy: RateLimitStrategy>: Hashable, Sendable {
     }
 
     /// The same rule with another strategy (REG-7), checked against the threshold.
+    @usableFromInline
     func reconfigured(_ replacement: Strategy) throws(RateLimitInputError) -> Self {
         try Self.checkThreshold(warningThreshold, for: replacement)
         return Self(unchecked: keys, replacement, overflow, warningThreshold, queueLimit, timeoutNanoseconds)

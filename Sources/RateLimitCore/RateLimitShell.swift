@@ -24,6 +24,7 @@ public protocol SynchronousRateLimitShell<Machine>: AnyObject, Sendable {
 
 extension SynchronousRateLimitShell {
     /// Takes `permits` now if the limiter and the waiters ahead allow it; never waits (WQ-4).
+    @inlinable
     public func tryAcquire<Strategy>(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome
     where Machine == WaitQueue<Strategy> {
         runIfOpen { queue, now in
@@ -61,6 +62,7 @@ extension SynchronousRateLimitShell {
 
     /// The permits an acquire could take now, without taking any: `tryAcquire(0)`, which serves
     /// the waiters due first (0 once closed).
+    @inlinable
     public func remaining<Strategy>() -> Int64 where Machine == WaitQueue<Strategy> {
         if case .granted(let answer) = tryAcquire(0) { answer.remaining ?? 0 } else { 0 }
     }
@@ -75,6 +77,7 @@ extension SynchronousRateLimitShell {
 
 extension SynchronousRateLimitShell {
     /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
+    @inlinable
     public func tryAcquire<Strategy>(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal
     ) -> WaitOutcome where Machine == RateLimitRegistry<Strategy> {

@@ -77,6 +77,7 @@ public struct RateLimiter<Strategy: RateLimitStrategy>: Hashable, Sendable {
     }
 
     /// Changes the state outside the strategy's events (a registry's throttle, REG-4).
+    @usableFromInline
     mutating func updateState(_ change: (inout Strategy.State) -> Void) {
         change(&storedState)
     }

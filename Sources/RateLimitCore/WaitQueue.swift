@@ -22,6 +22,7 @@ public enum RateLimitPriority: Int, Comparable, CaseIterable, Hashable, Sendable
 /// The identity of one request in a wait queue.
 public struct WaitTicket: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let rawValue: UInt64
+    @usableFromInline init(rawValue: UInt64) { self.rawValue = rawValue }
     public static func < (lhs: WaitTicket, rhs: WaitTicket) -> Bool { lhs.rawValue < rhs.rawValue }
     public var description: String { "#\(rawValue)" }
 }
@@ -77,42 +78,44 @@ public struct WaitCompletion: Hashable, Sendable {
 /// A limiter with a queue of waiting requests: pure, generic over the strategy (Spec/WaitQueue.md).
 public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// The strategy and its state.
-    public private(set) var limiter: RateLimiter<Strategy>
+    @inlinable public var limiter: RateLimiter<Strategy> { storedLimiter }
+    @usableFromInline var storedLimiter: RateLimiter<Strategy>
     /// The most permits that may wait at once (WQ-1).
     public let queueLimit: Int64
     /// Permits of the requests now waiting.
     public private(set) var waitingPermits: Int64 = 0
 
-    private struct Waiter: Sendable {
+    @usableFromInline struct Waiter: Sendable {
         var permits: Int64
         var priority: RateLimitPriority
         var deadline: Int64?
     }
 
-    private var waiters: [WaitTicket: Waiter] = [:]
+    @usableFromInline var waiters: [WaitTicket: Waiter] = [:]
     /// One FIFO per waiting priority (low, normal, high), with the index of its first live entry.
     private var lines: [[WaitTicket]] = [[], [], []]
     private var lineStarts: [Int] = [0, 0, 0]
     private var liveCounts: [Int] = [0, 0, 0]
-    private var deadlines = DeadlineHeap<WaitTicket>()
+    @usableFromInline var deadlines = DeadlineHeap<WaitTicket>()
     private var issued: UInt64 = 0
     /// The latest instant the queue was served at (WQ-7).
-    private var servedUpTo: Int64
+    @usableFromInline var servedUpTo: Int64
 
     /// A wait queue for `strategy` created at `now` (WQ-1).
     ///
     /// - Throws: ``RateLimitInputError`` naming `queueLimit` when it is negative.
     public init(_ strategy: Strategy, queueLimit: Int64, at now: RateLimitInstant) throws(RateLimitInputError) {
         try RateLimitInputError.checkNotNegative(queueLimit, "queueLimit")
-        self.limiter = RateLimiter(strategy, at: now)
+        self.storedLimiter = RateLimiter(strategy, at: now)
         self.queueLimit = queueLimit
         servedUpTo = now.nanoseconds
     }
 
     /// A wait queue around an existing limiter at `now` (a registry's key, REG-5), issuing no
     /// tickets itself.
+    @usableFromInline
     init(limiter: RateLimiter<Strategy>, queueLimit: Int64, at now: RateLimitInstant) {
-        self.limiter = limiter
+        self.storedLimiter = limiter
         self.queueLimit = queueLimit
         servedUpTo = now.nanoseconds
     }
@@ -136,6 +139,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     /// ``acquire(_:priority:deadline:at:)`` with a ticket issued by the caller (a registry issues
     /// tickets unique across its keys).
+    @usableFromInline
     mutating func acquire(
         _ permits: Int64, priority: RateLimitPriority, deadline: RateLimitInstant?, ticket: WaitTicket, at now: RateLimitInstant
     ) -> [WaitCompletion] {
@@ -160,20 +164,31 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// A request that never waits (WQ-4): where it would wait, it is answered with the reason.
+    @inlinable
     public mutating func tryAcquire(
         _ permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant
     ) -> (outcome: WaitOutcome, completions: [WaitCompletion]) {
-        if isEmpty {  // nobody to catch up with or to serve: the strategy alone decides
-            servedUpTo = max(servedUpTo, now.nanoseconds)
-            if let outcome = admitNewcomer(permits, priority: priority, at: now) { return (outcome, []) }
-            return (.rejected(.limited(limiter.strategy.step(limiter.state, .acquire(permits), at: now).result)), [])
+        // Nobody to catch up with or to serve: the strategy alone decides. Inlined into the
+        // adapter, so it is specialized for the strategy (the benchmark's lock adapter).
+        guard isEmpty else { return tryAcquireServing(permits, priority: priority, at: now) }
+        servedUpTo = max(servedUpTo, now.nanoseconds)
+        if let outcome = Self.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &storedLimiter, at: now) {
+            return (outcome, [])
         }
+        return (.rejected(.limited(storedLimiter.strategy.step(storedLimiter.state, .acquire(permits), at: now).result)), [])
+    }
+
+    /// ``tryAcquire(_:priority:at:)`` with requests waiting: serves them first.
+    @usableFromInline
+    mutating func tryAcquireServing(
+        _ permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant
+    ) -> (outcome: WaitOutcome, completions: [WaitCompletion]) {
         let completions = catchUp(before: now) + serve(at: now)
         if let outcome = admitNewcomer(permits, priority: priority, at: now) {
             return (outcome, completions + servedAfterNewcomer(outcome, at: now))
         }
         if hasWaiters(atLeast: priority) { return (.rejected(.waitersAhead), completions) }
-        return (.rejected(.limited(limiter.strategy.step(limiter.state, .acquire(permits), at: now).result)), completions)
+        return (.rejected(.limited(storedLimiter.strategy.step(storedLimiter.state, .acquire(permits), at: now).result)), completions)
     }
 
     /// A newcomer that took permits (overtaking lower priorities, WQ-4) can leave the head never
@@ -185,11 +200,12 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     /// WQ-4 steps 1–4: the outcome decided at once, or `nil` when the request must wait.
     private mutating func admitNewcomer(_ permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant) -> WaitOutcome? {
-        Self.admitNewcomer(permits, priority: priority, waitersAhead: hasWaiters(atLeast: priority), to: &limiter, at: now)
+        Self.admitNewcomer(permits, priority: priority, waitersAhead: hasWaiters(atLeast: priority), to: &storedLimiter, at: now)
     }
 
     /// WQ-4 steps 1–4 for `limiter`: the outcome decided at once, or `nil` when the request must
     /// wait (behind `waitersAhead`, or refused by the strategy).
+    @inlinable
     static func admitNewcomer(
         _ permits: Int64, priority: RateLimitPriority, waitersAhead: Bool, to limiter: inout RateLimiter<Strategy>, at now: RateLimitInstant
     ) -> WaitOutcome? {
@@ -228,21 +244,21 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// Gives back permits (concurrency limiter), then serves the queue.
     public mutating func release(_ permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, completions: [WaitCompletion]) {
         let completions = catchUp(before: now)
-        let result = limiter.step(.release(permits), at: now)
+        let result = storedLimiter.step(.release(permits), at: now)
         return (result, completions + serve(at: now))
     }
 
     /// Resets the strategy's state; waiters stay and are served from the fresh state.
     public mutating func reset(at now: RateLimitInstant) -> (result: RateLimitResult, completions: [WaitCompletion]) {
         let completions = catchUp(before: now)
-        let result = limiter.step(.reset, at: now)
+        let result = storedLimiter.step(.reset, at: now)
         return (result, completions + serve(at: now))
     }
 
     /// Replaces the configuration; waiters stay and are served under the new one.
     public mutating func reconfigure(_ strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, completions: [WaitCompletion]) {
         let completions = catchUp(before: now)
-        let result = limiter.step(.reconfigure(strategy), at: now)
+        let result = storedLimiter.step(.reconfigure(strategy), at: now)
         return (result, completions + serve(at: now))
     }
 
@@ -252,6 +268,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Ends every waiter with `outcome`, in ticket order, and empties the queue.
+    @usableFromInline
     mutating func drain(_ outcome: WaitOutcome) -> [WaitCompletion] {
         let at = RateLimitInstant(validated: servedUpTo)
         let completions = waiters.keys.sorted().map { WaitCompletion(ticket: $0, outcome: outcome, at: at) }
@@ -266,13 +283,14 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     /// Applies `change` to the limiter (a registry's key event or throttle, REG-4), then serves the
     /// queue at `now` (not at all when `now` is `nil`).
+    @usableFromInline
     mutating func updateLimiter(at now: RateLimitInstant?, _ change: (inout RateLimiter<Strategy>) -> Void) -> [WaitCompletion] {
         guard let now else {
-            change(&limiter)
+            change(&storedLimiter)
             return []
         }
         let completions = catchUp(before: now)
-        change(&limiter)
+        change(&storedLimiter)
         return completions + serve(at: now)
     }
 
@@ -280,10 +298,17 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     /// The earliest instant at which serving could change something, or `nil` when nobody waits
     /// or only a release can help.
+    @inlinable
     public func nextWakeUp(at now: RateLimitInstant) -> RateLimitInstant? {
+        isEmpty ? nil : nextWakeUpServing(at: now)
+    }
+
+    /// ``nextWakeUp(at:)`` with requests waiting.
+    @usableFromInline
+    func nextWakeUpServing(at now: RateLimitInstant) -> RateLimitInstant? {
         var earliest = deadlines.first.map { RateLimitInstant(validated: $0.deadline) }
         if let head = peekHead(), let waiter = waiters[head] {
-            switch limiter.strategy.step(limiter.state, .acquire(waiter.permits), at: now).result {
+            switch storedLimiter.strategy.step(storedLimiter.state, .acquire(waiter.permits), at: now).result {
             case .rejected(let wait):
                 let admission = RateLimitInstant(validated: now.nanoseconds + wait)  // ≤ Int64.max by CORE-7
                 earliest = earliest.map { min($0, admission) } ?? admission
@@ -317,7 +342,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         var completions = expire(through: now.nanoseconds, inclusive: false)  // 1. deadlines before now
         while true {
             serving: while let ticket = head(), let waiter = waiters[ticket] {  // 2. heads the strategy admits
-                let answer = limiter.acquire(waiter.permits, at: now)
+                let answer = storedLimiter.acquire(waiter.permits, at: now)
                 let outcome: WaitOutcome
                 switch answer {
                 case .allowed, .delayed: outcome = .granted(answer)
@@ -372,7 +397,8 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// No waiter and no deadline: serving would change nothing but `servedUpTo`.
-    private var isEmpty: Bool { waiters.isEmpty && deadlines.count == 0 }
+    @inlinable
+    var isEmpty: Bool { waiters.isEmpty && deadlines.isEmpty }
 
     private func hasWaiters(atLeast priority: RateLimitPriority) -> Bool {
         (priority.rawValue..<3).contains { liveCounts[$0] > 0 }
@@ -407,10 +433,13 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 }
 
 /// A binary min-heap of (deadline, payload), ordered by deadline then payload.
+@usableFromInline
 struct DeadlineHeap<Payload: Comparable & Sendable>: Sendable {
-    private var items: [(deadline: Int64, payload: Payload)] = []
+    @usableFromInline var items: [(deadline: Int64, payload: Payload)] = []
 
-    var first: (deadline: Int64, payload: Payload)? { items.first }
+    @inlinable var isEmpty: Bool { items.isEmpty }
+
+    @inlinable var first: (deadline: Int64, payload: Payload)? { items.first }
 
     var count: Int { items.count }
 
@@ -418,6 +447,7 @@ struct DeadlineHeap<Payload: Comparable & Sendable>: Sendable {
         a.deadline != b.deadline ? a.deadline < b.deadline : a.payload < b.payload
     }
 
+    @usableFromInline
     mutating func insert(deadline: Int64, _ payload: Payload) {
         items.append((deadline, payload))
         var child = items.count - 1
@@ -429,6 +459,7 @@ struct DeadlineHeap<Payload: Comparable & Sendable>: Sendable {
         }
     }
 
+    @usableFromInline
     mutating func removeFirst() {
         guard !items.isEmpty else { return }
         items.swapAt(0, items.count - 1)

@@ -22,10 +22,12 @@ import RateLimitCore
 // `let`s are immutable and Sendable. That makes all access to shared mutable state exclusive.
 public final class LockedLimiter<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
-    private let condition = NSCondition()
+    @usableFromInline let condition = NSCondition()
     /// The adapter's clock, as the machine's timeline.
     public let timeline: ClockTimeline<C>
-    private var machine: Machine
+    // @exclusivity(unchecked): the lock already makes every access exclusive, so the runtime's
+    // dynamic check (two calls per operation on the hot path) proves nothing more.
+    @exclusivity(unchecked) @usableFromInline var machine: Machine
     /// Suspended callers, resumed with their outcome and the instant it was decided at.
     private var continuations: [WaitTicket: CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>] = [:]
     /// Outcomes (and their instants) that arrived before their waiter was ready to receive them.
@@ -34,8 +36,8 @@ where C.Duration == Duration {
     private var parked: Set<WaitTicket> = []
     private var parkedOutcomes: [WaitTicket: (WaitOutcome, RateLimitInstant)] = [:]
     private var timer: Task<Void, Never>?
-    private var timerTarget: RateLimitInstant?
-    private var isClosed = false
+    @exclusivity(unchecked) @usableFromInline var timerTarget: RateLimitInstant?
+    @exclusivity(unchecked) @usableFromInline var isClosed = false
     /// Granted requests still waiting for their scheduled start (leaky bucket queue).
     private var scheduledStarts = 0
     private var subscribers = EventSubscribers()
@@ -113,7 +115,7 @@ where C.Duration == Duration {
 
     /// Runs `operation` under the lock on the machine at the clock's reading, executes its
     /// effects and returns its value (the primitive every operation is built on).
-    @discardableResult
+    @inlinable @discardableResult
     public func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
         condition.lock()
         let now = timeline.now()
@@ -123,6 +125,7 @@ where C.Duration == Duration {
     }
 
     /// ``run(_:)`` unless the limiter is closed (then `nil`).
+    @inlinable
     public func runIfOpen<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T? {
         condition.lock()
         guard !isClosed else {
@@ -221,8 +224,19 @@ where C.Duration == Duration {
     }
 
     /// With the lock held: hands out the completions, publishes the events, re-arms the timer,
-    /// unlocks, then resumes continuations.
-    private func finish(_ effects: RateLimitEffects, at now: RateLimitInstant) {
+    /// unlocks, then resumes continuations. Inlined into callers, so that the common answer (no
+    /// completion, no event, the timer as it is) costs one comparison and the unlock.
+    @inlinable
+    func finish(_ effects: RateLimitEffects, at now: RateLimitInstant) {
+        guard machine.leavesNothingToDo(effects, at: now, timerTarget: timerTarget, closed: isClosed) else {
+            return finishExecuting(effects, at: now)
+        }
+        condition.unlock()
+    }
+
+    /// ``finish(_:at:)`` when there is something to execute.
+    @usableFromInline
+    func finishExecuting(_ effects: RateLimitEffects, at now: RateLimitInstant) {
         var resumptions: [(CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>, WaitCompletion)] = []
         var wokeParked = false
         for completion in effects.completions {

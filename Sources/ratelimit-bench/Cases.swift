@@ -36,10 +36,10 @@ func endlessGCRA() throws -> GCRA { try GCRA(burst: 1 << 40, emissionIntervalNan
 func gaps(_ stride: Int64) -> [Int64] { (0..<1_024).map { _ in stride * Int64(CommandLine.arguments.count > 99 ? 2 : 1) } }
 
 /// One strategy's step: `acquire(1)` every `stride` ns from a fresh limiter (the concurrency
-/// limiter: an acquire and its release).
-func pureStep<S: RateLimitStrategy>(_ name: String, _ strategy: S, stride: Int64, plan: Plan) -> Result {
+/// limiter: an acquire and its release); the body of a timed loop.
+func pureStep<S: RateLimitStrategy>(_ strategy: S, stride: Int64) -> (Int) -> Int {
     let gaps = gaps(stride)
-    let samples = plan.time(operations: 4_000_000) { count in
+    return { count in
         var limiter = RateLimiter(strategy, at: .origin)
         var checksum: Int64 = 0
         var now: Int64 = 0
@@ -51,14 +51,14 @@ func pureStep<S: RateLimitStrategy>(_ name: String, _ strategy: S, stride: Int64
         }
         return Int(truncatingIfNeeded: checksum)
     }
-    return Result(section: "pure step", name: name, unit: "ns", samples: samples)
 }
 
 func pureSteps(plan: Plan, stride: Int64) throws -> [Result] {
     // Every strategy at 1 permit per `stride` ns (bursts of 100): the admitted path, steadily.
     let window = 100 * stride
     let gaps = gaps(stride)
-    let tokenBucketFloor = plan.time(operations: 4_000_000) { count in
+    let operations = 4_000_000
+    let tokenBucketFloor: (Int) -> Int = { count in
         var bucket = BareTokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: stride)
         var checksum: Int64 = 0
         var now: Int64 = 0
@@ -68,7 +68,7 @@ func pureSteps(plan: Plan, stride: Int64) throws -> [Result] {
         }
         return Int(truncatingIfNeeded: checksum)
     }
-    let gcraFloor = plan.time(operations: 4_000_000) { count in
+    let gcraFloor: (Int) -> Int = { count in
         var gcra = BareGCRA(burst: 100, interval: stride)
         var checksum: Int64 = 0
         var now: Int64 = 0
@@ -78,28 +78,34 @@ func pureSteps(plan: Plan, stride: Int64) throws -> [Result] {
         }
         return Int(truncatingIfNeeded: checksum)
     }
-    var results = [
-        Result(section: "floor", name: "token bucket arithmetic, bare", unit: "ns", samples: tokenBucketFloor),
-        Result(section: "floor", name: "GCRA arithmetic, bare", unit: "ns", samples: gcraFloor),
+    var results: [Result] = []
+    let tokenBucket = plan.timeInterleaved(operations: operations, [
+        tokenBucketFloor, pureStep(try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: stride), stride: stride),
+    ])
+    let tokenBucketArithmetic = Result(section: "floor", name: "token bucket arithmetic, bare", unit: "ns", samples: tokenBucket[0])
+    let gcra = plan.timeInterleaved(operations: operations, [
+        gcraFloor, pureStep(try GCRA(burst: 100, emissionIntervalNanoseconds: stride), stride: stride),
+    ])
+    let gcraArithmetic = Result(section: "floor", name: "GCRA arithmetic, bare", unit: "ns", samples: gcra[0])
+    results += [tokenBucketArithmetic, gcraArithmetic]
+    results.append(Result(section: "pure step", name: "token-bucket", unit: "ns", samples: tokenBucket[1])
+        .compared(with: tokenBucketArithmetic, atMost: 2, paired: true))
+    results.append(Result(section: "pure step", name: "gcra", unit: "ns", samples: gcra[1])
+        .compared(with: gcraArithmetic, atMost: 2, paired: true))
+    let others: [(String, (Int) -> Int)] = [
+        ("token-bucket-interval", pureStep(try IntervalTokenBucket(capacity: 100, tokensPerInterval: 1, intervalNanoseconds: stride), stride: stride)),
+        ("fixed-window", pureStep(try FixedWindow(limit: 100, windowNanoseconds: window), stride: stride)),
+        ("sliding-window-log", pureStep(try SlidingWindowLog(limit: 100, windowNanoseconds: window), stride: stride)),
+        ("sliding-window-counter", pureStep(try SlidingWindowCounter(limit: 100, windowNanoseconds: window), stride: stride)),
+        ("leaky-bucket-meter", pureStep(try LeakyBucketMeter(capacity: 100, leakPermitsPerPeriod: 1, periodNanoseconds: stride), stride: stride)),
+        ("leaky-bucket-queue", pureStep(try LeakyBucketQueue(queueCapacity: 100, intervalNanoseconds: stride), stride: stride)),
+        ("concurrency (acquire + release)", pureStep(try ConcurrencyLimiter(limit: 100), stride: stride)),
     ]
-    let tokenBucketArithmetic = results[0]
-    let gcraArithmetic = results[1]
-    var tokenBucket = pureStep("token-bucket", try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: stride), stride: stride, plan: plan)
-    tokenBucket.compare(with: tokenBucketArithmetic, atMost: 2)
-    var gcra = pureStep("gcra", try GCRA(burst: 100, emissionIntervalNanoseconds: stride), stride: stride, plan: plan)
-    gcra.compare(with: gcraArithmetic, atMost: 2)
-    results += [tokenBucket, gcra]
-    var others = [
-        pureStep("token-bucket-interval", try IntervalTokenBucket(capacity: 100, tokensPerInterval: 1, intervalNanoseconds: stride), stride: stride, plan: plan),
-        pureStep("fixed-window", try FixedWindow(limit: 100, windowNanoseconds: window), stride: stride, plan: plan),
-        pureStep("sliding-window-log", try SlidingWindowLog(limit: 100, windowNanoseconds: window), stride: stride, plan: plan),
-        pureStep("sliding-window-counter", try SlidingWindowCounter(limit: 100, windowNanoseconds: window), stride: stride, plan: plan),
-        pureStep("leaky-bucket-meter", try LeakyBucketMeter(capacity: 100, leakPermitsPerPeriod: 1, periodNanoseconds: stride), stride: stride, plan: plan),
-        pureStep("leaky-bucket-queue", try LeakyBucketQueue(queueCapacity: 100, intervalNanoseconds: stride), stride: stride, plan: plan),
-        pureStep("concurrency (acquire + release)", try ConcurrencyLimiter(limit: 100), stride: stride, plan: plan),
-    ]
-    for index in others.indices { others[index].compare(with: tokenBucketArithmetic, atMost: nil) }
-    return results + others
+    for (name, body) in others {
+        results.append(Result(section: "pure step", name: name, unit: "ns", samples: plan.time(operations: operations, body))
+            .compared(with: tokenBucketArithmetic, atMost: nil))
+    }
+    return results
 }
 
 // MARK: Adapters
@@ -108,170 +114,164 @@ func adapters(plan: Plan) async throws -> [Result] {
     let operations = 1_000_000
     let origin = ContinuousClock.now
     var results: [Result] = []
-    func floor(_ name: String, _ samples: [Double]) -> Result {
-        let result = Result(section: "floor", name: name, unit: "ns", samples: samples)
-        results.append(result)
-        return result
-    }
-    func adapter(_ name: String, _ samples: [Double], floor: Result, ratio: Double?, underMicrosecond: Bool = false) {
-        var result = Result(section: "adapter", name: name, unit: "ns", samples: samples)
-        result.compare(with: floor, atMost: ratio)
-        if underMicrosecond { result.absoluteTarget = 1_000 }
-        results.append(result)
+    /// Appends the floor and the adapters measured interleaved with it (`samples[0]` is the floor's).
+    @discardableResult
+    func group(_ floorName: String, _ samples: [[Double]], _ adapters: [(name: String, ratio: Double?)],
+               underMicrosecond: Bool = false, section: String = "adapter") -> Result {
+        let floor = Result(section: "floor", name: floorName, unit: "ns", samples: samples[0])
+        results.append(floor)
+        for (index, adapter) in adapters.enumerated() {
+            var result = Result(section: section, name: adapter.name, unit: "ns", samples: samples[index + 1])
+                .compared(with: floor, atMost: adapter.ratio, paired: true)
+            if underMicrosecond && adapter.ratio != nil { result.absoluteTarget = 1_000 }
+            results.append(result)
+        }
+        return floor
     }
 
-    // The floors, in this run.
-    let clockRead = floor("one clock read (ContinuousClock.now)", plan.time(operations: operations) { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= clockNanoseconds(since: origin) }
-        return Int(truncatingIfNeeded: checksum)
-    })
+    // The bare primitives.
     let conditionBucket = BareConditionBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
-    let lockFloor = floor("NSCondition lock + clock read + bucket arithmetic", plan.time(operations: operations) { count in
+    let nsLockBucket = BareLockBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
+    let mutexBucket = BareMutexBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
+    let atomicGCRA = BareAtomicGCRA(BareGCRA(burst: 1 << 40, interval: 1))
+    let empty = EmptyActor()
+    let queue = DispatchQueue(label: "bench.empty")
+    let conditionFloor: @Sendable (Int) -> Int = { count in
         var checksum: Int64 = 0
         for _ in 0..<count { checksum &+= conditionBucket.acquire(readingClock: true) }
         return Int(truncatingIfNeeded: checksum)
-    })
-    let lockFloorStopped = floor("NSCondition lock + bucket arithmetic", plan.time(operations: operations) { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= conditionBucket.acquire(readingClock: false) }
-        return Int(truncatingIfNeeded: checksum)
-    })
-    let nsLockBucket = BareLockBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
-    _ = floor("NSLock + clock read + bucket arithmetic", plan.time(operations: operations) { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= nsLockBucket.acquire() }
-        return Int(truncatingIfNeeded: checksum)
-    })
-    let mutexBucket = BareMutexBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
-    _ = floor("Mutex + clock read + bucket arithmetic", plan.time(operations: operations) { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= mutexBucket.acquire() }
-        return Int(truncatingIfNeeded: checksum)
-    })
-    let atomicGCRA = BareAtomicGCRA(BareGCRA(burst: 1 << 40, interval: 1))
-    let atomicFloor = floor("atomic compare-exchange + clock read + GCRA arithmetic", plan.time(operations: operations) { count in
+    }
+    let atomicFloor: @Sendable (Int) -> Int = { count in
         var checksum: Int64 = 0
         for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: true) }
         return Int(truncatingIfNeeded: checksum)
-    })
-    let atomicFloorStopped = floor("atomic compare-exchange + GCRA arithmetic", plan.time(operations: operations) { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: false) }
-        return Int(truncatingIfNeeded: checksum)
-    })
-    let empty = EmptyActor()
-    let actorFloor = floor("empty actor call from another task", await plan.timeAsync(operations: operations / 4) { count in
+    }
+    let dispatchFloor: @Sendable (Int) -> Int = { count in
+        var checksum = 0
+        for _ in 0..<count { queue.sync { checksum &+= 1 } }
+        return checksum
+    }
+    let actorFloor: @Sendable (Int) async -> Int = { count in
         var checksum = 0
         for _ in 0..<count { checksum &+= await empty.call() }
         return checksum
-    })
-    let queue = DispatchQueue(label: "bench.empty")
-    let dispatchFloor = floor("empty DispatchQueue.sync", plan.time(operations: operations / 4) { count in
-        var checksum = 0
-        for _ in 0..<count { checksum &+= queue.sync { 1 } }
-        return checksum
-    })
+    }
 
-    // The adapters: with the continuous clock (as users call them) and with a clock that never moves.
+    // The adapters: with the continuous clock (as users call them) and with a clock that never
+    // moves, each interleaved with its floor.
     let stopped = StoppedClock(now: .now)
     let locked = try LockedRateLimiter(try endlessBucket(), clock: ContinuousClock())
     let lockedStopped = try LockedRateLimiter(try endlessBucket(), clock: stopped)
-    adapter("lock: tryAcquire", plan.time(operations: operations) { count in
+    let lockAdapter: @Sendable (Int) -> Int = { count in
         var checksum = 0
         for _ in 0..<count { if case .granted = locked.tryAcquire() { checksum &+= 1 } }
         return checksum
-    }, floor: lockFloor, ratio: 1.3, underMicrosecond: true)
-    adapter("lock: tryAcquire, clock never moves", plan.time(operations: operations) { count in
-        var checksum = 0
-        for _ in 0..<count { if case .granted = lockedStopped.tryAcquire() { checksum &+= 1 } }
-        return checksum
-    }, floor: lockFloorStopped, ratio: nil)
+    }
+    // The lock adapter, its floor, and the other locks and the clock read alone for comparison.
+    let lockRound = plan.timeInterleaved(operations: operations, [
+        conditionFloor, lockAdapter,
+        { count in
+            var checksum: Int64 = 0
+            for _ in 0..<count { checksum &+= clockNanoseconds(since: origin) }
+            return Int(truncatingIfNeeded: checksum)
+        },
+        { count in
+            var checksum: Int64 = 0
+            for _ in 0..<count { checksum &+= nsLockBucket.acquire() }
+            return Int(truncatingIfNeeded: checksum)
+        },
+        { count in
+            var checksum: Int64 = 0
+            for _ in 0..<count { checksum &+= mutexBucket.acquire() }
+            return Int(truncatingIfNeeded: checksum)
+        },
+    ])
+    group("NSCondition lock + clock read + bucket arithmetic", Array(lockRound[0...1]),
+                          [("lock: tryAcquire", 1.3)], underMicrosecond: true)
+    for (index, name) in ["one clock read (ContinuousClock.now)", "NSLock + clock read + bucket arithmetic",
+                          "Mutex + clock read + bucket arithmetic"].enumerated() {
+        results.append(Result(section: "floor", name: name, unit: "ns", samples: lockRound[index + 2]))
+    }
+    group("NSCondition lock + bucket arithmetic", plan.timeInterleaved(operations: operations, [
+        { count in
+            var checksum: Int64 = 0
+            for _ in 0..<count { checksum &+= conditionBucket.acquire(readingClock: false) }
+            return Int(truncatingIfNeeded: checksum)
+        },
+        { count in
+            var checksum = 0
+            for _ in 0..<count { if case .granted = lockedStopped.tryAcquire() { checksum &+= 1 } }
+            return checksum
+        },
+    ]), [("lock: tryAcquire, clock never moves", nil)])
 
     let atomic = AtomicGCRA(try endlessGCRA(), clock: ContinuousClock())
     let atomicStopped = AtomicGCRA(try endlessGCRA(), clock: stopped)
-    adapter("atomic GCRA: tryAcquire", plan.time(operations: operations) { count in
+    let atomicAdapter: @Sendable (Int) -> Int = { count in
         var checksum = 0
         for _ in 0..<count { if atomic.tryAcquire().isAdmitted { checksum &+= 1 } }
         return checksum
-    }, floor: atomicFloor, ratio: 1.3, underMicrosecond: true)
-    adapter("atomic GCRA: tryAcquire, clock never moves", plan.time(operations: operations) { count in
-        var checksum = 0
-        for _ in 0..<count { if atomicStopped.tryAcquire().isAdmitted { checksum &+= 1 } }
-        return checksum
-    }, floor: atomicFloorStopped, ratio: nil)
+    }
+    group("atomic compare-exchange + clock read + GCRA arithmetic", plan.timeInterleaved(operations: operations, [
+        atomicFloor, atomicAdapter,
+    ]), [("atomic GCRA: tryAcquire", 1.3)], underMicrosecond: true)
+    group("atomic compare-exchange + GCRA arithmetic", plan.timeInterleaved(operations: operations, [
+        { count in
+            var checksum: Int64 = 0
+            for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: false) }
+            return Int(truncatingIfNeeded: checksum)
+        },
+        { count in
+            var checksum = 0
+            for _ in 0..<count { if atomicStopped.tryAcquire().isAdmitted { checksum &+= 1 } }
+            return checksum
+        },
+    ]), [("atomic GCRA: tryAcquire, clock never moves", nil)])
 
     let actor = try ActorRateLimiter(try endlessBucket(), clock: ContinuousClock())
     let actorStopped = try ActorRateLimiter(try endlessBucket(), clock: stopped)
-    adapter("actor: tryAcquire", await plan.timeAsync(operations: operations / 4) { count in
+    let actorAdapter: @Sendable (Int) async -> Int = { count in
         var checksum = 0
         for _ in 0..<count { if case .granted = await actor.tryAcquire() { checksum &+= 1 } }
         return checksum
-    }, floor: actorFloor, ratio: 1.5, underMicrosecond: true)
-    adapter("actor: tryAcquire, clock never moves", await plan.timeAsync(operations: operations / 4) { count in
-        var checksum = 0
-        for _ in 0..<count { if case .granted = await actorStopped.tryAcquire() { checksum &+= 1 } }
-        return checksum
-    }, floor: actorFloor, ratio: nil)
+    }
+    group("empty actor call from another task", await plan.timeInterleavedAsync(operations: operations / 4, [
+        actorFloor, actorAdapter,
+        { count in
+            var checksum = 0
+            for _ in 0..<count { if case .granted = await actorStopped.tryAcquire() { checksum &+= 1 } }
+            return checksum
+        },
+    ]), [("actor: tryAcquire", 1.5), ("actor: tryAcquire, clock never moves", nil)], underMicrosecond: true)
 
     let dispatch = try DispatchRateLimiter(try endlessBucket(), clock: ContinuousClock())
     let dispatchStopped = try DispatchRateLimiter(try endlessBucket(), clock: stopped)
-    adapter("Dispatch: tryAcquire", plan.time(operations: operations / 4) { count in
+    let dispatchAdapter: @Sendable (Int) -> Int = { count in
         var checksum = 0
         for _ in 0..<count { if case .granted = dispatch.tryAcquire() { checksum &+= 1 } }
         return checksum
-    }, floor: dispatchFloor, ratio: 1.3, underMicrosecond: true)
-    adapter("Dispatch: tryAcquire, clock never moves", plan.time(operations: operations / 4) { count in
-        var checksum = 0
-        for _ in 0..<count { if case .granted = dispatchStopped.tryAcquire() { checksum &+= 1 } }
-        return checksum
-    }, floor: dispatchFloor, ratio: nil)
+    }
+    group("empty DispatchQueue.sync", plan.timeInterleaved(operations: operations / 4, [
+        dispatchFloor, dispatchAdapter,
+        { count in
+            var checksum = 0
+            for _ in 0..<count { if case .granted = dispatchStopped.tryAcquire() { checksum &+= 1 } }
+            return checksum
+        },
+    ]), [("Dispatch: tryAcquire", 1.3), ("Dispatch: tryAcquire, clock never moves", nil)], underMicrosecond: true)
 
     // Two threads (or tasks) at once: throughput cost per operation, against the same floors contended.
-    func contended(_ name: String, _ body: @escaping @Sendable (Int) -> Int) -> [Double] {
-        plan.timeContended(threads: 2, operations: operations / 2, body)
+    func contended(_ bodies: [@Sendable (Int) -> Int]) -> [[Double]] {
+        plan.timeContended(threads: 2, operations: operations / 2, bodies)
     }
-    let lockContendedFloor = floor("2 threads: NSCondition lock + clock read + bucket arithmetic", contended("lock floor") { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= conditionBucket.acquire(readingClock: true) }
-        return Int(truncatingIfNeeded: checksum)
-    })
-    adapter("2 threads: lock tryAcquire", contended("lock") { count in
-        var checksum = 0
-        for _ in 0..<count { if case .granted = locked.tryAcquire() { checksum &+= 1 } }
-        return checksum
-    }, floor: lockContendedFloor, ratio: nil)
-    let atomicContendedFloor = floor("2 threads: atomic compare-exchange + clock read + GCRA arithmetic", contended("atomic floor") { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: true) }
-        return Int(truncatingIfNeeded: checksum)
-    })
-    adapter("2 threads: atomic GCRA tryAcquire", contended("atomic") { count in
-        var checksum = 0
-        for _ in 0..<count { if atomic.tryAcquire().isAdmitted { checksum &+= 1 } }
-        return checksum
-    }, floor: atomicContendedFloor, ratio: nil)
-    let dispatchContendedFloor = floor("2 threads: empty DispatchQueue.sync", contended("dispatch floor") { count in
-        var checksum = 0
-        for _ in 0..<count { checksum &+= queue.sync { 1 } }
-        return checksum
-    })
-    adapter("2 threads: Dispatch tryAcquire", contended("dispatch") { count in
-        var checksum = 0
-        for _ in 0..<count { if case .granted = dispatch.tryAcquire() { checksum &+= 1 } }
-        return checksum
-    }, floor: dispatchContendedFloor, ratio: nil)
-    let actorContendedFloor = floor("2 tasks: empty actor call", await plan.timeContended(tasks: 2, operations: operations / 8) { count in
-        var checksum = 0
-        for _ in 0..<count { checksum &+= await empty.call() }
-        return checksum
-    })
-    adapter("2 tasks: actor tryAcquire", await plan.timeContended(tasks: 2, operations: operations / 8) { count in
-        var checksum = 0
-        for _ in 0..<count { if case .granted = await actor.tryAcquire() { checksum &+= 1 } }
-        return checksum
-    }, floor: actorContendedFloor, ratio: nil)
-    _ = clockRead
+    group("2 threads: NSCondition lock + clock read + bucket arithmetic", contended([conditionFloor, lockAdapter]),
+          [("2 threads: lock tryAcquire", nil)])
+    group("2 threads: atomic compare-exchange + clock read + GCRA arithmetic", contended([atomicFloor, atomicAdapter]),
+          [("2 threads: atomic GCRA tryAcquire", nil)])
+    group("2 threads: empty DispatchQueue.sync", contended([dispatchFloor, dispatchAdapter]),
+          [("2 threads: Dispatch tryAcquire", nil)])
+    group("2 tasks: empty actor call", await plan.timeContended(tasks: 2, operations: operations / 8, [actorFloor, actorAdapter]),
+          [("2 tasks: actor tryAcquire", nil)])
     return results
 }
 
@@ -289,7 +289,7 @@ func registries(plan: Plan, lockFloor: Result?) throws -> [Result] {
             for index in 0..<count { if case .granted = registry.tryAcquire(keys[index % keyCount]) { checksum &+= 1 } }
             return checksum
         })
-        if let lockFloor { locked.compare(with: lockFloor, atMost: nil) }
+        if let lockFloor { locked = locked.compared(with: lockFloor, atMost: nil) }
         results.append(locked)
         var pure = try RateLimitRegistry(rules: [rule], maximumKeys: keyCount, at: .origin)
         results.append(Result(section: "registry", name: "pure registry: tryAcquire, \(keyCount) keys", unit: "ns",
@@ -390,10 +390,14 @@ func memory(plan: Plan) throws -> [Result] {
 }
 
 extension Result {
-    /// Sets `floor` as the comparison, with the largest ratio allowed (`nil`: none).
-    mutating func compare(with floor: Result, atMost ratio: Double?) {
-        self.floor = floor.name
-        floorMedian = floor.median
-        ratioTarget = ratio
+    /// This result compared with `floor`, with the largest ratio allowed (`nil`: none); `paired`
+    /// when the two were measured interleaved, repetition by repetition.
+    func compared(with floor: Result, atMost ratio: Double?, paired: Bool = false) -> Result {
+        var result = self
+        result.floor = floor.name
+        result.floorMedian = floor.median
+        result.pairedFloorSamples = paired ? floor.samples : nil
+        result.ratioTarget = ratio
+        return result
     }
 }

@@ -78,11 +78,12 @@ struct BareGCRA {
     }
 }
 
-/// One read of the continuous clock as nanoseconds since `origin`, as the adapters read it.
+/// One read of the continuous clock as nanoseconds since `origin`, converted as the adapters do
+/// (one 128-by-64-bit division of the attoseconds; see `ClockTimeline`), with no range checks.
 @inline(__always)
 func clockNanoseconds(since origin: ContinuousClock.Instant) -> Int64 {
-    let (seconds, attoseconds) = origin.duration(to: ContinuousClock.now).components
-    return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+    let offset = origin.duration(to: ContinuousClock.now)
+    return Int64(bitPattern: UInt64(1_000_000_000).dividingFullWidth((UInt64(bitPattern: offset._high), offset._low)).quotient)
 }
 
 /// An actor that only counts its calls: the cost of a call that hops onto an actor and back.

@@ -18,19 +18,31 @@ struct Result: Sendable {
     /// The name of the floor this is compared with, if any.
     var floor: String?
     var floorMedian: Double?
+    /// The floor's samples when it was measured interleaved with this (repetition by repetition):
+    /// then the ratio is the median of the per-repetition ratios, which a drifting machine moves
+    /// far less than the ratio of two medians taken minutes apart.
+    var pairedFloorSamples: [Double]?
     /// The largest ratio to the floor allowed, or the largest value (`absoluteTarget`).
     var ratioTarget: Double?
     var absoluteTarget: Double?
     var note: String?
 
-    var median: Double {
-        let sorted = samples.sorted()
+    var median: Double { Self.median(samples) }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
         let middle = sorted.count / 2
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
     var minimum: Double { samples.min() ?? 0 }
     var maximum: Double { samples.max() ?? 0 }
-    var ratio: Double? { floorMedian.map { $0 > 0 ? median / $0 : .infinity } }
+    var ratio: Double? {
+        if let paired = pairedFloorSamples, paired.count == samples.count, !paired.isEmpty {
+            return Self.median(zip(samples, paired).map { $1 > 0 ? $0 / $1 : .infinity })
+        }
+        return floorMedian.map { $0 > 0 ? median / $0 : .infinity }
+    }
 
     /// Whether the result meets its targets (`nil`: it has none).
     var meetsTarget: Bool? {
@@ -52,26 +64,41 @@ struct Plan: Sendable {
     /// Times `body(n)` (which performs `n` operations and returns a checksum): one warm-up run,
     /// then `repetitions` timed runs; nanoseconds per operation for each.
     func time(operations full: Int, _ body: (Int) -> Int) -> [Double] {
-        let count = operations(full)
-        sink &+= body(max(1, count / 10))
-        return (0..<repetitions).map { _ in
-            let start = ContinuousClock.now
-            sink &+= body(count)
-            return nanoseconds(start.duration(to: .now)) / Double(count)
-        }
+        withoutActuallyEscaping(body) { timeInterleaved(operations: full, [$0])[0] }
     }
 
-    /// Times an async `body(n)` the same way, run from a task of its own (not the main actor).
-    func timeAsync(operations full: Int, _ body: @escaping @Sendable (Int) async -> Int) async -> [Double] {
+    /// Times several bodies interleaved: after a warm-up of each, every repetition runs each body
+    /// once, in turn. A machine that drifts (frequency, a neighbour on the host) then moves them
+    /// alike, and their ratio is taken repetition by repetition (`Result.pairedFloorSamples`).
+    func timeInterleaved(operations full: Int, _ bodies: [(Int) -> Int]) -> [[Double]] {
+        let count = operations(full)
+        for body in bodies { sink &+= body(max(1, count / 10)) }
+        var samples = Array(repeating: [Double](), count: bodies.count)
+        for _ in 0..<repetitions {
+            for (index, body) in bodies.enumerated() {
+                let start = ContinuousClock.now
+                sink &+= body(count)
+                samples[index].append(nanoseconds(start.duration(to: .now)) / Double(count))
+            }
+        }
+        return samples
+    }
+
+    /// ``timeInterleaved(operations:_:)`` for async bodies, run from a task of its own (not the
+    /// main actor).
+    func timeInterleavedAsync(operations full: Int, _ bodies: [@Sendable (Int) async -> Int]) async -> [[Double]] {
         let count = operations(full)
         let repetitions = repetitions
         let (samples, checksum) = await Task.detached {
-            var checksum = await body(max(1, count / 10))
-            var samples: [Double] = []
+            var checksum = 0
+            for body in bodies { checksum &+= await body(max(1, count / 10)) }
+            var samples = Array(repeating: [Double](), count: bodies.count)
             for _ in 0..<repetitions {
-                let start = ContinuousClock.now
-                checksum &+= await body(count)
-                samples.append(nanoseconds(start.duration(to: .now)) / Double(count))
+                for (index, body) in bodies.enumerated() {
+                    let start = ContinuousClock.now
+                    checksum &+= await body(count)
+                    samples[index].append(nanoseconds(start.duration(to: .now)) / Double(count))
+                }
             }
             return (samples, checksum)
         }.value
@@ -79,30 +106,36 @@ struct Plan: Sendable {
         return samples
     }
 
-    /// Times `body(n)` run by `threads` threads at once, each doing `n` operations: nanoseconds
-    /// per operation of all of them together (the throughput cost under contention).
-    func timeContended(threads: Int, operations full: Int, _ body: @escaping @Sendable (Int) -> Int) -> [Double] {
+    /// Times bodies interleaved, each run by `threads` threads at once doing `n` operations apiece:
+    /// nanoseconds per operation of all of them together (the throughput cost under contention).
+    func timeContended(threads: Int, operations full: Int, _ bodies: [@Sendable (Int) -> Int]) -> [[Double]] {
         let count = operations(full)
-        _ = runThreads(threads, count: max(1, count / 10), body)
-        return (0..<repetitions).map { _ in
-            let (elapsed, checksum) = runThreads(threads, count: count, body)
-            sink &+= checksum
-            return nanoseconds(elapsed) / Double(count * threads)
+        for body in bodies { sink &+= runThreads(threads, count: max(1, count / 10), body).1 }
+        var samples = Array(repeating: [Double](), count: bodies.count)
+        for _ in 0..<repetitions {
+            for (index, body) in bodies.enumerated() {
+                let (elapsed, checksum) = runThreads(threads, count: count, body)
+                sink &+= checksum
+                samples[index].append(nanoseconds(elapsed) / Double(count * threads))
+            }
         }
+        return samples
     }
 
-    /// Times an async `body(n)` run by `tasks` tasks at once.
-    func timeContended(tasks: Int, operations full: Int, _ body: @escaping @Sendable (Int) async -> Int) async -> [Double] {
+    /// Times async bodies interleaved, each run by `tasks` tasks at once.
+    func timeContended(tasks: Int, operations full: Int, _ bodies: [@Sendable (Int) async -> Int]) async -> [[Double]] {
         let count = operations(full)
-        var samples: [Double] = []
+        var samples = Array(repeating: [Double](), count: bodies.count)
         for repetition in 0...repetitions {
-            let start = ContinuousClock.now
-            let checksum = await withTaskGroup(of: Int.self) { group in
-                for _ in 0..<tasks { group.addTask { await body(repetition == 0 ? max(1, count / 10) : count) } }
-                return await group.reduce(0, &+)
+            for (index, body) in bodies.enumerated() {
+                let start = ContinuousClock.now
+                let checksum = await withTaskGroup(of: Int.self) { group in
+                    for _ in 0..<tasks { group.addTask { await body(repetition == 0 ? max(1, count / 10) : count) } }
+                    return await group.reduce(0, &+)
+                }
+                sink &+= checksum
+                if repetition > 0 { samples[index].append(nanoseconds(start.duration(to: .now)) / Double(count * tasks)) }
             }
-            sink &+= checksum
-            if repetition > 0 { samples.append(nanoseconds(start.duration(to: .now)) / Double(count * tasks)) }
         }
         return samples
     }

@@ -5,6 +5,7 @@
 //   ratelimit-bench --json     the same, as JSON for machines
 //   ratelimit-bench --smoke    a few operations of everything, once (make verify: it must not rot)
 //   ratelimit-bench --check    exit 1 when a target is missed
+//   ratelimit-bench --only <section>[,<section>]   some sections: pure, adapters, registry, latency, memory
 
 import Foundation
 
@@ -14,10 +15,17 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--profile" {
     do { try profile(CommandLine.arguments[2]) } catch { print(error); exit(1) }
     exit(0)
 }
-let arguments = Set(CommandLine.arguments.dropFirst())
+let sections = ["pure", "adapters", "registry", "latency", "memory"]
+var arguments = Set(CommandLine.arguments.dropFirst())
+var only = Set(sections)
+if let index = CommandLine.arguments.firstIndex(of: "--only"), index + 1 < CommandLine.arguments.count {
+    let chosen = CommandLine.arguments[index + 1]
+    only = Set(chosen.split(separator: ",").map(String.init))
+    arguments.subtract(["--only", chosen])
+}
 let known: Set = ["--json", "--smoke", "--check", "--help"]
-if !arguments.isSubset(of: known) || arguments.contains("--help") {
-    print("usage: ratelimit-bench [--json] [--smoke] [--check] | --profile <\(profileCases.joined(separator: "|"))>")
+if !arguments.isSubset(of: known) || !only.isSubset(of: sections) || arguments.contains("--help") {
+    print("usage: ratelimit-bench [--json] [--smoke] [--check] [--only <\(sections.joined(separator: "|"))>[,...]] | --profile <\(profileCases.joined(separator: "|"))>")
     exit(arguments.contains("--help") ? 0 : 2)
 }
 let plan = Plan(smoke: arguments.contains("--smoke"))
@@ -29,16 +37,26 @@ func progress(_ text: String) {
 
 var results: [Result] = []
 do {
-    progress("pure steps")
-    results += try pureSteps(plan: plan, stride: 1_000)
-    progress("adapters")
-    results += try await adapters(plan: plan)
-    progress("registry")
-    results += try registries(plan: plan, lockFloor: results.first { $0.name == "NSCondition lock + clock read + bucket arithmetic" })
-    progress("grant latency")
-    results += try await grantLatency(plan: plan)
-    progress("memory")
-    results += try memory(plan: plan)
+    if only.contains("pure") {
+        progress("pure steps")
+        results += try pureSteps(plan: plan, stride: 1_000)
+    }
+    if only.contains("adapters") {
+        progress("adapters")
+        results += try await adapters(plan: plan)
+    }
+    if only.contains("registry") {
+        progress("registry")
+        results += try registries(plan: plan, lockFloor: results.first { $0.name == "NSCondition lock + clock read + bucket arithmetic" })
+    }
+    if only.contains("latency") {
+        progress("grant latency")
+        results += try await grantLatency(plan: plan)
+    }
+    if only.contains("memory") {
+        progress("memory")
+        results += try memory(plan: plan)
+    }
 } catch {
     FileHandle.standardError.write(Data("ratelimit-bench: \(error)\n".utf8))
     exit(1)

@@ -24,6 +24,38 @@ struct AdapterLifecycleTests {
         #expect(at(.seconds(Int64.max)) == .end)
         #expect(timeline.reading(of: ns(5)) == ManualClock.Instant(offset: .seconds(100) + .nanoseconds(5)))
         #expect(timeline.reading(afterNanoseconds: 10, from: ns(Int64.max - 3)) == timeline.reading(of: .end))
+        #expect(at(Duration(secondsComponent: 0, attosecondsComponent: -1)) == .origin)
+        #expect(at(Duration(secondsComponent: 0, attosecondsComponent: 999_999_999)) == .origin)
+        #expect(at(.nanoseconds(Int64.max - 1) + Duration(secondsComponent: 0, attosecondsComponent: 999_999_999)) == ns(Int64.max - 1))
+        // Around 10^9 × 2^64 attoseconds, where the quotient stops fitting in 64 bits.
+        let wide = Duration(secondsComponent: 18_446_744_073, attosecondsComponent: 709_551_616_000_000_000)
+        #expect(at(wide) == .end)
+        #expect(at(wide - .nanoseconds(1)) == .end)
+    }
+
+    @Test("WQ-11 the clock mapping equals whole nanoseconds from Duration.components for any offset (seeded)")
+    func clockMappingProperty() throws {
+        let timeline = ClockTimeline(clock: ManualClock())
+        /// The mapping as WQ-11 states it, through `components`.
+        func reference(_ offset: Duration) -> RateLimitInstant {
+            guard offset > .zero else { return .origin }
+            guard offset < .nanoseconds(Int64.max) else { return .end }
+            let (seconds, attoseconds) = offset.components
+            return ns(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        }
+        var rng = TestSeed.generator("clockMappingProperty", trace: 0)
+        for index in 0..<20_000 {
+            // Offsets of every magnitude, from attoseconds to beyond the timeline, of either sign.
+            let magnitude = Int64.random(in: 0...Int64.max, using: &rng) >> Int.random(in: 0...62, using: &rng)
+            let seconds = Bool.random(using: &rng) ? magnitude : magnitude / 1_000_000_000
+            let offset = Duration(secondsComponent: seconds % 400_000_000_000, attosecondsComponent: Int64.random(in: 0..<1_000_000_000_000_000_000, using: &rng))
+            let signed = Bool.random(using: &rng) ? offset : .zero - offset
+            let got = timeline.instant(of: ManualClock.Instant(offset: signed))
+            guard got == reference(signed) else {
+                Issue.record("offset \(signed): \(got) but \(reference(signed)); \(TestSeed.replay("clockMappingProperty", trace: index))")
+                return
+            }
+        }
     }
 
     @Test("WQ-11 a timeout makes the deadline now + timeout, the end of the timeline at most; a timeout of zero or less is now")

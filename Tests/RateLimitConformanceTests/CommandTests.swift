@@ -12,8 +12,8 @@ private func misbehaving(_ mode: String, at event: Int = 1) -> String {
 @Suite("The ratelimit-conformance command", .serialized)
 struct CommandTests {
     @Test("With no arguments it checks the reference against every vector and prints a per-strategy table")
-    func noArguments() throws {
-        let run = try runCommand([])
+    func noArguments() async throws {
+        let run = try await runCommand([])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(run.output.contains("strategy                level  cases  steps  exact  safety  failed  skipped  random    time"))
         for strategy in StrategyConfiguration.identifiers { #expect(run.output.contains("\(strategy) "), "\(strategy) missing") }
@@ -21,8 +21,8 @@ struct CommandTests {
     }
 
     @Test("--json prints a report machines can read; --strategy and --case filter it")
-    func jsonAndFilters() throws {
-        let run = try runCommand(["--json", "--strategy", "gcra,fixed-window", "--case", "gcra/boundary-conforms", "--case", "fixed-window"])
+    func jsonAndFilters() async throws {
+        let run = try await runCommand(["--json", "--strategy", "gcra,fixed-window", "--case", "gcra/boundary-conforms", "--case", "fixed-window"])
         #expect(run.status == 0, "\(run.errors)")
         let report = try JSONValue(parsing: run.output)
         #expect(report["passed"] == .bool(true))
@@ -33,27 +33,27 @@ struct CommandTests {
     }
 
     @Test("Bad usage and an empty vector folder exit with status 2 and say why")
-    func badUsage() throws {
+    func badUsage() async throws {
         let empty = try Repository.temporaryDirectory()
-        let noVectors = try runCommand(["--vectors", empty])
+        let noVectors = try await runCommand(["--vectors", empty])
         #expect(noVectors.status == 2)
         #expect(noVectors.errors.contains("no vector files"))
-        let unknown = try runCommand(["--strategy", "bucket-of-sand"])
+        let unknown = try await runCommand(["--strategy", "bucket-of-sand"])
         #expect(unknown.status == 2)
         #expect(unknown.errors.contains("unknown strategy bucket-of-sand"))
-        #expect(try runCommand(["--random", "x"]).status == 2)
+        #expect(try await runCommand(["--random", "x"]).status == 2)
     }
 
     @Test("--vectors runs files from a folder; --write-vectors writes the committed files")
-    func vectorFolders() throws {
+    func vectorFolders() async throws {
         let folder = try Repository.temporaryDirectory()
-        let written = try runCommand(["--write-vectors", folder])
+        let written = try await runCommand(["--write-vectors", folder])
         #expect(written.status == 0)
         for file in try VectorGenerator.files() {
             let text = try String(contentsOfFile: (folder as NSString).appendingPathComponent(file.fileName), encoding: .utf8)
             #expect(text == (try String(contentsOfFile: Repository.path("Spec/vectors/\(file.fileName)"), encoding: .utf8)))
         }
-        let run = try runCommand(["--vectors", folder, "--strategy", "concurrency"])
+        let run = try await runCommand(["--vectors", folder, "--strategy", "concurrency"])
         #expect(run.status == 0)
         #expect(run.output.contains("vectors from \(folder)"))
     }
@@ -67,8 +67,8 @@ struct CommandTests {
             ("stderr", "wrote to stderr: debug: thinking hard", "{\"type\": \"result\""),
             ("crash", "closed its output (exit status 3)", nil),
           ] as [(String, String, String?)])
-    func misbehaviour(_ mode: String, _ message: String, _ received: String?) throws {
-        let run = try runCommand(["--exec", misbehaving(mode, at: 2), "--strategy", "fixed-window", "--case", "fixed-window/window-edges"])
+    func misbehaviour(_ mode: String, _ message: String, _ received: String?) async throws {
+        let run = try await runCommand(["--exec", misbehaving(mode, at: 2), "--strategy", "fixed-window", "--case", "fixed-window/window-edges"])
         #expect(run.status == 1, "\(run.output)")
         let line = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("FAIL fixed-window/window-edges") }, "\(run.output)")
         #expect(line.contains("step 2 at 9 ns"), "\(line)")
@@ -77,8 +77,8 @@ struct CommandTests {
     }
 
     @Test("A hanging implementation times out, is killed and reaped; the harness never hangs")
-    func hang() throws {
-        let run = try runCommand(["--exec", misbehaving("hang"), "--strategy", "fixed-window", "--case", "fixed-window/window-edges",
+    func hang() async throws {
+        let run = try await runCommand(["--exec", misbehaving("hang"), "--strategy", "fixed-window", "--case", "fixed-window/window-edges",
                                   "--timeout", "1"], limit: 30)
         #expect(run.status == 1)
         #expect(run.output.contains("no answer within 1.0 s"), "\(run.output)")
@@ -86,15 +86,15 @@ struct CommandTests {
     }
 
     @Test("A broken handshake stops the run before any case")
-    func badHello() throws {
-        let run = try runCommand(["--exec", misbehaving("bad-hello")])
+    func badHello() async throws {
+        let run = try await runCommand(["--exec", misbehaving("bad-hello")])
         #expect(run.status == 2)
         #expect(run.errors.contains("did not start properly"), "\(run.errors)")
     }
 
     @Test("After a crash the next case runs in a new process")
-    func restartAfterCrash() throws {
-        let run = try runCommand(["--exec", misbehaving("crash", at: 2), "--json", "--strategy", "fixed-window",
+    func restartAfterCrash() async throws {
+        let run = try await runCommand(["--exec", misbehaving("crash", at: 2), "--json", "--strategy", "fixed-window",
                                   "--case", "fixed-window/window-edges", "--case", "fixed-window/weighted"])
         let report = try JSONValue(parsing: run.output)
         let failures = try #require(report["strategies"]?.array?.first?["failures"]?.array)
@@ -104,16 +104,16 @@ struct CommandTests {
     // MARK: The Python example (Examples/python), an implementation written from the Spec alone
 
     @Test("The Python example passes every vector and 30 random traces per strategy at level exact")
-    func pythonExampleIsExact() throws {
-        let run = try runCommand(["--exec", Repository.python, "--random", "30", "--seed", "5"])
+    func pythonExampleIsExact() async throws {
+        let run = try await runCommand(["--exec", Repository.python, "--random", "30", "--seed", "5"])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(run.output.contains("PASS: 9 of 9 strategies conform at level exact"), "\(run.output)")
         #expect(!run.output.contains("DIFF") && !run.output.contains("FAIL "), "\(run.output)")
     }
 
     @Test("The suite catches every bug the Python example can inject, and prints the mutation score")
-    func mutationScore() throws {
-        let run = try runCommand(["--exec", Repository.python, "--mutation-score", "--random", "20", "--seed", "9"], limit: 300)
+    func mutationScore() async throws {
+        let run = try await runCommand(["--exec", Repository.python, "--mutation-score", "--random", "20", "--seed", "9"], limit: 300)
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         let bugs = try #require(Int(String(run.output.split(separator: "\n").first { $0.hasPrefix("mutation score: ") }?
             .dropFirst("mutation score: ".count).prefix { $0 != "/" } ?? "")))
@@ -123,10 +123,10 @@ struct CommandTests {
     }
 
     @Test("A bug found by a random trace is shrunk, printed as a table and a vector, and replays from a regression folder")
-    func shrunkRegression() throws {
+    func shrunkRegression() async throws {
         let folder = try Repository.temporaryDirectory()
         let buggy = Repository.python + " --bug float-accumulation"
-        let run = try runCommand(["--exec", buggy, "--strategy", "token-bucket", "--case", "token-bucket/none",
+        let run = try await runCommand(["--exec", buggy, "--strategy", "token-bucket", "--case", "token-bucket/none",
                                   "--random", "200", "--seed", "3", "--save-regression", folder])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.output.contains("shrunk from"), "\(run.output)")
@@ -136,16 +136,16 @@ struct CommandTests {
         #expect(run.output.contains("\"format\": \"ratelimit-conformance-vectors\""))
         let saved = try FileManager.default.contentsOfDirectory(atPath: folder)
         #expect(saved.count == 1)
-        let replayBuggy = try runCommand(["--exec", buggy, "--vectors", folder])
+        let replayBuggy = try await runCommand(["--exec", buggy, "--vectors", folder])
         #expect(replayBuggy.status == 1)
-        let replayReference = try runCommand(["--vectors", folder])
+        let replayReference = try await runCommand(["--vectors", folder])
         #expect(replayReference.status == 0, "\(replayReference.output)")
     }
 
     @Test("Every message of a session validates against Spec/protocol.schema.json")
-    func protocolTranscript() throws {
+    func protocolTranscript() async throws {
         let log = (try Repository.temporaryDirectory() as NSString).appendingPathComponent("transcript.jsonl")
-        let run = try runCommand(["--exec", "python3 \(fixtures)/recorder.py " + Repository.python, "--random", "2", "--seed", "1"],
+        let run = try await runCommand(["--exec", "python3 \(fixtures)/recorder.py " + Repository.python, "--random", "2", "--seed", "1"],
                                  environment: ["RECORD_FILE": log])
         #expect(run.status == 0, "\(run.output)")
         let validator = JSONSchemaValidator(

@@ -44,8 +44,10 @@ struct CommandRun {
 }
 
 /// Runs `ratelimit-conformance` with `arguments` from the repository root, killing it after
-/// `limit` seconds so that a hang fails the test instead of stalling it.
-func runCommand(_ arguments: [String], limit: Double = 120, environment: [String: String] = [:]) throws -> CommandRun {
+/// `limit` seconds so that a hang fails the test instead of stalling it. It suspends instead of
+/// blocking: Swift Testing runs tests on the cooperative pool (two threads on a 2-core machine),
+/// and a thread blocked for a command's minute starved the adapter tests' tasks of the other.
+func runCommand(_ arguments: [String], limit: Double = 120, environment: [String: String] = [:]) async throws -> CommandRun {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Repository.command)
     process.arguments = arguments
@@ -56,28 +58,33 @@ func runCommand(_ arguments: [String], limit: Double = 120, environment: [String
     let output = Pipe(), errors = Pipe()
     process.standardOutput = output
     process.standardError = errors
-    let finished = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in finished.signal() }
     let started = Date()
-    try process.run()
-    // Read both pipes while it runs, so a chatty command cannot block on a full pipe.
+    // Read both pipes while it runs (on Dispatch's threads), so a chatty command cannot block on a full pipe.
     final class Collected: @unchecked Sendable {
-        // Each property is written by exactly one reader block and read only after group.wait()
-        // has returned, which orders the write before the read.
+        // Each property is written by exactly one reader block and read only after the group has
+        // notified, which orders the write before the read.
         var output = Data()
         var errors = Data()
     }
     let collected = Collected()
     let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) { collected.output = output.fileHandleForReading.readDataToEndOfFile() }
-    DispatchQueue.global().async(group: group) { collected.errors = errors.fileHandleForReading.readDataToEndOfFile() }
-    if finished.wait(timeout: .now() + limit) == .timedOut {
-        process.terminate()
-        if finished.wait(timeout: .now() + 2) == .timedOut { kill(process.processIdentifier, SIGKILL) }
+    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+        process.terminationHandler = { ended in continuation.resume(returning: ended.terminationStatus) }
+        do { try process.run() } catch {
+            process.terminationHandler = nil
+            return continuation.resume(throwing: error)
+        }
+        DispatchQueue.global().async(group: group) { collected.output = output.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: group) { collected.errors = errors.fileHandleForReading.readDataToEndOfFile() }
+        let identifier = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+            guard process.isRunning else { return }
+            process.terminate()
+            DispatchQueue.global().asyncAfter(deadline: .now() + 2) { if process.isRunning { kill(identifier, SIGKILL) } }
+        }
     }
-    process.waitUntilExit()
-    group.wait()
+    await withCheckedContinuation { (read: CheckedContinuation<Void, Never>) in group.notify(queue: .global()) { read.resume() } }
     return CommandRun(
-        status: process.terminationStatus, output: String(decoding: collected.output, as: UTF8.self),
+        status: status, output: String(decoding: collected.output, as: UTF8.self),
         errors: String(decoding: collected.errors, as: UTF8.self), seconds: Date().timeIntervalSince(started))
 }

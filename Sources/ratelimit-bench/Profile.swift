@@ -9,7 +9,7 @@ import RateLimitDispatch
 import RateLimitLock
 import Synchronization
 
-let profileCases = ["wait-queue", "lock", "lock-floor", "actor", "dispatch", "registry", "atomic", "atomic-floor", "token-bucket"]
+let profileCases = ["wait-queue", "lock", "lock-floor", "actor", "dispatch", "dispatch-floor", "registry", "atomic", "atomic-floor", "token-bucket"]
 
 func profile(_ name: String) throws {
     let count = 200_000
@@ -40,6 +40,9 @@ func profile(_ name: String) throws {
     case "dispatch":
         let limiter = try DispatchRateLimiter(try endlessBucket(), clock: ContinuousClock())
         for _ in 0..<count { if case .granted = limiter.tryAcquire() { checksum &+= 1 } }
+    case "dispatch-floor":
+        let queue = DispatchQueue(label: "ratelimit-bench.profile")
+        for _ in 0..<count { queue.sync { checksum &+= 1 } }
     case "registry":
         let keys = (0..<10_000).map { "endpoint-\($0)" }
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, try endlessBucket())], maximumKeys: 10_000, at: .origin)

@@ -115,15 +115,21 @@ where C.Duration == Duration {
     /// ``run(_:)`` unless the limiter is closed (then `nil`).
     @inlinable
     public func runIfOpen<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T? {
-        var value: T?
-        queue.sync {
-            guard !isClosed else { return }
-            let now = timeline.now()
-            let (result, effects) = operation(&machine, now)
-            deliver(effects, at: now)
-            value = result
+        // The result crosses the block in uninitialized memory, moved in and out: carried as a
+        // captured `T?`, it was destroyed through `Optional`'s value witnesses (callgrind: about
+        // 186 instructions per call, a tenth of the adapter).
+        withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            var answered = false
+            queue.sync {
+                guard !isClosed else { return }
+                let now = timeline.now()
+                let (result, effects) = operation(&machine, now)
+                deliver(effects, at: now)
+                slot.initializeElement(at: 0, to: result)
+                answered = true
+            }
+            return answered ? slot.moveElement(from: 0) : nil
         }
-        return value
     }
 
     /// Issues a request with `operation` on the queue; `completion` runs once on the callback queue

@@ -33,8 +33,9 @@ public enum WaitRejection: Hashable, Sendable {
     case queueFull
     /// No instant on the timeline admits it (CORE-7).
     case neverAllowed
-    /// Malformed (CORE-9, CORE-11).
-    case invalid(RateLimitInputError)
+    /// Malformed (CORE-9, CORE-11). Boxed, as ``RateLimitResult/invalid(_:)`` is: it keeps
+    /// outcomes small enough to travel in registers.
+    indirect case invalid(RateLimitInputError)
     /// `tryAcquire` only: the strategy refused; its answer carries the exact retry-after or shortfall.
     case limited(RateLimitResult)
     /// `tryAcquire` only: waiters of the same or a higher priority are ahead.

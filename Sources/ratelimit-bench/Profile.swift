@@ -11,8 +11,7 @@ import Synchronization
 
 let profileCases = ["wait-queue", "lock", "lock-floor", "actor", "dispatch", "dispatch-floor", "registry", "atomic", "atomic-floor", "token-bucket"]
 
-func profile(_ name: String) throws {
-    let count = 200_000
+func profile(_ name: String, count: Int) throws {
     var checksum = 0
     switch name {
     case "wait-queue":

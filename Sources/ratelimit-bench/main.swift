@@ -9,10 +9,13 @@
 
 import Foundation
 
-//   ratelimit-bench --profile <case>   one loop of one case, for callgrind
+//   ratelimit-bench --profile <case> [n]   one loop of one case (n operations, 200,000 by default),
+//                                          for callgrind or perf
 
-if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--profile" {
-    do { try profile(CommandLine.arguments[2]) } catch { print(error); exit(1) }
+if (3...4).contains(CommandLine.arguments.count), CommandLine.arguments[1] == "--profile" {
+    let count = CommandLine.arguments.count == 4 ? Int(CommandLine.arguments[3]) : 200_000
+    guard let count, count > 0 else { print("--profile <case> [n]: n must be a positive integer"); exit(2) }
+    do { try profile(CommandLine.arguments[2], count: count) } catch { print(error); exit(1) }
     exit(0)
 }
 let sections = ["pure", "adapters", "registry", "latency", "memory"]
@@ -25,7 +28,7 @@ if let index = CommandLine.arguments.firstIndex(of: "--only"), index + 1 < Comma
 }
 let known: Set = ["--json", "--smoke", "--check", "--help"]
 if !arguments.isSubset(of: known) || !only.isSubset(of: sections) || arguments.contains("--help") {
-    print("usage: ratelimit-bench [--json] [--smoke] [--check] [--only <\(sections.joined(separator: "|"))>[,...]] | --profile <\(profileCases.joined(separator: "|"))>")
+    print("usage: ratelimit-bench [--json] [--smoke] [--check] [--only <\(sections.joined(separator: "|"))>[,...]] | --profile <\(profileCases.joined(separator: "|"))> [n]")
     exit(arguments.contains("--help") ? 0 : 2)
 }
 let plan = Plan(smoke: arguments.contains("--smoke"))

@@ -122,7 +122,7 @@ public struct TokenBucket: RateLimitStrategy {
     }
 
     /// TB-3: the state with the refill from its last instant to `instant` (≥ last) applied.
-    @inlinable
+    @inlinable @inline(__always)
     func refilled(_ state: State, to instant: Int64) -> State {
         let elapsed = instant - state.lastNanoseconds
         guard elapsed > 0, state.tokens < capacity else {

@@ -33,6 +33,25 @@ struct AdapterLifecycleTests {
         #expect(at(wide - .nanoseconds(1)) == .end)
     }
 
+    @Test("WQ-11 on the continuous clock, now() (read directly, not through Clock) is the mapping of a reading between two others")
+    func continuousClockReading() throws {
+        let timeline = ClockTimeline(clock: ContinuousClock())
+        for _ in 0..<1_000 {
+            let before = timeline.instant(of: ContinuousClock.now)
+            let now = timeline.now()
+            let after = timeline.instant(of: ContinuousClock.now)
+            guard before <= now, now <= after else {
+                Issue.record("now() \(now) is not between the readings \(before) and \(after)")
+                return
+            }
+        }
+        // The same mapping through a clock that is not the continuous one (the generic path).
+        let manual = ManualClock(startingAt: .seconds(3))
+        let generic = ClockTimeline(clock: manual)
+        manual.advance(by: .nanoseconds(1_234))
+        #expect(generic.now() == ns(1_234))
+    }
+
     @Test("WQ-11 the clock mapping equals whole nanoseconds from Duration.components for any offset (seeded)")
     func clockMappingProperty() throws {
         let timeline = ClockTimeline(clock: ManualClock())

@@ -142,7 +142,7 @@ public final actor ActorLimiter<Machine: RateLimitMachine, C: Clock> where C.Dur
     /// completion, no event, the timer as it is) costs one comparison.
     @inlinable
     func deliver(_ effects: RateLimitEffects, at now: RateLimitInstant) {
-        guard machine.leavesNothingToDo(effects, at: now, timerTarget: timerTarget, closed: isClosed) else {
+        guard machine.leavesNothingToDo(effects, timerTarget: timerTarget, closed: isClosed) else {
             return deliverExecuting(effects, at: now)
         }
     }

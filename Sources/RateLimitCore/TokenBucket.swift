@@ -87,7 +87,9 @@ public struct TokenBucket: RateLimitStrategy {
         State(tokens: initialTokens, fraction: 0, lastNanoseconds: now.nanoseconds)
     }
 
-    @inlinable
+    // Always inlined: callers pass a constant event, so the switch folds away (callgrind: the lock
+    // adapter's tryAcquire 477 -> 460 instructions, the pure step 110 -> 98).
+    @inlinable @inline(__always)
     public func step(_ state: inout State, _ event: RateLimitEvent<TokenBucket>, at now: RateLimitInstant) -> RateLimitResult {
         // TB-3: an instant before the last recorded one is evaluated at the last one.
         let instant = max(now.nanoseconds, state.lastNanoseconds)

@@ -95,6 +95,34 @@ actor EmptyActor {
     }
 }
 
+/// The least an actor adapter can do: one call on an actor that reads the clock and runs the bare
+/// token bucket (the bound that shows how far an empty call is from any clock-reading adapter).
+actor ClockReadingActor {
+    private var bucket: BareTokenBucket
+    private let origin = ContinuousClock.now
+
+    init(_ bucket: BareTokenBucket) { self.bucket = bucket }
+
+    func acquire() -> Int64 { bucket.acquire(at: clockNanoseconds(since: origin)) }
+}
+
+/// The least a Dispatch adapter can do: one `sync` on a serial queue that reads the clock and runs
+/// the bare token bucket.
+// @unchecked: `bucket` is read and written only inside `queue.sync`, on the serial queue.
+final class BareQueueBucket: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "bench.bound")
+    private var bucket: BareTokenBucket
+    private let origin = ContinuousClock.now
+
+    init(_ bucket: BareTokenBucket) { self.bucket = bucket }
+
+    func acquire() -> Int64 {
+        var answer: Int64 = 0
+        queue.sync { answer = bucket.acquire(at: clockNanoseconds(since: origin)) }
+        return answer
+    }
+}
+
 /// A bare NSCondition (the lock adapter's lock) around the bare token bucket.
 // @unchecked: `bucket` is read and written only while `condition` is locked.
 final class BareConditionBucket: @unchecked Sendable {

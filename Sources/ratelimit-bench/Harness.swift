@@ -26,6 +26,10 @@ struct Result: Sendable {
     var ratioTarget: Double?
     var absoluteTarget: Double?
     var note: String?
+    /// A bound measured in the same run (the compared primitive plus the clock read and the
+    /// arithmetic that any adapter must add) already exceeds the ratio target: no adapter that
+    /// reads the clock can meet it. Printed as "out of reach", not counted by `--check`.
+    var outOfReach = false
 
     var median: Double { Self.median(samples) }
 

@@ -31,7 +31,7 @@ func renderTable(_ results: [Result], machine: Machine, smoke: Bool) -> String {
     for result in results {
         let target = [result.ratioTarget.map { "≤ \(number($0))x" }, result.absoluteTarget.map { "≤ \(number($0)) \(result.unit)" }]
             .compactMap { $0 }.joined(separator: ", ")
-        let verdict = result.meetsTarget.map { $0 ? "ok" : "MISSED" } ?? ""
+        let verdict = result.meetsTarget.map { $0 ? "ok" : result.outOfReach ? "out of reach" : "MISSED" } ?? ""
         rows.append([
             result.section, result.name + (result.note.map { " (\($0))" } ?? ""), number(result.median),
             result.samples.count > 1 ? "\(number(result.minimum))–\(number(result.maximum))" : "", result.unit,
@@ -45,7 +45,8 @@ func renderTable(_ results: [Result], machine: Machine, smoke: Bool) -> String {
     }
     let targets = results.compactMap(\.meetsTarget)
     lines.append("")
-    lines.append("\(targets.filter { $0 }.count) of \(targets.count) targets met; medians of \(results.first?.samples.count ?? 0) repetitions after a warm-up")
+    let unreachable = results.filter { $0.meetsTarget == false && $0.outOfReach }.count
+    lines.append("\(targets.filter { $0 }.count) of \(targets.count) targets met\(unreachable > 0 ? ", \(unreachable) shown out of reach by a bound" : ""); medians of \(results.first?.samples.count ?? 0) repetitions after a warm-up")
     return lines.joined(separator: "\n")
 }
 
@@ -69,7 +70,7 @@ func renderJSON(_ results: [Result], machine: Machine, smoke: Bool) -> String {
         "median": \(result.median), "min": \(result.minimum), "max": \(result.maximum), "samples": [\(result.samples.map { String($0) }.joined(separator: ", "))], \
         "floor": \(result.floor.map(string) ?? "null"), "floorMedian": \(optional(result.floorMedian)), "ratio": \(optional(result.ratio)), \
         "ratioTarget": \(optional(result.ratioTarget)), "absoluteTarget": \(optional(result.absoluteTarget)), \
-        "meetsTarget": \(result.meetsTarget.map { String($0) } ?? "null"), "note": \(result.note.map(string) ?? "null")}
+        "meetsTarget": \(result.meetsTarget.map { String($0) } ?? "null"), "outOfReach": \(result.outOfReach), "note": \(result.note.map(string) ?? "null")}
         """
     }
     return """

@@ -4,7 +4,7 @@
 //   ratelimit-bench            the full run: a table
 //   ratelimit-bench --json     the same, as JSON for machines
 //   ratelimit-bench --smoke    a few operations of everything, once (make verify: it must not rot)
-//   ratelimit-bench --check    exit 1 when a target is missed
+//   ratelimit-bench --check    exit 1 when a target is missed (not one a bound shows out of reach)
 //   ratelimit-bench --only <section>[,<section>]   some sections: pure, adapters, registry, latency, memory
 
 import Foundation
@@ -71,7 +71,7 @@ if json {
 } else {
     print(renderTable(results, machine: machine, smoke: plan.smoke))
 }
-let missed = results.filter { $0.meetsTarget == false }
+let missed = results.filter { $0.meetsTarget == false && !$0.outOfReach }
 if arguments.contains("--check"), !missed.isEmpty {
     FileHandle.standardError.write(Data("ratelimit-bench: \(missed.count) target(s) missed: \(missed.map(\.name).joined(separator: "; "))\n".utf8))
     exit(1)

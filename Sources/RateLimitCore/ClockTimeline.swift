@@ -8,8 +8,10 @@
 /// `neverAllowed` (CORE-7). A fraction of a nanosecond is dropped (an earlier instant never
 /// admits more).
 public struct ClockTimeline<C: Clock>: Sendable where C.Duration == Duration {
-    public let clock: C
+    // `origin` first, at offset 0 whatever the clock: reading it needs no field offset from the
+    // metadata (`ContinuousClock.Instant` is resilient, so the layout after it is computed).
     public let origin: C.Instant
+    public let clock: C
 
     /// A timeline whose origin is `clock.now`.
     @inlinable

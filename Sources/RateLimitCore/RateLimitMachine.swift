@@ -7,13 +7,51 @@
 
 /// Outcomes to deliver and events to report, in the order they were decided.
 public struct RateLimitEffects: Hashable, Sendable {
-    public var completions: [WaitCompletion]
-    public var events: [RegistryEvent]
+    // `nil` for none, never an empty array: effects with nothing in them then hold no array,
+    // whose release (even of the shared empty one) the shells paid on every call (callgrind: 18
+    // instructions of the lock adapter's `tryAcquire`).
+    @usableFromInline var storedCompletions: [WaitCompletion]?
+    @usableFromInline var storedEvents: [RegistryEvent]?
+
+    /// Outcomes decided for waiters.
+    @inlinable
+    public var completions: [WaitCompletion] {
+        get { storedCompletions ?? [] }
+        _modify {
+            var value = storedCompletions ?? []
+            storedCompletions = nil  // `value` stays uniquely referenced while it is modified
+            defer { storedCompletions = value.isEmpty ? nil : value }
+            yield &value
+        }
+    }
+
+    /// Events to report.
+    @inlinable
+    public var events: [RegistryEvent] {
+        get { storedEvents ?? [] }
+        _modify {
+            var value = storedEvents ?? []
+            storedEvents = nil
+            defer { storedEvents = value.isEmpty ? nil : value }
+            yield &value
+        }
+    }
+
+    /// No completion and no event.
+    @inlinable
+    public var isEmpty: Bool { storedCompletions == nil && storedEvents == nil }
+
+    /// No effect.
+    @inlinable
+    public init() {
+        storedCompletions = nil
+        storedEvents = nil
+    }
 
     @inlinable
     public init(completions: [WaitCompletion] = [], events: [RegistryEvent] = []) {
-        self.completions = completions
-        self.events = events
+        storedCompletions = completions.isEmpty ? nil : completions
+        storedEvents = events.isEmpty ? nil : events
     }
 }
 
@@ -48,7 +86,7 @@ extension RateLimitMachine {
     public func leavesNothingToDo(
         _ effects: RateLimitEffects, timerTarget: RateLimitInstant?, closed: Bool
     ) -> Bool {
-        effects.completions.isEmpty && effects.events.isEmpty && timerTarget == nil && (closed || hasNothingToWakeUp)
+        effects.isEmpty && timerTarget == nil && (closed || hasNothingToWakeUp)
     }
 }
 

@@ -28,6 +28,9 @@ extension SynchronousRateLimitShell {
     public func tryAcquire<Strategy>(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome
     where Machine == WaitQueue<Strategy> {
         runIfOpen { queue, now in
+            if let outcome = queue.tryAcquireIfNobodyWaits(permits, priority: priority, at: now) {
+                return (outcome, RateLimitEffects())
+            }
             let (outcome, completions) = queue.tryAcquire(permits, priority: priority, at: now)
             return (outcome, RateLimitEffects(completions: completions))
         } ?? .closed

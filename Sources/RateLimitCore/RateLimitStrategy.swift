@@ -83,7 +83,8 @@ public struct RateLimiter<Strategy: RateLimitStrategy>: Hashable, Sendable {
     }
 
     /// Takes `permits` at `now` if the strategy allows it.
-    @inlinable
+    // Always inlined: the hot path of every adapter (see `TokenBucket.step`).
+    @inlinable @inline(__always)
     public mutating func acquire(_ permits: Int64 = 1, at now: RateLimitInstant) -> RateLimitResult {
         storedStrategy.step(&storedState, .acquire(permits), at: now)
     }

@@ -87,8 +87,9 @@ public struct TokenBucket: RateLimitStrategy {
         State(tokens: initialTokens, fraction: 0, lastNanoseconds: now.nanoseconds)
     }
 
-    // Always inlined: callers pass a constant event, so the switch folds away (callgrind: the lock
-    // adapter's tryAcquire 477 -> 460 instructions, the pure step 110 -> 98).
+    // Always inlined, with `refilled` and `RateLimiter.acquire`: callers pass a constant event, so
+    // the switch folds away. Measured as a set (callgrind per operation; each alone moved costs
+    // around): lock tryAcquire 487 -> 434, Dispatch 1,421 -> 1,334, the pure step inlined in a loop.
     @inlinable @inline(__always)
     public func step(_ state: inout State, _ event: RateLimitEvent<TokenBucket>, at now: RateLimitInstant) -> RateLimitResult {
         // TB-3: an instant before the last recorded one is evaluated at the last one.

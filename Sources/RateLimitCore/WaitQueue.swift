@@ -169,14 +169,27 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     public mutating func tryAcquire(
         _ permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant
     ) -> (outcome: WaitOutcome, completions: [WaitCompletion]) {
+        guard let outcome = tryAcquireIfNobodyWaits(permits, priority: priority, at: now) else {
+            return tryAcquireServing(permits, priority: priority, at: now)
+        }
+        return (outcome, [])
+    }
+
+    /// ``tryAcquire(_:priority:at:)`` when nobody waits (``isEmpty``), so that nothing is served
+    /// and no completion made: its outcome, or `nil` (nothing done) when requests are waiting.
+    /// The adapters' common path, which makes no array.
+    @inlinable
+    public mutating func tryAcquireIfNobodyWaits(
+        _ permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant
+    ) -> WaitOutcome? {
         // Nobody to catch up with or to serve: the strategy alone decides. Inlined into the
         // adapter, so it is specialized for the strategy (the benchmark's lock adapter).
-        guard isEmpty else { return tryAcquireServing(permits, priority: priority, at: now) }
+        guard isEmpty else { return nil }
         servedUpTo = max(servedUpTo, now.nanoseconds)
         if let outcome = Self.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &storedLimiter, at: now) {
-            return (outcome, [])
+            return outcome
         }
-        return (.rejected(.limited(storedLimiter.strategy.step(storedLimiter.state, .acquire(permits), at: now).result)), [])
+        return .rejected(.limited(storedLimiter.strategy.step(storedLimiter.state, .acquire(permits), at: now).result))
     }
 
     /// ``tryAcquire(_:priority:at:)`` with requests waiting: serves them first.

@@ -318,4 +318,65 @@ struct WaitQueueTests {
 
     @Test("WQ-10 every request gets exactly one outcome, in order, within the queue limit", arguments: StrategyKind.all)
     func waitQueueInvariants(_ kind: StrategyKind) { kind.dispatch(ExactlyOnce()) }
+
+    /// The adapters' fast path: with nobody waiting, `tryAcquireIfNobodyWaits` is `tryAcquire`
+    /// (same outcome, same state, and `tryAcquire` serves nothing); with waiters it does nothing.
+    struct NobodyWaitsFastPath: StrategyProperty {
+        func check<S: RandomizedStrategy>(_ type: S.Type) {
+            for trace in 0..<30 {
+                var rng = PropertySeed.generator("tryAcquireIfNobodyWaits \(S.identifier)", trace: trace)
+                let replay = PropertySeed.replay("tryAcquireIfNobodyWaits", trace: trace)
+                let strategy = S.random(using: &rng)
+                var now = TraceGenerator.firstInstant(using: &rng)
+                guard var waits = try? WaitQueue(strategy, queueLimit: rng.pick([0, 3, 1_000] as [Int64]), at: t(now)) else { return }
+                for _ in 0..<200 {
+                    let step = rng.int(in: 0...strategy.characteristicNanoseconds)
+                    now = rng.chance(10) ? max(0, now - rng.int(in: 0...20)) : (now > Int64.max - step ? Int64.max : now + step)
+                    let n = TraceGenerator.permits(maximum: strategy.maximumPermits, using: &rng)
+                    let priority = rng.pick(RateLimitPriority.allCases)
+                    var fast = waits
+                    var full = waits
+                    let quick = fast.tryAcquireIfNobodyWaits(n, priority: priority, at: t(now))
+                    let answer = full.tryAcquire(n, priority: priority, at: t(now))
+                    if waits.isEmpty {
+                        guard holds(quick == answer.outcome, "WQ-4 fast path \(String(describing: quick)), tryAcquire \(answer.outcome)", replay: replay),
+                              holds(answer.completions.isEmpty, "WQ-4 nobody waits, yet tryAcquire served \(answer.completions)", replay: replay),
+                              holds(fast.limiter == full.limiter, "WQ-4 the fast path left \(fast.limiter), tryAcquire \(full.limiter)", replay: replay)
+                        else { return }
+                    } else {
+                        guard holds(quick == nil, "WQ-4 the fast path answered \(String(describing: quick)) with requests waiting", replay: replay),
+                              holds(fast.limiter == waits.limiter && fast.waitingCount == waits.waitingCount,
+                                    "WQ-4 the fast path changed the queue with requests waiting", replay: replay)
+                        else { return }
+                    }
+                    // Move on: mostly requests that may wait, so that the queue fills and empties.
+                    if rng.chance(70) {
+                        _ = waits.acquire(n, priority: priority, deadline: rng.chance(50) ? t(now > Int64.max - 50 ? Int64.max : now + rng.int(in: 0...50)) : nil, at: t(now))
+                    } else {
+                        waits = full
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("WQ-4 with nobody waiting, the adapters' fast path answers as tryAcquire; with waiters it does nothing",
+          arguments: StrategyKind.all)
+    func nobodyWaitsFastPath(_ kind: StrategyKind) { kind.dispatch(NobodyWaitsFastPath()) }
+
+    @Test("WQ-13 effects with nothing in them are one value, however they were made")
+    func emptyEffects() {
+        let none = RateLimitEffects()
+        #expect(none.isEmpty && none.completions.isEmpty && none.events.isEmpty)
+        #expect(RateLimitEffects(completions: [], events: []) == none)
+        #expect(RateLimitEffects(completions: []).hashValue == none.hashValue)
+        var grown = none
+        let completion = WaitCompletion(ticket: WaitTicket(rawValue: 1), outcome: .closed, at: t(5))
+        grown.completions.append(completion)
+        #expect(!grown.isEmpty && grown.completions == [completion] && grown != none)
+        grown.completions.removeAll()
+        #expect(grown.isEmpty && grown == none, "emptied again, the effects are the empty value")
+        grown.events.append(.rejected(key: "k", permits: 1, outcome: .closed, at: t(5)))
+        #expect(!grown.isEmpty && grown.events.count == 1 && grown.completions.isEmpty)
+    }
 }

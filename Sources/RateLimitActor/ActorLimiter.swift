@@ -139,7 +139,7 @@ public final actor ActorLimiter<Machine: RateLimitMachine, C: Clock> where C.Dur
 
     /// Resumes the continuations of tickets completed at `now`, publishes the events, and re-arms
     /// the timer for the next wake-up. Inlined into callers, so that the common answer (no
-    /// completion, no event, the timer as it is) costs one comparison.
+    /// completion, no event, nobody waiting, no timer) costs a few comparisons.
     @inlinable
     func deliver(_ effects: RateLimitEffects, at now: RateLimitInstant) {
         guard machine.leavesNothingToDo(effects, timerTarget: timerTarget, closed: isClosed) else {
@@ -155,8 +155,10 @@ public final actor ActorLimiter<Machine: RateLimitMachine, C: Clock> where C.Dur
             countScheduledStart(completion.outcome)
             continuation.resume(returning: (completion.outcome, completion.at))
         }
-        subscribers.publish(effects.events)
-        if let eventHandler { for event in effects.events { eventHandler(event) } }
+        if !effects.events.isEmpty {
+            subscribers.publish(effects.events)
+            if let eventHandler { for event in effects.events { eventHandler(event) } }
+        }
         let target = isClosed ? nil : machine.wakeUp(at: now)
         guard target != timerTarget else { return }
         timer?.cancel()

@@ -31,7 +31,7 @@ extension SynchronousRateLimitShell {
             if let outcome = queue.tryAcquireIfNobodyWaits(permits, priority: priority, at: now) {
                 return (outcome, RateLimitEffects())
             }
-            let (outcome, completions) = queue.tryAcquire(permits, priority: priority, at: now)
+            let (outcome, completions) = queue.tryAcquireServing(permits, priority: priority, at: now)
             return (outcome, RateLimitEffects(completions: completions))
         } ?? .closed
     }

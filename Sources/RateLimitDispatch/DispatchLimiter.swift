@@ -174,7 +174,7 @@ where C.Duration == Duration {
 
     /// Hands the outcomes decided at `now` to their handlers, publishes the events and re-arms the
     /// timer (on `queue`). Inlined into callers, so that the common answer (no completion, no
-    /// event, the timer as it is) costs one comparison.
+    /// event, nobody waiting, no timer) costs a few comparisons.
     @inlinable
     func deliver(_ effects: RateLimitEffects, at now: RateLimitInstant) {
         guard machine.leavesNothingToDo(effects, timerTarget: timerTarget, closed: isClosed) else {

@@ -225,7 +225,7 @@ where C.Duration == Duration {
 
     /// With the lock held: hands out the completions, publishes the events, re-arms the timer,
     /// unlocks, then resumes continuations. Inlined into callers, so that the common answer (no
-    /// completion, no event, the timer as it is) costs one comparison and the unlock.
+    /// completion, no event, nobody waiting, no timer) costs a few comparisons and the unlock.
     @inlinable @inline(__always)
     func finish(_ effects: RateLimitEffects, at now: RateLimitInstant) {
         guard machine.leavesNothingToDo(effects, timerTarget: timerTarget, closed: isClosed) else {

@@ -319,8 +319,9 @@ struct WaitQueueTests {
     @Test("WQ-10 every request gets exactly one outcome, in order, within the queue limit", arguments: StrategyKind.all)
     func waitQueueInvariants(_ kind: StrategyKind) { kind.dispatch(ExactlyOnce()) }
 
-    /// The adapters' fast path: with nobody waiting, `tryAcquireIfNobodyWaits` is `tryAcquire`
-    /// (same outcome, same state, and `tryAcquire` serves nothing); with waiters it does nothing.
+    /// The adapters' fast path: with nobody waiting, `tryAcquireIfNobodyWaits` answers as the full
+    /// algorithm (`tryAcquireServing`, which catches up and serves first: same outcome, same
+    /// state, nothing served); with waiters it does nothing.
     struct NobodyWaitsFastPath: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
             for trace in 0..<30 {
@@ -328,7 +329,7 @@ struct WaitQueueTests {
                 let replay = PropertySeed.replay("tryAcquireIfNobodyWaits", trace: trace)
                 let strategy = S.random(using: &rng)
                 var now = TraceGenerator.firstInstant(using: &rng)
-                guard var waits = try? WaitQueue(strategy, queueLimit: rng.pick([0, 3, 1_000] as [Int64]), at: t(now)) else { return }
+                guard var waits = try? WaitQueue(strategy, queueLimit: rng.pick([1, 3, 1_000] as [Int64]), at: t(now)) else { return }
                 for _ in 0..<200 {
                     let step = rng.int(in: 0...strategy.characteristicNanoseconds)
                     now = rng.chance(10) ? max(0, now - rng.int(in: 0...20)) : (now > Int64.max - step ? Int64.max : now + step)
@@ -337,11 +338,11 @@ struct WaitQueueTests {
                     var fast = waits
                     var full = waits
                     let quick = fast.tryAcquireIfNobodyWaits(n, priority: priority, at: t(now))
-                    let answer = full.tryAcquire(n, priority: priority, at: t(now))
+                    let answer = full.tryAcquireServing(n, priority: priority, at: t(now))
                     if waits.isEmpty {
-                        guard holds(quick == answer.outcome, "WQ-4 fast path \(String(describing: quick)), tryAcquire \(answer.outcome)", replay: replay),
-                              holds(answer.completions.isEmpty, "WQ-4 nobody waits, yet tryAcquire served \(answer.completions)", replay: replay),
-                              holds(fast.limiter == full.limiter, "WQ-4 the fast path left \(fast.limiter), tryAcquire \(full.limiter)", replay: replay)
+                        guard holds(quick == answer.outcome, "WQ-4 fast path \(String(describing: quick)), full algorithm \(answer.outcome)", replay: replay),
+                              holds(answer.completions.isEmpty, "WQ-4 nobody waits, yet the full algorithm served \(answer.completions)", replay: replay),
+                              holds(fast.limiter == full.limiter, "WQ-4 the fast path left \(fast.limiter), the full algorithm \(full.limiter)", replay: replay)
                         else { return }
                     } else {
                         guard holds(quick == nil, "WQ-4 the fast path answered \(String(describing: quick)) with requests waiting", replay: replay),
@@ -360,7 +361,7 @@ struct WaitQueueTests {
         }
     }
 
-    @Test("WQ-4 with nobody waiting, the adapters' fast path answers as tryAcquire; with waiters it does nothing",
+    @Test("WQ-4 with nobody waiting, the adapters' fast path answers as the full algorithm; with waiters it does nothing",
           arguments: StrategyKind.all)
     func nobodyWaitsFastPath(_ kind: StrategyKind) { kind.dispatch(NobodyWaitsFastPath()) }
 
@@ -378,5 +379,10 @@ struct WaitQueueTests {
         #expect(grown.isEmpty && grown == none, "emptied again, the effects are the empty value")
         grown.events.append(.rejected(key: "k", permits: 1, outcome: .closed, at: t(5)))
         #expect(!grown.isEmpty && grown.events.count == 1 && grown.completions.isEmpty)
+        grown.events = []
+        #expect(grown == none, "events assigned empty leave the empty value")
+        grown.completions = [completion]
+        grown.completions.removeAll { $0.ticket == completion.ticket }
+        #expect(grown == none && grown.hashValue == none.hashValue)
     }
 }

@@ -16,8 +16,11 @@ import RateLimitCore
 
 /// A serial-queue shell executing a waiting state machine, with completion handlers; use it as
 /// ``DispatchRateLimiter`` or ``DispatchRateLimitRegistry``.
-// @unchecked: every `var` below is read and written only on `queue`, a serial queue (each
-// method hops there with `queue.sync` or `queue.async`), which makes the access exclusive.
+// @unchecked: every `var` below is read and written only by code running on `queue`, a serial
+// queue: blocks given to `queue.sync`, `async` or `asyncAfter`, and the timer source made on
+// `queue` (the usableFromInline `machine`, `timerTarget`, `isClosed` included: inlined code
+// touches them only inside `run`'s and `runIfOpen`'s blocks); `deinit` runs when no other
+// reference is left. Blocks on a serial queue never overlap, so the access is exclusive.
 public final class DispatchLimiter<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
     @usableFromInline let queue: DispatchQueue
@@ -100,36 +103,41 @@ where C.Duration == Duration {
     /// and returns its value.
     @inlinable @discardableResult
     public func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
-        // `sync` with no result: the generic `sync<T>` of Foundation-less Dispatch boxes its result
-        // through unspecialized generic code (ratelimit-bench: about 400 ns of the adapter's 800).
-        var value: T?
-        queue.sync {
-            let now = timeline.now()
-            let (result, effects) = operation(&machine, now)
-            deliver(effects, at: now)
-            value = result
+        withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            queue.sync { perform(operation, into: slot) }
+            return slot.moveElement(from: 0)  // `sync` ran the block, once, before it returned
         }
-        return value!  // `sync` runs the block exactly once before it returns
     }
 
     /// ``run(_:)`` unless the limiter is closed (then `nil`).
     @inlinable
     public func runIfOpen<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T? {
-        // The result crosses the block in uninitialized memory, moved in and out: carried as a
-        // captured `T?`, it was destroyed through `Optional`'s value witnesses (callgrind: about
-        // 186 instructions per call, a tenth of the adapter).
         withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
             var answered = false
             queue.sync {
                 guard !isClosed else { return }
-                let now = timeline.now()
-                let (result, effects) = operation(&machine, now)
-                deliver(effects, at: now)
-                slot.initializeElement(at: 0, to: result)
+                perform(operation, into: slot)
                 answered = true
             }
             return answered ? slot.moveElement(from: 0) : nil
         }
+    }
+
+    /// On `queue`: `operation` at the clock's reading, its effects executed, its value written
+    /// into `slot`'s uninitialized element.
+    ///
+    /// The value crosses `sync` in memory the caller allocated, moved in and out: the generic
+    /// `sync<T>` of Foundation-less Dispatch boxes its result through unspecialized code
+    /// (ratelimit-bench: about 400 ns of the adapter's 800), and a captured `T?` was destroyed
+    /// through `Optional`'s value witnesses (callgrind: about 186 instructions per call).
+    @inlinable
+    func perform<T>(
+        _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects), into slot: UnsafeMutableBufferPointer<T>
+    ) {
+        let now = timeline.now()
+        let (result, effects) = operation(&machine, now)
+        deliver(effects, at: now)
+        slot.initializeElement(at: 0, to: result)
     }
 
     /// Issues a request with `operation` on the queue; `completion` runs once on the callback queue

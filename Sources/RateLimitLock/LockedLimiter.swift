@@ -18,8 +18,10 @@ import RateLimitCore
 
 /// A lock-guarded shell executing a waiting state machine; use it as ``LockedRateLimiter`` or
 /// ``LockedRateLimitRegistry``.
-// @unchecked: every `var` below is read and written only while `condition` is locked; the
-// `let`s are immutable and Sendable. That makes all access to shared mutable state exclusive.
+// @unchecked: every `var` below is read and written only while `condition` is locked (the
+// usableFromInline `machine`, `timerTarget`, `isClosed` included: inlined code touches them only
+// in `run`, `runIfOpen` and `finish`, between the lock and the unlock); `deinit` runs when no
+// other reference is left. The `let`s are immutable and Sendable. So access is exclusive.
 public final class LockedLimiter<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
     @usableFromInline let condition = NSCondition()

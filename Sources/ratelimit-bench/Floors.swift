@@ -108,7 +108,8 @@ actor ClockReadingActor {
 
 /// The least a Dispatch adapter can do: one `sync` on a serial queue that reads the clock and runs
 /// the bare token bucket.
-// @unchecked: `bucket` is read and written only inside `queue.sync`, on the serial queue.
+// @unchecked: `bucket` is private and read and written only inside `acquire`'s `queue.sync`;
+// blocks on a serial queue never overlap, so the access is exclusive.
 final class BareQueueBucket: @unchecked Sendable {
     private let queue = DispatchQueue(label: "bench.bound")
     private var bucket: BareTokenBucket
@@ -124,7 +125,8 @@ final class BareQueueBucket: @unchecked Sendable {
 }
 
 /// A bare NSCondition (the lock adapter's lock) around the bare token bucket.
-// @unchecked: `bucket` is read and written only while `condition` is locked.
+// @unchecked: `bucket` is private and read and written only in `acquire`, between its
+// `condition.lock()` and the deferred unlock, so the access is exclusive.
 final class BareConditionBucket: @unchecked Sendable {
     private let condition = NSCondition()
     private var bucket: BareTokenBucket
@@ -141,7 +143,8 @@ final class BareConditionBucket: @unchecked Sendable {
 }
 
 /// A bare NSLock around the bare token bucket (for comparison with the condition).
-// @unchecked: `bucket` is read and written only while `lock` is locked.
+// @unchecked: `bucket` is private and read and written only in `acquire`, inside `lock`'s
+// critical section, so the access is exclusive.
 final class BareLockBucket: @unchecked Sendable {
     private let lock = NSLock()
     private var bucket: BareTokenBucket

@@ -47,12 +47,7 @@ func profileWaitQueue(count: Int) throws -> Int {
 }
 
 @inline(never)
-func profileLock(count: Int) throws -> Int {
-    var checksum = 0
-    let limiter = try LockedRateLimiter(try endlessBucket(), clock: ContinuousClock())
-    for _ in 0..<count { if case .granted = limiter.tryAcquire() { checksum &+= 1 } }
-    return checksum
-}
+func profileLock(count: Int) throws -> Int { try lockLoop(ContinuousClock(), count: count) }
 
 @inline(never)
 func profileLockFloor(count: Int) throws -> Int {
@@ -106,28 +101,13 @@ func profileRegistry(count: Int) throws -> Int {
 }
 
 @inline(never)
-func profileAtomic(count: Int) throws -> Int {
-    var checksum = 0
-    let limiter = AtomicGCRA(try endlessGCRA(), clock: ContinuousClock())
-    for _ in 0..<count { if limiter.tryAcquire().isAdmitted { checksum &+= 1 } }
-    return checksum
-}
+func profileAtomic(count: Int) throws -> Int { try atomicLoop(ContinuousClock(), count: count) }
 
 @inline(never)
-func profileAtomicStopped(count: Int) throws -> Int {
-    var checksum = 0
-    let limiter = AtomicGCRA(try endlessGCRA(), clock: StoppedClock(now: .now))
-    for _ in 0..<count { if limiter.tryAcquire().isAdmitted { checksum &+= 1 } }
-    return checksum
-}
+func profileAtomicStopped(count: Int) throws -> Int { try atomicLoop(StoppedClock(now: .now), count: count) }
 
 @inline(never)
-func profileLockStopped(count: Int) throws -> Int {
-    var checksum = 0
-    let limiter = try LockedRateLimiter(try endlessBucket(), clock: StoppedClock(now: .now))
-    for _ in 0..<count { if case .granted = limiter.tryAcquire() { checksum &+= 1 } }
-    return checksum
-}
+func profileLockStopped(count: Int) throws -> Int { try lockLoop(StoppedClock(now: .now), count: count) }
 
 @inline(never)
 func profileAtomicFloor(count: Int) throws -> Int {
@@ -142,5 +122,21 @@ func profileTokenBucket(count: Int) throws -> Int {
     var checksum = 0
     var limiter = RateLimiter(try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: 1_000), at: .origin)
     for index in 0..<count { checksum &+= Int(limiter.acquire(1, at: instant(Int64(index) * 1_000)).remaining ?? 0) }
+    return checksum
+}
+
+/// The lock adapter's `tryAcquire` on `clock`, `count` times.
+func lockLoop<C: Clock>(_ clock: C, count: Int) throws -> Int where C.Duration == Duration {
+    var checksum = 0
+    let limiter = try LockedRateLimiter(try endlessBucket(), clock: clock)
+    for _ in 0..<count { if case .granted = limiter.tryAcquire() { checksum &+= 1 } }
+    return checksum
+}
+
+/// The atomic GCRA's `tryAcquire` on `clock`, `count` times.
+func atomicLoop<C: Clock>(_ clock: C, count: Int) throws -> Int where C.Duration == Duration {
+    var checksum = 0
+    let limiter = AtomicGCRA(try endlessGCRA(), clock: clock)
+    for _ in 0..<count { if limiter.tryAcquire().isAdmitted { checksum &+= 1 } }
     return checksum
 }

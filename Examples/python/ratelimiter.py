@@ -86,9 +86,45 @@ BUGS = {
         "GCRA keeps only tat and evaluates at max(now, tat - tau); a stale reset grants permits twice",
     "log-reconfigure-keeps-expired":
         "sliding window log reconfigure keeps entries that had expired under the old window",
+    # Bugs the conformance levels must catch at level safety (CONF-1, CONF-4, CONF-5).
+    "retry-after-in-microseconds":
+        "token bucket computes the wait in whole microseconds, truncated: under 1 us it answers rejected(0)",
+    "negative-permits-add-tokens":
+        "token bucket does not check for negative permits: acquire(-n) is allowed and adds n tokens",
+    "counter-rounds-nearest":
+        "sliding window counter rounds the weighted previous count to the nearest integer: "
+        "conservative when it rounds up, over-admits when it rounds down",
+    "last-updated-before-refill":
+        "token bucket sets last = now before computing the refill, so it never refills: "
+        "after the first burst it refuses everything, each time with a retry-after it does not keep",
+}
+
+# The weakest level that must catch each bug: "safety" when the bug over-admits, answers outside
+# CORE-5 or breaks liveness (so even --level safety fails), "exact" when it is only imprecise.
+SAFETY_BUGS = {
+    "window-edge-off-by-one", "float-accumulation", "backward-time-regrant", "count-rejected",
+    "window-aligned-to-creation", "release-without-acquire", "gcra-boundary-exclusive",
+    "never-allowed-saturates", "reset-at-now", "reconfigure-refills", "interval-aligned-to-creation",
+    "sliding-counter-floor", "meter-keeps-water", "queue-excludes-current", "gcra-reset-at-now",
+    "gcra-one-word", "log-expiry-inclusive", "retry-after-rounded-down", "refill-on-rejection",
+    "zero-permits-consumes", "queue-no-spacing", "retry-after-from-evaluation-instant",
+    "retry-after-in-microseconds", "negative-permits-add-tokens", "counter-rounds-nearest",
+    "last-updated-before-refill",
 }
 
 BUG = None  # the name of the injected bug, or None
+
+# The profile declared for every strategy (Spec/protocol.md, "Profiles"): exact integer
+# nanoseconds up to Int64.max, any order of instants, every event, configurations validated.
+PROFILE = {
+    "timeUnitNanoseconds": 1,
+    "largestInstantNanoseconds": INT64_MAX,
+    "monotonic": False,
+    "events": ["weighted", "query", "invalid", "reset", "reconfigure"],
+    "toleranceNanoseconds": 0,
+    "validation": True,
+    "createdAtFirstEvent": False,
+}
 
 
 def bug(name):
@@ -262,6 +298,8 @@ class TokenBucket:  # TB
         last = self.last
         if bug("backward-time-regrant") and now < last:
             return now, self.k, self.f  # Go: last := now, elapsed 0
+        if bug("last-updated-before-refill"):
+            self.last = last = max(now, last)
         e = max(now, last)
         k, f = self.k, self.f
         if e == last or k == c:
@@ -298,6 +336,8 @@ class TokenBucket:  # TB
         a = e + w
         if bug("retry-after-from-evaluation-instant"):
             return refuse_at(a - e + now, now)
+        if bug("retry-after-in-microseconds") and a <= INT64_MAX:
+            return {"kind": "rejected", "retryAfterNanoseconds": (a - now) // 1000 * 1000}
         return refuse_at(a, now)
 
     def _acquire_float(self, n, now):
@@ -595,6 +635,8 @@ class SlidingWindowCounter:  # SWC
             return allowed(self.remaining(c, p, o))
         if bug("sliding-counter-floor"):
             ok = p * (w - o) // w + c + n <= lim
+        elif bug("counter-rounds-nearest"):
+            ok = (2 * p * (w - o) + w) // (2 * w) + c + n <= lim
         else:
             ok = p * (w - o) + (c + n) * w <= lim * w  # SWC-4
         if ok:
@@ -790,6 +832,9 @@ def apply_event(limiter, event, now):
         n = event.get("permits")
         if not _is_int(n):
             return invalid("permits", "notSupported")
+        if n < 0 and bug("negative-permits-add-tokens") and isinstance(limiter, TokenBucket):
+            limiter.k = min(limiter.cfg[0], limiter.k - n)
+            return allowed(limiter.k)
         if n < 0:
             return invalid("permits", "mustNotBeNegative")  # CORE-9
         return limiter.acquire(n, now)
@@ -820,8 +865,14 @@ def handle(msg, limiters):
     """Returns the answer object, or None for no answer."""
     t = msg.get("type")
     if t == "hello":
-        return {"type": "hello", "protocol": 1, "implementation": IMPLEMENTATION,
-                "strategies": list(STRATEGIES)}
+        # Protocol 2 when the harness offers it: the profile declares nanoseconds, the whole
+        # timeline, time that may go back, every event, no tolerance (the Spec's own profile).
+        offered = msg.get("protocol")
+        answer = {"type": "hello", "protocol": 2 if _is_int(offered) and offered >= 2 else 1,
+                  "implementation": IMPLEMENTATION, "strategies": list(STRATEGIES)}
+        if answer["protocol"] == 2:
+            answer["profiles"] = {strategy: dict(PROFILE) for strategy in STRATEGIES}
+        return answer
     if t == "create":
         lid = msg.get("id")
         cls = KINDS.get(msg.get("strategy"))
@@ -894,7 +945,7 @@ def main(argv):
     args = argv[1:]
     if args[:1] == ["--list-bugs"]:
         for name in BUGS:
-            sys.stdout.write(name + "\n")
+            sys.stdout.write("%s %s\n" % (name, "safety" if name in SAFETY_BUGS else "exact"))
         sys.stdout.flush()
         return 0
     if args[:1] == ["--bug"]:

@@ -16,6 +16,10 @@ public protocol ConformanceSubject {
     /// are reported as skipped, not failed.
     var strategies: Set<String> { get }
 
+    /// What the implementation declares about itself for `strategy` (CONF-7): the harness keeps
+    /// every case within it. The Spec's own profile, ``ImplementationProfile/full``, by default.
+    func profile(for strategy: String) -> ImplementationProfile
+
     /// Creates a limiter of `request.strategy` at `now`, or says that it cannot.
     mutating func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<Limiter>
 
@@ -28,6 +32,7 @@ public protocol ConformanceSubject {
 
 extension ConformanceSubject {
     public mutating func finish(_ limiter: inout Limiter) {}
+    public func profile(for strategy: String) -> ImplementationProfile { .full }
 }
 
 /// What a `create` asks for.
@@ -54,12 +59,30 @@ public enum CreateOutcome<Limiter> {
 /// The implementation misbehaved (crashed, hung, answered garbage); the message says how and
 /// `received` holds what it sent, if anything.
 public struct SubjectFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// How it misbehaved: a strategy stops after a few consecutive failures of one kind (CONF-11).
+    public enum Kind: String, Hashable, Sendable {
+        case crashed
+        case timedOut
+        case brokeProtocol
+
+        /// "crashed", "did not answer in time", "broke the protocol".
+        public var pastTense: String {
+            switch self {
+            case .crashed: "crashed"
+            case .timedOut: "did not answer in time"
+            case .brokeProtocol: "broke the protocol"
+            }
+        }
+    }
+
     public var message: String
     public var received: String?
+    public var kind: Kind
 
-    public init(_ message: String, received: String? = nil) {
+    public init(_ message: String, received: String? = nil, kind: Kind = .brokeProtocol) {
         self.message = message
         self.received = received
+        self.kind = kind
     }
 
     public var description: String { received.map { "\(message); received: \($0)" } ?? message }

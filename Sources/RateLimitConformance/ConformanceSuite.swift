@@ -1,53 +1,68 @@
 import RateLimitCore
 
-// Running vectors and random traces against an implementation, and judging it at two levels
-// (Spec/vectors/README.md, "Conformance levels"):
+// Running vectors and random traces against an implementation, and judging it (Spec/vectors/
+// README.md, "Conformance levels", CONF-1 to CONF-11):
 //
-// - exact: every answer equals the reference's, remaining, waits and retry-afters included;
-// - safety: the implementation never admits what the Spec refuses given the admissions it made
-//   itself, never promises more remaining, never starts a scheduled request earlier, never applies
-//   a release the Spec refuses, and its retry-after is never shorter than the Spec's. It is judged
-//   against a *shadow* reference that follows the implementation's own decisions, so a
-//   conservative implementation (coarser clock, floating point rounded the safe way) is compared
-//   with what the Spec allows after *its* history, not the reference's.
+// - every answer is judged by `Judge` against the Spec given the implementation's own history;
+// - `exact` (within the tolerance T) when every answer is the Spec's, `safety` when some differ
+//   but none is looser than the Spec, refuses past the liveness bound, or breaks CORE-5;
+// - configurations the Spec refuses are a verdict of their own (validation, CONF-8);
+// - cases and random traces are generated within the profile the implementation declares.
 
 /// What to run.
 public struct ConformanceOptions: Sendable {
     /// Only these strategies (all when `nil`).
     public var strategies: Set<String>?
-    /// Only cases whose id is listed or starts with a listed prefix followed by `/` (all when `nil`).
+    /// Only vector cases whose id is listed or starts with a listed prefix followed by `/` (all
+    /// when `nil`, none when empty).
     public var cases: Set<String>?
     /// Random traces per strategy, and steps per trace.
     public var randomTraces: Int
     public var randomSteps: Int
     /// The seed of the random traces.
     public var seed: UInt64
+    /// Only this random trace (an index below `randomTraces`), to replay one failure.
+    public var onlyTrace: Int?
+    /// The tolerance T in nanoseconds, instead of the one each profile declares (CONF-6).
+    public var toleranceNanoseconds: Int64?
 
-    public init(strategies: Set<String>? = nil, cases: Set<String>? = nil, randomTraces: Int = 0, randomSteps: Int = 100, seed: UInt64 = 1) {
+    public init(
+        strategies: Set<String>? = nil, cases: Set<String>? = nil, randomTraces: Int = 0, randomSteps: Int = 100, seed: UInt64 = 1,
+        onlyTrace: Int? = nil, toleranceNanoseconds: Int64? = nil
+    ) {
         self.strategies = strategies
         self.cases = cases
         self.randomTraces = randomTraces
         self.randomSteps = randomSteps
         self.seed = seed
+        self.onlyTrace = onlyTrace
+        self.toleranceNanoseconds = toleranceNanoseconds
     }
 
     func includes(strategy: String) -> Bool { strategies?.contains(strategy) ?? true }
 
-    func includes(case id: String) -> Bool {
+    /// Whether vector case `id` runs.
+    public func includes(case id: String) -> Bool {
         guard let cases else { return true }
         return cases.contains(id) || cases.contains { id.hasPrefix($0 + "/") }
     }
+
+    /// The indexes of the random traces to run.
+    var traceIndexes: [Int] {
+        if let onlyTrace { return onlyTrace < randomTraces ? [onlyTrace] : [] }
+        return Array(0..<randomTraces)
+    }
 }
 
-/// The level an implementation reached for a strategy.
+/// The level an implementation reached for a strategy (or for its validation).
 public enum ConformanceLevel: String, Sendable, Comparable {
-    /// Nothing ran (strategy not implemented, or every case unsupported).
+    /// Nothing ran (strategy not implemented, or every case unsupported or outside the profile).
     case skipped
-    /// Some answer admitted what the Spec forbids, or the implementation misbehaved.
+    /// Some answer broke safety or liveness, was malformed, or the implementation misbehaved.
     case failed
-    /// No over-admission and no retry-after shorter than the Spec's, but not every answer equal.
+    /// Not every answer is the Spec's, but every one is safe and within the liveness bound.
     case safety
-    /// Every answer equal to the reference.
+    /// Every answer is the Spec's (within the tolerance T).
     case exact
 
     public static func < (lhs: ConformanceLevel, rhs: ConformanceLevel) -> Bool {
@@ -56,99 +71,185 @@ public enum ConformanceLevel: String, Sendable, Comparable {
     }
 }
 
-/// A step where the implementation and the Spec disagree.
-public struct StepMismatch: Hashable, Sendable {
-    /// 1-based step number; 0 for the create of a refusal case.
-    public var step: Int
-    public var now: Int64
-    public var event: String
-    public var expected: String
-    public var got: String
-    /// Set when the disagreement breaks safety (not merely exactness), saying how.
-    public var safetyViolation: String?
-}
-
-/// The outcome of one case (a story, a refusal, or a random trace).
+/// The outcome of one case: a vector story, a refusal, or a random trace.
 public struct CaseOutcome: Sendable {
+    public enum Origin: Hashable, Sendable {
+        case story
+        case refusal
+        case random(index: Int)
+    }
+
     public var id: String
-    /// Why the case did not run (unsupported configuration), if it did not.
+    public var origin: Origin
+    /// Why the case did not run: the implementation answered `unsupported`, or the case lies
+    /// outside its profile.
     public var skippedBecause: String?
-    public var steps: Int
-    /// The first answer that differs from the reference, if any.
-    public var firstMismatch: StepMismatch?
-    /// The first safety violation, if any (may be the same step as `firstMismatch`).
-    public var firstViolation: StepMismatch?
-    /// The implementation misbehaved (crash, hang, garbage), if it did.
+    /// True when the harness skipped the case because it lies outside the profile (CONF-7).
+    public var outsideProfile = false
+    /// The trace as run (after the profile's adaptation); `nil` for a refusal.
+    public var trace: Trace?
+    /// Steps answered.
+    public var steps = 0
+    /// Every step whose answer is not the Spec's, in order. A case stops at the first whose kind
+    /// fails `safety`.
+    public var findings: [StepFinding] = []
+    /// The implementation misbehaved (crash, hang, protocol error), if it did.
     public var subjectFailure: SubjectFailure?
+    /// Steps whose answer differs from the Spec's only within the tolerance or past the
+    /// profile's largest instant.
+    public var withinTolerance = 0
+    /// Permits the implementation admitted, and the Spec admits on the same steps, leaving out the
+    /// admissions that failed (CONF-9); as `Double`, because random traces acquire up to
+    /// `Int64.max` permits at once.
+    public var admittedPermits: Double = 0
+    public var specAdmittedPermits: Double = 0
+    /// The implementation's answers and the Spec's (given its history), step by step; kept only
+    /// for cases that are not exact.
+    public var answers: [RateLimitResult] = []
+    public var expected: [RateLimitResult] = []
+
+    public init(id: String, origin: Origin) {
+        self.id = id
+        self.origin = origin
+    }
+
+    /// The finding that failed the case at level `safety`, if any (always its last).
+    public var failure: StepFinding? { findings.last { $0.kind.failsSafety } }
+
+    /// The finding that characterizes the case: its failure, or else its first difference.
+    public var primary: StepFinding? { failure ?? findings.first }
 
     public var level: ConformanceLevel {
         if skippedBecause != nil { return .skipped }
-        if subjectFailure != nil || firstViolation != nil { return .failed }
-        return firstMismatch == nil ? .exact : .safety
+        if subjectFailure != nil || failure != nil { return .failed }
+        return findings.isEmpty ? .exact : .safety
     }
 }
 
-/// A random trace that failed, shrunk to a minimal one.
+/// A random trace that failed, shrunk to a minimal one that fails with the same kind.
 public struct ShrunkFailure: Sendable {
     public var strategy: String
     public var seed: UInt64
     public var traceIndex: Int
-    public var originalSteps: Int
-    public var trace: Trace
-    /// The shrunk trace's outcome against the implementation.
+    public var randomSteps: Int
+    /// The original trace's outcome: its failing step is printed with the shrunk trace.
+    public var original: CaseOutcome
+    /// The shrunk trace's outcome against the implementation (its trace, answers and findings).
     public var outcome: CaseOutcome
-    /// The answers of the reference and of the implementation, step by step.
-    public var rows: [(now: Int64, event: ConformanceEvent, expected: RateLimitResult, got: RateLimitResult?)]
+    /// Candidate traces run while shrinking.
+    public var runs: Int
+
+    public var trace: Trace { outcome.trace ?? original.trace! }
 
     /// The shrunk trace as a vector file for a regression folder.
     public var vectorFile: VectorFile {
-        let steps = rows.map { VectorStep(now: $0.now, event: $0.event, expected: $0.expected) }
-        let story = VectorStory(
-            id: "\(strategy)/regression-seed-\(seed)-trace-\(traceIndex)",
-            summary: "shrunk from random trace \(traceIndex) of seed \(seed) (\(originalSteps) steps)",
-            clauses: VectorGenerator.generate(
-                StoryDraft("x", "", clauses: [], trace.configuration, createdAt: trace.createdAt, trace.steps.map { ($0.now, $0.event) }),
-                strategy: strategy).clauses,
-            configuration: trace.configuration, createdAt: trace.createdAt, steps: steps)
-        return VectorFile(strategy: strategy, generator: VectorGenerator.version, stories: [story], refusals: [])
+        let draft = StoryDraft(
+            "regression-seed-\(seed)-trace-\(traceIndex)",
+            "shrunk from random trace \(traceIndex) of seed \(seed) (\(original.trace?.steps.count ?? 0) steps)",
+            clauses: outcome.primary.map { [$0.cause.clause].filter { $0.contains("-") } } ?? [],
+            trace.configuration, createdAt: trace.createdAt, trace.steps.map { ($0.now, $0.event) })
+        return VectorFile(strategy: strategy, generator: VectorGenerator.version, stories: [VectorGenerator.generate(draft, strategy: strategy)], refusals: [])
     }
+}
 
-    /// A readable table: numbered steps, expected vs got, the first difference marked.
-    public var table: String {
-        var lines = ["configuration \(trace.configuration.json.compactText), created at \(trace.createdAt) ns"]
-        let header = ["step", "now (ns)", "event", "expected", "got", ""]
-        var body: [[String]] = []
-        for (index, row) in rows.enumerated() {
-            let got = row.got?.brief ?? (outcome.subjectFailure.map { "failure: \($0.message)" } ?? "—")
-            let mark = index + 1 == (outcome.firstViolation ?? outcome.firstMismatch)?.step ? "<- differs" : ""
-            body.append(["\(index + 1)", "\(row.now)", row.event.description, row.expected.brief, got, mark])
-        }
-        lines += TextTable.render(header: header, rows: body, rightAligned: [0, 1])
-        if let violation = outcome.firstViolation?.safetyViolation { lines.append("safety: \(violation)") }
-        return lines.joined(separator: "\n")
-    }
+/// The cases of one strategy whose primary finding has the same cause (CONF-10).
+public struct FindingGroup: Sendable {
+    public var strategy: String
+    public var cause: FindingCause
+    /// The most severe kind among the cases' primary findings.
+    public var kind: FindingKind
+    /// The ids of the cases.
+    public var cases: [String]
+    /// The worst of every finding of those cases.
+    public var severity: FindingSeverity
+    /// The case of the most severe kind with the fewest steps up to its primary finding, and that finding.
+    public var example: CaseOutcome
+    public var exampleFinding: StepFinding
 }
 
 /// The results for one strategy.
 public struct StrategyReport: Sendable {
     public var strategy: String
-    /// Why the whole strategy was skipped, if it was.
+    public var profile: ImplementationProfile = .full
+    /// The tolerance T the strategy was judged with (CONF-6), and whether the command line set it.
+    public var toleranceNanoseconds: Int64 = 0
+    public var toleranceOverridden = false
+    /// Why the whole strategy was skipped (not implemented), if it was.
     public var skippedBecause: String?
+    /// Why the strategy stopped before its last case (CONF-11), if it did.
+    public var stoppedBecause: String?
+    /// Vector stories and random traces (exact random traces are kept without their answers).
     public var outcomes: [CaseOutcome] = []
+    /// The refusal cases (CONF-8).
+    public var refusals: [CaseOutcome] = []
     public var shrunk: ShrunkFailure?
-    public var randomTraces = 0
+    /// Random traces requested and run.
+    public var randomRequested = 0
     public var seconds: Double = 0
 
-    public var ran: [CaseOutcome] { outcomes.filter { $0.skippedBecause == nil } }
-    public var steps: Int { ran.reduce(0) { $0 + $1.steps } }
-    public var passed: Int { ran.filter { $0.level == .exact }.count }
-    public var failedExactOnly: Int { ran.filter { $0.level == .safety }.count }
-    public var failed: Int { ran.filter { $0.level == .failed }.count }
-    public var skipped: [CaseOutcome] { outcomes.filter { $0.skippedBecause != nil } }
+    public init(strategy: String) { self.strategy = strategy }
 
+    public var stories: [CaseOutcome] { outcomes.filter { $0.origin == .story } }
+    public var randomTraces: [CaseOutcome] { outcomes.filter { if case .random = $0.origin { true } else { false } } }
+    public var ran: [CaseOutcome] { outcomes.filter { $0.skippedBecause == nil } }
+    public var skipped: [CaseOutcome] { (outcomes + refusals).filter { $0.skippedBecause != nil } }
+    public var steps: Int { ran.reduce(0) { $0 + $1.steps } }
+
+    /// Cases that ran, by level.
+    public func count(_ level: ConformanceLevel, of cases: [CaseOutcome]) -> Int { cases.filter { $0.level == level }.count }
+
+    /// The admission level: the lowest level of every story and random trace that ran.
     public var level: ConformanceLevel {
         if skippedBecause != nil || ran.isEmpty { return .skipped }
+        if stoppedBecause != nil { return .failed }
         return ran.map(\.level).min() ?? .skipped
+    }
+
+    /// The validation verdict (CONF-8): `exact` when every configuration the Spec refuses is
+    /// refused naming the same field and problem, `safety` when refused naming another,
+    /// `failed` when one is accepted, `skipped` when none ran.
+    public var validation: ConformanceLevel {
+        refusals.filter { $0.skippedBecause == nil }.map(\.level).min() ?? .skipped
+    }
+
+    /// Permits the implementation admitted and the Spec admits on the same steps (CONF-9).
+    public var admittedPermits: Double { ran.reduce(0) { $0 + $1.admittedPermits } }
+    public var specAdmittedPermits: Double { ran.reduce(0) { $0 + $1.specAdmittedPermits } }
+
+    /// The implementation's admitted permits as a share of the Spec's (CONF-9), `nil` when the
+    /// Spec admitted none.
+    public var utilization: Double? { specAdmittedPermits > 0 ? admittedPermits / specAdmittedPermits : nil }
+
+    /// The cases that are not exact, grouped by the cause of their primary finding (their
+    /// failure, or else their first difference), the most severe group first (CONF-10).
+    public var groups: [FindingGroup] {
+        var groups: [FindingCause: FindingGroup] = [:]
+        var order: [FindingCause] = []
+        // A shrunk random trace stands for the trace it was shrunk from: its cause is found on
+        // the minimal trace, where nothing irrelevant is left.
+        let cases = (outcomes + refusals).map { outcome in
+            shrunk.map { outcome.origin == $0.original.origin ? $0.outcome : outcome } ?? outcome
+        }
+        for outcome in cases {
+            guard let primary = outcome.primary else { continue }
+            let severity = outcome.findings.reduce(FindingSeverity()) { $0.worst($1.severity) }
+            guard var group = groups[primary.cause] else {
+                groups[primary.cause] = FindingGroup(
+                    strategy: strategy, cause: primary.cause, kind: primary.kind, cases: [outcome.id],
+                    severity: severity, example: outcome, exampleFinding: primary)
+                order.append(primary.cause)
+                continue
+            }
+            group.kind = max(group.kind, primary.kind)
+            group.severity = group.severity.worst(severity)
+            group.cases.append(outcome.id)
+            let example = group.exampleFinding
+            if primary.kind > example.kind || (primary.kind == example.kind && primary.step < example.step) {
+                (group.example, group.exampleFinding) = (outcome, primary)
+            }
+            groups[primary.cause] = group
+        }
+        return order.compactMap { groups[$0] }.sorted { $0.kind != $1.kind ? $0.kind > $1.kind : $0.cause < $1.cause }
     }
 }
 
@@ -157,15 +258,20 @@ public struct ConformanceReport: Sendable {
     public var implementation: String
     public var strategies: [StrategyReport]
 
-    /// True when every strategy that ran reached `level` or better and nothing failed.
+    /// True when something ran and every strategy that ran reached `level` or better, for its
+    /// admissions and for its validation.
     public func passes(at level: ConformanceLevel) -> Bool {
         let ran = strategies.filter { $0.level != .skipped }
-        return !ran.isEmpty && ran.allSatisfy { $0.level >= level }
+        return !ran.isEmpty && ran.allSatisfy { $0.level >= level && ($0.validation == .skipped || $0.validation >= level) }
     }
 }
 
 /// Runs vectors and random traces against a subject.
 public enum ConformanceSuite {
+    /// A strategy stops after this many consecutive cases in which the implementation misbehaved
+    /// the same way (crashed, hung, broke the protocol): the rest is reported as not run (CONF-11).
+    public static let consecutiveFailureLimit = 3
+
     /// Runs every vector of `vectors` (the built-in ones when `nil`) and `options.randomTraces`
     /// random traces per strategy against `subject`. `progress` receives a line per case.
     public static func run<S: ConformanceSubject>(
@@ -182,20 +288,52 @@ public enum ConformanceSuite {
                 reports.append(report)
                 continue
             }
+            let profile = subject.profile(for: strategy)
+            report.profile = profile
+            report.toleranceNanoseconds = options.toleranceNanoseconds ?? profile.toleranceNanoseconds
+            report.toleranceOverridden = options.toleranceNanoseconds != nil
+            var run = StrategyRun(strategy: strategy, profile: profile, tolerance: report.toleranceNanoseconds)
             let started = clock()
-            for file in files where file.strategy == strategy {
-                for story in file.stories where options.includes(case: story.id) {
-                    progress(story.id)
-                    report.outcomes.append(runStory(story, on: &subject))
-                }
-                for refusal in file.refusals where options.includes(case: refusal.id) {
-                    progress(refusal.id)
-                    report.outcomes.append(runRefusal(refusal, strategy: strategy, on: &subject))
-                }
+            let stories = files.filter { $0.strategy == strategy }.flatMap(\.stories).filter { options.includes(case: $0.id) }
+            let refusals = files.filter { $0.strategy == strategy }.flatMap(\.refusals).filter { options.includes(case: $0.id) }
+            let indexes = options.traceIndexes
+            report.randomRequested = indexes.count
+            let total = stories.count + refusals.count + indexes.count
+            func tick(_ id: String) { progress("\(strategy) \(report.outcomes.count + report.refusals.count + 1)/\(total) \(id)") }
+
+            for story in stories {
+                tick(story.id)
+                let outcome = run.story(story, on: &subject)
+                report.outcomes.append(outcome)
+                if let reason = run.stop(after: outcome) { report.stoppedBecause = reason; break }
             }
-            if options.randomTraces > 0 {
-                (report.randomTraces, report.shrunk) = runRandom(strategy, on: &subject, options: options, progress: progress)
-                if let shrunk = report.shrunk { report.outcomes.append(shrunk.outcome) }
+            for refusal in refusals where report.stoppedBecause == nil {
+                tick(refusal.id)
+                let outcome = run.refusal(refusal, on: &subject)
+                report.refusals.append(outcome)
+                if let reason = run.stop(after: outcome) { report.stoppedBecause = reason; break }
+            }
+            for index in indexes where report.stoppedBecause == nil {
+                var rng = SeededGenerator(seed: options.seed, stream: strategy, index: index)
+                guard let trace = TraceGenerator.trace(strategy, steps: options.randomSteps, profile: profile, using: &rng) else { break }
+                let id = "\(strategy)/random-seed-\(options.seed)-trace-\(index)"
+                tick(id)
+                var outcome = run.trace(trace, id: id, origin: .random(index: index), reference: referenceAnswers(trace), on: &subject)
+                if outcome.level == .exact { (outcome.answers, outcome.expected, outcome.trace) = ([], [], nil) }
+                report.outcomes.append(outcome)
+                if let reason = run.stop(after: outcome) { report.stoppedBecause = reason; break }
+            }
+            if let stopped = report.stoppedBecause {
+                let notRun = total - report.outcomes.count - report.refusals.count
+                report.stoppedBecause = "\(stopped); \(notRun) case\(notRun == 1 ? "" : "s") not run"
+            }
+            // Shrink the first random trace of the most severe kind.
+            let failing = report.randomTraces.filter { $0.level == .failed || $0.level == .safety }
+            if let worst = failing.max(by: { ($0.primary?.kind ?? .difference) < ($1.primary?.kind ?? .difference) }),
+               case .random(let index) = worst.origin, report.stoppedBecause == nil {
+                progress("\(strategy) shrinking \(worst.id)")
+                report.shrunk = Shrinker.shrink(
+                    worst, strategy: strategy, seed: options.seed, index: index, randomSteps: options.randomSteps, run: &run, on: &subject)
             }
             report.seconds = clock() - started
             reports.append(report)
@@ -203,149 +341,185 @@ public enum ConformanceSuite {
         return ConformanceReport(implementation: subject.name, strategies: reports)
     }
 
-    /// Runs one story: exact against the vector's answers, safety against a shadow reference.
-    public static func runStory<S: ConformanceSubject>(_ story: VectorStory, on subject: inout S) -> CaseOutcome {
-        let trace = Trace(configuration: story.configuration, createdAt: story.createdAt,
-                          steps: story.steps.map { TraceStep(now: $0.now, event: $0.event) })
-        return runTrace(trace, id: story.id, expected: story.steps.map(\.expected), on: &subject).outcome
+    /// The reference model's answers to every step of `trace`.
+    static func referenceAnswers(_ trace: Trace) -> [RateLimitResult] {
+        var reference = ReferenceLimiter(trace.configuration, at: .generated(trace.createdAt))
+        return trace.steps.map { reference.apply($0.event, at: .generated($0.now)) }
+    }
+}
+
+/// The running of one strategy's cases: the profile and tolerance they are judged with, and the
+/// count of consecutive misbehaviours (CONF-11).
+struct StrategyRun {
+    let strategy: String
+    let profile: ImplementationProfile
+    let tolerance: Int64
+    private var misbehaviours: (kind: SubjectFailure.Kind, count: Int)?
+
+    init(strategy: String, profile: ImplementationProfile, tolerance: Int64) {
+        self.strategy = strategy
+        self.profile = profile
+        self.tolerance = tolerance
     }
 
-    /// Runs a trace; `expected` are the reference's answers for it.
-    static func runTrace<S: ConformanceSubject>(
-        _ trace: Trace, id: String, expected: [RateLimitResult], on subject: inout S
-    ) -> (outcome: CaseOutcome, answers: [RateLimitResult]) {
-        var outcome = CaseOutcome(id: id, steps: 0)
+    /// Why the strategy must stop after `outcome`, if it must: the implementation misbehaved the
+    /// same way in the last ``ConformanceSuite/consecutiveFailureLimit`` cases.
+    mutating func stop(after outcome: CaseOutcome) -> String? {
+        guard outcome.skippedBecause == nil else { return nil }
+        guard let failure = outcome.subjectFailure else { misbehaviours = nil; return nil }
+        let count = misbehaviours?.kind == failure.kind ? (misbehaviours?.count ?? 0) + 1 : 1
+        misbehaviours = (failure.kind, count)
+        guard count >= ConformanceSuite.consecutiveFailureLimit else { return nil }
+        return "stopped after \(count) consecutive cases in which the implementation \(failure.kind.pastTense)"
+    }
+
+    /// Runs a vector story, adapted to the profile (CONF-7).
+    mutating func story<S: ConformanceSubject>(_ story: VectorStory, on subject: inout S) -> CaseOutcome {
+        let trace = Trace(configuration: story.configuration, createdAt: story.createdAt,
+                          steps: story.steps.map { TraceStep(now: $0.now, event: $0.event) })
+        let answers = story.steps.map(\.expected)
+        switch profile.adapt(trace, answers: answers) {
+        case .unchanged:
+            return self.trace(trace, id: story.id, origin: .story, reference: answers, on: &subject)
+        case .transformed(let adapted):
+            return self.trace(adapted, id: story.id, origin: .story, reference: ConformanceSuite.referenceAnswers(adapted), on: &subject)
+        case .outside(let reason):
+            var outcome = CaseOutcome(id: story.id, origin: .story)
+            outcome.skippedBecause = reason
+            outcome.outsideProfile = true
+            return outcome
+        }
+    }
+
+    /// Runs a trace: `reference` are the Spec's answers to it (for utilization); each answer is
+    /// judged against the Spec given the implementation's own history (CONF-2), and the case's
+    /// primary finding is explained by experiment when its history explains it (CONF-10).
+    mutating func trace<S: ConformanceSubject>(
+        _ trace: Trace, id: String, origin: CaseOutcome.Origin, reference: [RateLimitResult], explain: Bool = true, on subject: inout S
+    ) -> CaseOutcome {
+        var outcome = judged(trace, id: id, origin: origin, reference: reference, on: &subject)
+        if explain { explainByHistory(&outcome, on: &subject) }
+        return outcome
+    }
+
+    /// Tries each history feature of the case's primary finding in turn: runs the case up to the
+    /// finding without the feature, and makes the feature the cause when the finding disappears.
+    mutating func explainByHistory<S: ConformanceSubject>(_ outcome: inout CaseOutcome, on subject: inout S) {
+        guard let trace = outcome.trace, let primary = outcome.primary, primary.step > 0, !primary.causeIsTheStep,
+              let position = outcome.findings.firstIndex(of: primary) else { return }
+        for feature in HistoryFeature.allCases {
+            guard let experiment = feature.removed(from: trace, upTo: primary.step - 1) else { continue }
+            let reference = ConformanceSuite.referenceAnswers(experiment)
+            guard profile.contains(experiment, answers: reference) else { continue }
+            let result = judged(experiment, id: outcome.id, origin: outcome.origin, reference: reference, on: &subject)
+            guard result.skippedBecause == nil, result.subjectFailure == nil else { continue }
+            if primary.kind.failsSafety ? result.failure == nil : result.findings.isEmpty {
+                outcome.findings[position].cause = feature.cause(strategy: strategy)
+                return
+            }
+        }
+    }
+
+    /// Runs a trace and judges every answer; causes are the ones each step shows by itself.
+    mutating func judged<S: ConformanceSubject>(
+        _ trace: Trace, id: String, origin: CaseOutcome.Origin, reference: [RateLimitResult], on subject: inout S
+    ) -> CaseOutcome {
+        var outcome = CaseOutcome(id: id, origin: origin)
+        outcome.trace = trace
         let request = CreateRequest(strategy: trace.configuration.kind, fields: trace.configuration.json, configuration: trace.configuration)
+        let create = "create \(trace.configuration.json.compactText)"
         var limiter: S.Limiter
         do {
             switch try subject.create(request, at: trace.createdAt) {
             case .created(let created): limiter = created
-            case .unsupported(let reason): outcome.skippedBecause = reason; return (outcome, [])
+            case .unsupported(let reason): outcome.skippedBecause = reason; return outcome
             case .refused(let field, let problem):
-                outcome.firstViolation = StepMismatch(
-                    step: 0, now: trace.createdAt, event: "create", expected: "created",
-                    got: "refused \(field) (\(problem))", safetyViolation: "refused a configuration the Spec accepts")
-                outcome.firstMismatch = outcome.firstViolation
-                return (outcome, [])
+                outcome.findings.append(StepFinding(
+                    step: 0, now: trace.createdAt, event: create, expected: "created", got: "refused \(field) (\(problem))", kind: .liveness,
+                    explanation: "refused a configuration the Spec accepts (an implementation that cannot represent it answers unsupported)",
+                    severity: FindingSeverity(), cause: .validation, causeIsTheStep: true))
+                return outcome
             }
         } catch {
             outcome.subjectFailure = error
-            return (outcome, [])
+            outcome.findings.append(misbehaviour(error, step: 0, now: trace.createdAt, event: create))
+            return outcome
         }
-        defer { if outcome.subjectFailure == nil { subject.finish(&limiter) } }
-        var shadow = ReferenceLimiter(trace.configuration, at: .generated(trace.createdAt))
-        var answers: [RateLimitResult] = []
+        var judge = Judge(configuration: trace.configuration, createdAt: trace.createdAt, profile: profile, tolerance: tolerance)
+        var admitted: [Int64] = []
         for (index, step) in trace.steps.enumerated() {
             let got: RateLimitResult
             do {
                 got = try subject.apply(step.event, to: &limiter, at: step.now)
             } catch {
-                outcome.subjectFailure = SubjectFailure("step \(index + 1) at \(step.now) ns \(step.event): \(error.message)", received: error.received)
-                return (outcome, answers)
+                outcome.subjectFailure = error
+                outcome.findings.append(misbehaviour(error, step: index + 1, now: step.now, event: step.event.description))
+                return outcome
             }
-            answers.append(got)
+            let configuration = judge.configuration
+            let verdict = judge.judge(step: index + 1, step.event, at: step.now, got: got)
             outcome.steps += 1
-            let wanted = expected[index]
-            if outcome.firstMismatch == nil, got.comparable != wanted.comparable {
-                outcome.firstMismatch = StepMismatch(
-                    step: index + 1, now: step.now, event: step.event.description, expected: wanted.brief, got: got.brief)
+            outcome.answers.append(got)
+            outcome.expected.append(verdict.expected)
+            // A failing admission is reported as a failure, not folded into the share (CONF-9).
+            if case .acquire(let permits) = step.event, permits > 0, !(got.isAdmitted && verdict.kind?.failsSafety == true) {
+                if got.isAdmitted { outcome.admittedPermits += Double(permits) }
+                if index < reference.count, reference[index].isAdmitted { outcome.specAdmittedPermits += Double(permits) }
             }
-            let reference = shadow.probe(step.event, at: .generated(step.now))
-            if let violation = safetyViolation(step.event, got: got, reference: reference) {
-                outcome.firstViolation = StepMismatch(
-                    step: index + 1, now: step.now, event: step.event.description, expected: reference.brief, got: got.brief,
-                    safetyViolation: violation)
-                return (outcome, answers)
+            if case .acquire(let permits) = step.event, permits > 0, got.isAdmitted { admitted.append(step.now) }
+            if verdict.withinTolerance { outcome.withinTolerance += 1 }
+            guard let kind = verdict.kind else { continue }
+            var (cause, definitive) = FindingCause.ofStep(
+                kind, strategy: strategy, trace: trace, index: index, expected: verdict.expected, got: got,
+                specAdmission: verdict.specAdmission, admitted: admitted.dropLast(got.isAdmitted ? 1 : 0), configuration: configuration)
+            if verdict.brokenPromise {
+                let prefix = StrategyConfiguration.clausePrefixes[strategy] ?? strategy
+                cause = FindingCause("\(prefix)-6", "retry-after not honoured")
             }
-            if applied(step.event, got) { _ = shadow.apply(step.event, at: .generated(step.now)) }
+            outcome.findings.append(StepFinding(
+                step: index + 1, now: step.now, event: step.event.description, expected: verdict.expected.brief, got: got.brief,
+                kind: kind, explanation: verdict.explanation, severity: verdict.severity, cause: cause, causeIsTheStep: definitive))
+            if kind.failsSafety { break }
         }
-        return (outcome, answers)
+        subject.finish(&limiter)
+        return outcome
     }
 
-    /// Runs one refusal case: the create must be refused, naming the field and problem (exact) or
-    /// at least refused (safety).
-    static func runRefusal<S: ConformanceSubject>(_ refusal: ConfigurationRefusal, strategy: String, on subject: inout S) -> CaseOutcome {
-        var outcome = CaseOutcome(id: refusal.id, steps: 0)
+    /// Runs a refusal case (CONF-8): the create must be refused, naming the field and problem.
+    mutating func refusal<S: ConformanceSubject>(_ refusal: ConfigurationRefusal, on subject: inout S) -> CaseOutcome {
+        var outcome = CaseOutcome(id: refusal.id, origin: .refusal)
+        guard profile.validatesConfigurations else {
+            outcome.skippedBecause = "the profile does not validate configurations"
+            outcome.outsideProfile = true
+            return outcome
+        }
         let expected = "refused \(refusal.error.field) (\(refusal.error.problem))"
+        let create = "create \(refusal.configuration.compactText)"
+        func finding(_ got: String, _ kind: FindingKind, _ explanation: String?) -> StepFinding {
+            StepFinding(step: 0, now: 0, event: create, expected: expected, got: got, kind: kind, explanation: explanation,
+                        severity: FindingSeverity(), cause: .validation, causeIsTheStep: true)
+        }
         do {
             switch try subject.create(CreateRequest(strategy: strategy, fields: refusal.configuration, configuration: nil), at: 0) {
             case .refused(let field, let problem):
                 if field != refusal.error.field || problem != refusal.error.problem {
-                    outcome.firstMismatch = StepMismatch(step: 0, now: 0, event: "create", expected: expected, got: "refused \(field) (\(problem))")
+                    outcome.findings.append(finding("refused \(field) (\(problem))", .difference, nil))
                 }
             case .unsupported(let reason):
                 outcome.skippedBecause = reason
             case .created:
-                outcome.firstViolation = StepMismatch(
-                    step: 0, now: 0, event: "create \(refusal.configuration.compactText)", expected: expected, got: "created",
-                    safetyViolation: "accepted a configuration the Spec refuses")
-                outcome.firstMismatch = outcome.firstViolation
+                outcome.findings.append(finding("created", .acceptedBadConfiguration, "accepted a configuration the Spec refuses (CORE-3)"))
             }
         } catch {
             outcome.subjectFailure = error
+            outcome.findings.append(misbehaviour(error, step: 0, now: 0, event: create))
         }
         return outcome
     }
 
-    /// Whether the implementation's answer means the event changed its state.
-    static func applied(_ event: ConformanceEvent, _ got: RateLimitResult) -> Bool {
-        switch event {
-        case .acquire(let permits): permits > 0 && got.isAdmitted
-        case .release, .reset, .reconfigure: if case .allowed = got { true } else { false }
-        }
-    }
-
-    /// How `got` breaks safety, given the Spec's answer `reference` after the same admissions.
-    public static func safetyViolation(_ event: ConformanceEvent, got: RateLimitResult, reference: RateLimitResult) -> String? {
-        if let remaining = got.remaining, let allowed = reference.remaining, remaining > allowed {
-            return "promises \(remaining) remaining where the Spec allows \(allowed)"
-        }
-        switch event {
-        case .acquire(let permits) where permits > 0:
-            if got.isAdmitted {
-                guard reference.isAdmitted else { return "admitted acquire(\(permits)) where the Spec answers \(reference.brief)" }
-                let (gotWait, specWait) = (wait(got), wait(reference))
-                if gotWait < specWait { return "starts \(specWait - gotWait) ns earlier than the Spec's schedule" }
-                return nil
-            }
-            if case .rejected(let gotRetry) = got, case .rejected(let specRetry) = reference, gotRetry < specRetry {
-                return "retry-after \(gotRetry) ns is shorter than the Spec's \(specRetry) ns"
-            }
-            return nil
-        case .release:
-            if case .allowed = got, case .invalid = reference { return "applied a release the Spec refuses" }
-            return nil
-        case .acquire, .reset, .reconfigure:
-            return nil
-        }
-    }
-
-    private static func wait(_ result: RateLimitResult) -> Int64 {
-        if case .delayed(let wait, _) = result { return wait }
-        return 0
-    }
-
-    // MARK: Random traces
-
-    static func runRandom<S: ConformanceSubject>(
-        _ strategy: String, on subject: inout S, options: ConformanceOptions, progress: (String) -> Void
-    ) -> (Int, ShrunkFailure?) {
-        for index in 0..<options.randomTraces {
-            var rng = SeededGenerator(seed: options.seed, stream: strategy, index: index)
-            guard let trace = TraceGenerator.trace(strategy, steps: options.randomSteps, using: &rng) else { return (index, nil) }
-            let id = "\(strategy)/random-seed-\(options.seed)-trace-\(index)"
-            progress(id)
-            let (outcome, _) = runTrace(trace, id: id, expected: referenceAnswers(trace), on: &subject)
-            guard outcome.level == .exact || outcome.level == .skipped else {
-                return (index + 1, Shrinker.shrink(trace, outcome: outcome, strategy: strategy, seed: options.seed, index: index, on: &subject))
-            }
-        }
-        return (options.randomTraces, nil)
-    }
-
-    /// The reference model's answers to every step of `trace`.
-    static func referenceAnswers(_ trace: Trace) -> [RateLimitResult] {
-        var reference = ReferenceLimiter(trace.configuration, at: .generated(trace.createdAt))
-        return trace.steps.map { reference.apply($0.event, at: .generated($0.now)) }
+    private func misbehaviour(_ error: SubjectFailure, step: Int, now: Int64, event: String) -> StepFinding {
+        StepFinding(
+            step: step, now: now, event: event, expected: "an answer", got: error.received.map { "received \($0)" } ?? "no answer",
+            kind: .misbehaved, explanation: error.message, severity: FindingSeverity(), cause: .misbehaviour, causeIsTheStep: true)
     }
 }

@@ -1,40 +1,128 @@
 import RateLimitCore
 
+// The report in text for people (a table, what was not checked, findings grouped by cause with
+// one small example each, the cases that differ) and in JSON for machines.
+
 extension ConformanceReport {
-    /// The per-strategy summary table for people.
+    /// Differing steps listed per case after its first, and random traces listed per strategy.
+    public static let stepsPerCase = 5
+    public static let randomCasesListed = 5
+
+    /// The per-strategy summary table.
     public var table: [String] {
-        let header = ["strategy", "level", "cases", "steps", "exact", "safety", "failed", "skipped", "random", "time"]
+        let header = ["strategy", "level", "cases", "steps", "exact", "safe", "failed", "skipped", "random e/s/f", "admitted", "validation", "time"]
         let rows = strategies.map { report -> [String] in
-            [report.strategy, report.level.rawValue, "\(report.ran.count)", "\(report.steps)", "\(report.passed)",
-             "\(report.failedExactOnly)", "\(report.failed)", "\(report.skippedBecause == nil ? report.skipped.count : 0)",
-             "\(report.randomTraces)", Self.seconds(report.seconds)]
+            let stories = report.stories.filter { $0.skippedBecause == nil }
+            let random = report.randomTraces.filter { $0.skippedBecause == nil }
+            return [
+                report.strategy, report.levelText, "\(stories.count)", "\(report.steps)", "\(report.count(.exact, of: stories))",
+                "\(report.count(.safety, of: stories))", "\(report.count(.failed, of: stories))", "\(report.skipped.count)",
+                report.randomRequested == 0 && random.isEmpty
+                    ? "-" : "\(report.count(.exact, of: random))/\(report.count(.safety, of: random))/\(report.count(.failed, of: random))",
+                report.utilization.map(Self.percent) ?? "-",
+                report.validation == .skipped ? "-" : report.validation.rawValue, Self.seconds(report.seconds),
+            ]
         }
-        return TextTable.render(header: header, rows: rows, rightAligned: Set(2...9))
+        return TextTable.render(header: header, rows: rows, rightAligned: [2, 3, 4, 5, 6, 7, 8, 9, 11])
     }
 
-    /// One line per failing or skipped case, and per skipped strategy.
-    public var details: [String] {
+    /// What each strategy's profile kept from being checked, and the cases skipped, by reason.
+    public var skippedLines: [String] {
         var lines: [String] = []
         for report in strategies {
-            if let reason = report.skippedBecause { lines.append("SKIP \(report.strategy): \(reason)") }
-            for outcome in report.outcomes {
-                if let reason = outcome.skippedBecause { lines.append("SKIP \(outcome.id): \(reason)") }
-                if let failure = outcome.subjectFailure { lines.append("FAIL \(outcome.id): \(failure)") }
-                if let violation = outcome.firstViolation {
-                    lines.append("FAIL \(outcome.id) \(Self.describe(violation))")
-                } else if let mismatch = outcome.firstMismatch {
-                    lines.append("DIFF \(outcome.id) \(Self.describe(mismatch)) (safe, not exact)")
-                }
+            if let reason = report.skippedBecause { lines.append("SKIP \(report.strategy): \(reason)"); continue }
+            for line in report.profile.notChecked(strategy: report.strategy) { lines.append("NOT CHECKED \(report.strategy): \(line)") }
+            var reasons: [(String, Int)] = []
+            for outcome in report.skipped {
+                let reason = (outcome.outsideProfile ? "outside the profile: " : "unsupported: ") + (outcome.skippedBecause ?? "")
+                if let index = reasons.firstIndex(where: { $0.0 == reason }) { reasons[index].1 += 1 } else { reasons.append((reason, 1)) }
+            }
+            for (reason, count) in reasons { lines.append("SKIP \(report.strategy): \(count) case\(count == 1 ? "" : "s") \(reason)") }
+            if let reason = report.stoppedBecause { lines.append("STOP \(report.strategy): \(reason)") }
+        }
+        return lines
+    }
+
+    /// Findings grouped by cause, the most severe first, each with its smallest case (CONF-10).
+    public var findingLines: [String] {
+        var lines: [String] = []
+        for report in strategies {
+            for group in report.groups {
+                let mark = group.kind.failsSafety ? "FAIL" : "DIFF"
+                let cases = group.cases.count == 1 ? "1 case" : "\(group.cases.count) cases"
+                var line = "\(mark) \(report.strategy) \(group.cause.description): \(group.kind.name), \(cases)"
+                if let worst = group.severity.text { line += "; worst: \(worst)" }
+                lines.append(line)
+                let finding = group.exampleFinding
+                lines.append("     smallest: \(group.example.id), \(Self.describe(finding))")
+                for row in Self.rows(of: group.example, upTo: finding.step) { lines.append("     " + row) }
             }
         }
         return lines
     }
 
-    static func describe(_ mismatch: StepMismatch) -> String {
-        let place = mismatch.step == 0 ? "at create" : "step \(mismatch.step) at \(mismatch.now) ns"
-        var text = "\(place) \(mismatch.event): expected \(mismatch.expected), got \(mismatch.got)"
-        if let violation = mismatch.safetyViolation { text += " [safety: \(violation)]" }
+    /// One entry per case that is not exact: its failing (or first differing) step, then up to
+    /// ``stepsPerCase`` more differing steps; random traces up to ``randomCasesListed`` per strategy.
+    public var caseLines: [String] {
+        var lines: [String] = []
+        for report in strategies {
+            var randomListed = 0
+            var randomMore = 0
+            for outcome in report.outcomes + report.refusals where !outcome.findings.isEmpty {
+                if case .random = outcome.origin {
+                    guard randomListed < Self.randomCasesListed else { randomMore += 1; continue }
+                    randomListed += 1
+                }
+                guard let primary = outcome.primary else { continue }
+                lines.append("\(primary.kind.failsSafety ? "FAIL" : "DIFF") \(outcome.id) \(Self.describe(primary))")
+                let others = outcome.findings.filter { $0 != primary }
+                for finding in others.prefix(Self.stepsPerCase) { lines.append("     also \(Self.describe(finding))") }
+                if others.count > Self.stepsPerCase { lines.append("     … and \(others.count - Self.stepsPerCase) more differing steps") }
+            }
+            if randomMore > 0 { lines.append("     … and \(randomMore) more random traces of \(report.strategy) that are not exact") }
+        }
+        return lines
+    }
+
+    /// `step 3 at 10 ns acquire(2): expected allowed(0), got rejected(1ns) [early retry: ...]`.
+    public static func describe(_ finding: StepFinding) -> String {
+        let place = finding.step == 0 ? finding.event : "step \(finding.step) at \(finding.now) ns \(finding.event)"
+        var text = finding.kind == .misbehaved
+            ? "\(place): \(finding.explanation ?? "")" + (finding.got.hasPrefix("received ") ? "; received: \(finding.got.dropFirst(9))" : "")
+            : "\(place): expected \(finding.expected), got \(finding.got)"
+        if finding.kind != .misbehaved {
+            text += finding.kind == .difference ? " (safe, not exact)" : " [\(finding.kind.name): \(finding.explanation ?? "")]"
+        }
         return text
+    }
+
+    /// The case's trace as a table up to step `last`: at most 12 rows, the last one marked.
+    static func rows(of outcome: CaseOutcome, upTo last: Int) -> [String] {
+        guard let trace = outcome.trace, last > 0 else { return [] }
+        let first = max(1, last - 11)
+        var rows: [[String]] = []
+        if first > 1 { rows.append(["…", "", "\(first - 1) earlier steps", "", "", ""]) }
+        for step in first...min(last, trace.steps.count) {
+            let index = step - 1
+            let got = index < outcome.answers.count ? outcome.answers[index].brief : "—"
+            let expected = index < outcome.expected.count ? outcome.expected[index].brief : "—"
+            rows.append(["\(step)", "\(trace.steps[index].now)", trace.steps[index].event.description, expected, got, step == last ? "<- here" : ""])
+        }
+        let header = "configuration \(trace.configuration.json.compactText), created at \(trace.createdAt) ns"
+        return [header] + TextTable.render(header: ["step", "now (ns)", "event", "expected", "got", ""], rows: rows, rightAligned: [0, 1])
+    }
+
+    /// `99.7%`, rounded down to a tenth (so only 100.0% is all).
+    static func percent(_ share: Double) -> String {
+        let tenths = Int64(min(share * 1_000, 1e15).rounded(.down))
+        return "\(tenths / 10).\(tenths % 10)%"
+    }
+
+    /// `0.9973`: four decimals, for JSON.
+    static func decimal(_ value: Double) -> String {
+        let units = Int64(min(value * 10_000, 1e15).rounded())
+        let fraction = String(units % 10_000)
+        return "\(units / 10_000).\(String(repeating: "0", count: 4 - fraction.count))\(fraction)"
     }
 
     static func seconds(_ value: Double) -> String {
@@ -47,43 +135,103 @@ extension ConformanceReport {
         .object([
             ("implementation", .string(implementation)),
             ("exact", .bool(passes(at: .exact))), ("safety", .bool(passes(at: .safety))),
-            ("strategies", .array(strategies.map(Self.json))),
+            ("strategies", .array(strategies.map(\.json))),
         ])
     }
+}
 
-    private static func json(_ report: StrategyReport) -> JSONValue {
+extension StrategyReport {
+    /// `exact`, or `exact ±5ns` when judged with a tolerance.
+    public var levelText: String {
+        toleranceNanoseconds > 0 && (level == .exact || level == .safety) ? "\(level.rawValue) ±\(toleranceNanoseconds)ns" : level.rawValue
+    }
+
+    var json: JSONValue {
+        let stories = self.stories.filter { $0.skippedBecause == nil }
+        let random = randomTraces.filter { $0.skippedBecause == nil }
         var members: [(String, JSONValue)] = [
-            ("strategy", .string(report.strategy)), ("level", .string(report.level.rawValue)),
-            ("cases", .integer(Int64(report.ran.count))), ("steps", .integer(Int64(report.steps))),
-            ("exact", .integer(Int64(report.passed))), ("safetyOnly", .integer(Int64(report.failedExactOnly))),
-            ("failed", .integer(Int64(report.failed))), ("randomTraces", .integer(Int64(report.randomTraces))),
-            ("milliseconds", .integer(Int64((report.seconds * 1_000).rounded()))),
+            ("strategy", .string(strategy)), ("level", .string(level.rawValue)), ("validation", .string(validation.rawValue)),
+            ("toleranceNanoseconds", .integer(toleranceNanoseconds)), ("profile", profile.json),
+            ("notChecked", .array(profile.notChecked(strategy: strategy).map(JSONValue.string))),
+            ("cases", .integer(Int64(stories.count))), ("steps", .integer(Int64(steps))),
+            ("exact", .integer(Int64(count(.exact, of: stories)))), ("safe", .integer(Int64(count(.safety, of: stories)))),
+            ("failed", .integer(Int64(count(.failed, of: stories)))),
+            ("random", .object([
+                ("requested", .integer(Int64(randomRequested))), ("exact", .integer(Int64(count(.exact, of: random)))),
+                ("safe", .integer(Int64(count(.safety, of: random)))), ("failed", .integer(Int64(count(.failed, of: random)))),
+            ])),
+            ("utilization", utilization.map { .otherNumber(ConformanceReport.decimal($0)) } ?? .null),
+            ("milliseconds", .integer(Int64((seconds * 1_000).rounded()))),
         ]
-        if let reason = report.skippedBecause { members.append(("skippedBecause", .string(reason))) }
-        members.append(("skipped", .array(report.skipped.map {
-            .object([("id", .string($0.id)), ("reason", .string($0.skippedBecause ?? ""))])
+        if let reason = skippedBecause { members.append(("skippedBecause", .string(reason))) }
+        if let reason = stoppedBecause { members.append(("stoppedBecause", .string(reason))) }
+        members.append(("skipped", .array(skipped.map {
+            .object([("id", .string($0.id)), ("reason", .string($0.skippedBecause ?? "")), ("outsideProfile", .bool($0.outsideProfile))])
         })))
-        members.append(("failures", .array(report.outcomes.compactMap { outcome -> JSONValue? in
-            guard outcome.level == .failed || outcome.level == .safety else { return nil }
-            var fields: [(String, JSONValue)] = [("id", .string(outcome.id)), ("level", .string(outcome.level.rawValue))]
-            if let failure = outcome.subjectFailure {
-                fields.append(("message", .string(failure.message)))
-                if let received = failure.received { fields.append(("received", .string(received))) }
-            }
-            if let mismatch = outcome.firstViolation ?? outcome.firstMismatch {
-                fields += [("step", .integer(Int64(mismatch.step))), ("now", .integer(mismatch.now)), ("event", .string(mismatch.event)),
-                           ("expected", .string(mismatch.expected)), ("got", .string(mismatch.got))]
-                if let violation = mismatch.safetyViolation { fields.append(("safety", .string(violation))) }
-            }
+        members.append(("findings", .array(groups.map { group in
+            var fields: [(String, JSONValue)] = [
+                ("clause", .string(group.cause.clause)), ("cause", .string(group.cause.title)), ("kind", .string(group.kind.name)),
+                ("cases", .array(group.cases.map(JSONValue.string))),
+            ]
+            fields.append(("worst", group.severity.json))
+            fields.append(("smallest", .object([("id", .string(group.example.id)), ("step", group.exampleFinding.json)])))
             return .object(fields)
         })))
-        if let shrunk = report.shrunk {
-            members.append(("shrunk", .object([
+        members.append(("failures", .array((outcomes + refusals).filter { !$0.findings.isEmpty }.map { outcome in
+            var fields: [(String, JSONValue)] = [("id", .string(outcome.id)), ("level", .string(outcome.level.rawValue))]
+            if let failure = outcome.subjectFailure {
+                fields.append(("misbehaviour", .string(failure.kind.rawValue)))
+                if let received = failure.received { fields.append(("received", .string(received))) }
+            }
+            fields.append(("steps", .array(outcome.findings.map(\.json))))
+            return .object(fields)
+        })))
+        if let shrunk {
+            var fields: [(String, JSONValue)] = [
                 ("seed", .string(String(shrunk.seed))), ("trace", .integer(Int64(shrunk.traceIndex))),
-                ("originalSteps", .integer(Int64(shrunk.originalSteps))), ("steps", .integer(Int64(shrunk.trace.steps.count))),
-                ("vector", shrunk.vectorFile.json),
-            ])))
+                ("randomSteps", .integer(Int64(shrunk.randomSteps))), ("originalSteps", .integer(Int64(shrunk.original.trace?.steps.count ?? 0))),
+                ("steps", .integer(Int64(shrunk.trace.steps.count))), ("runs", .integer(Int64(shrunk.runs))),
+            ]
+            if let original = shrunk.original.primary { fields.append(("originalFinding", original.json)) }
+            if let finding = shrunk.outcome.primary { fields.append(("finding", finding.json)) }
+            fields.append(("vector", shrunk.vectorFile.json))
+            members.append(("shrunk", .object(fields)))
         }
         return .object(members)
+    }
+}
+
+extension StepFinding {
+    var json: JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("step", .integer(Int64(step))), ("now", .integer(now)), ("event", .string(event)), ("expected", .string(expected)),
+            ("got", .string(got)), ("kind", .string(kind.name)), ("clause", .string(cause.clause)), ("cause", .string(cause.title)),
+        ]
+        if let explanation { fields.append(("explanation", .string(explanation))) }
+        if severity != FindingSeverity() { fields.append(("severity", severity.json)) }
+        return .object(fields)
+    }
+}
+
+extension FindingSeverity {
+    var json: JSONValue {
+        .object([
+            ("permitsOver", .integer(permitsOver)), ("nanosecondsEarly", .integer(nanosecondsEarly)), ("nanosecondsLate", .integer(nanosecondsLate)),
+        ])
+    }
+}
+
+extension ShrunkFailure {
+    /// The shrunk trace as a table, the failing step marked, then the failing step of the
+    /// original trace.
+    public var lines: [String] {
+        var lines = ConformanceReport.rows(of: outcome, upTo: outcome.primary?.step ?? trace.steps.count)
+        if let finding = outcome.primary, finding.kind != .difference || finding.explanation != nil {
+            lines.append("\(finding.kind.name): \(finding.explanation ?? "")")
+        }
+        if let original = original.primary {
+            lines.append("in the original trace: \(ConformanceReport.describe(original))")
+        }
+        return lines
     }
 }

@@ -1,27 +1,32 @@
 import RateLimitCore
 
-/// Shrinks a failing random trace to a small one that still fails the same way: drops chunks of
-/// steps (halves, quarters, ..., single steps), then simplifies what is left (smaller permits,
-/// instants moved towards the previous step and towards the origin, smaller configuration
-/// numbers), repeating until nothing more can be removed or simplified.
+/// Shrinks a failing random trace to a small one that fails with the same kind of finding (an
+/// over-admission never shrinks into a retry-after merely 1 ns short): drops chunks of steps
+/// (halves, quarters, ..., single steps), then simplifies what is left (smaller permits, instants
+/// moved towards the previous step and towards the origin, smaller configuration numbers),
+/// repeating until nothing more can be removed or simplified. Every candidate stays within the
+/// implementation's profile.
 enum Shrinker {
     /// At most this many candidate runs against the implementation.
     static let budget = 3_000
 
     static func shrink<S: ConformanceSubject>(
-        _ trace: Trace, outcome: CaseOutcome, strategy: String, seed: UInt64, index: Int, on subject: inout S
+        _ original: CaseOutcome, strategy: String, seed: UInt64, index: Int, randomSteps: Int, run: inout StrategyRun, on subject: inout S
     ) -> ShrunkFailure {
-        let kind = failureKind(outcome)
-        var best = trace
-        var bestOutcome = outcome
+        let kind = original.primary?.kind ?? .difference
+        let profile = run.profile
+        let unit = profile.timeUnitNanoseconds
+        var best = original.trace!
+        var bestOutcome = original
         var runs = 0
 
         func stillFails(_ candidate: Trace) -> Bool {
-            guard runs < budget else { return false }
+            guard runs < budget, !candidate.steps.isEmpty else { return false }
+            let reference = ConformanceSuite.referenceAnswers(candidate)
+            guard profile.contains(candidate, answers: reference) else { return false }
             runs += 1
-            let (result, _) = ConformanceSuite.runTrace(
-                candidate, id: outcome.id, expected: ConformanceSuite.referenceAnswers(candidate), on: &subject)
-            guard failureKind(result) == kind else { return false }
+            let result = run.judged(candidate, id: original.id, origin: original.origin, reference: reference, on: &subject)
+            guard result.primary?.kind == kind else { return false }
             bestOutcome = result
             return true
         }
@@ -30,7 +35,7 @@ enum Shrinker {
         while changed, runs < budget {
             changed = false
             // 1. Drop chunks of steps, largest first. Steps after the failure never matter.
-            if let failing = (bestOutcome.firstViolation ?? bestOutcome.firstMismatch)?.step, failing > 0, failing < best.steps.count {
+            if let failing = bestOutcome.primary?.step, failing > 0, failing < best.steps.count {
                 var candidate = best
                 candidate.steps.removeSubrange(failing...)
                 if stillFails(candidate) { best = candidate; changed = true }
@@ -41,15 +46,18 @@ enum Shrinker {
                 while start < best.steps.count {
                     var candidate = best
                     candidate.steps.removeSubrange(start..<min(start + chunk, best.steps.count))
-                    if !candidate.steps.isEmpty, stillFails(candidate) { best = candidate; changed = true } else { start += chunk }
+                    if profile.createdAtFirstEvent, let first = candidate.steps.first { candidate.createdAt = first.now }
+                    if stillFails(candidate) { best = candidate; changed = true } else { start += chunk }
                 }
                 chunk /= 2
             }
             // 2. Simplify each remaining step.
             for position in best.steps.indices {
-                for simpler in simplifications(of: best.steps[position], previous: position == 0 ? best.createdAt : best.steps[position - 1].now) {
+                let previous = position == 0 ? best.createdAt : best.steps[position - 1].now
+                for simpler in simplifications(of: best.steps[position], previous: previous, unit: unit) {
                     var candidate = best
                     candidate.steps[position] = simpler
+                    if profile.createdAtFirstEvent, position == 0 { candidate.createdAt = simpler.now }
                     if stillFails(candidate) { best = candidate; changed = true; break }
                 }
             }
@@ -62,34 +70,20 @@ enum Shrinker {
                 if stillFails(candidate) { best = candidate; changed = true }
             }
             // 4. Smaller configuration numbers.
-            for configuration in simplifications(of: best.configuration) {
+            for configuration in simplifications(of: best.configuration, unit: unit) {
                 var candidate = best
                 candidate.configuration = configuration
                 if stillFails(candidate) { best = candidate; changed = true; break }
             }
         }
-        // One final run to record the answers of the minimal trace.
-        let expected = ConformanceSuite.referenceAnswers(best)
-        let (final, answers) = ConformanceSuite.runTrace(best, id: outcome.id, expected: expected, on: &subject)
-        let rows = best.steps.enumerated().map { index, step in
-            (now: step.now, event: step.event, expected: expected[index], got: index < answers.count ? answers[index] : nil)
-        }
+        run.explainByHistory(&bestOutcome, on: &subject)
         return ShrunkFailure(
-            strategy: strategy, seed: seed, traceIndex: index, originalSteps: trace.steps.count, trace: best,
-            outcome: failureKind(final) == kind ? final : bestOutcome, rows: rows)
+            strategy: strategy, seed: seed, traceIndex: index, randomSteps: randomSteps, original: original, outcome: bestOutcome, runs: runs)
     }
 
-    /// Failures of different kinds are not interchangeable while shrinking.
-    enum Kind: Equatable { case exactOnly, safety, misbehaved, none }
-
-    static func failureKind(_ outcome: CaseOutcome) -> Kind {
-        if outcome.subjectFailure != nil { return .misbehaved }
-        if outcome.firstViolation != nil { return .safety }
-        return outcome.firstMismatch != nil ? .exactOnly : .none
-    }
-
-    /// Simpler versions of a step: fewer permits, an instant closer to the previous one.
-    static func simplifications(of step: TraceStep, previous: Int64) -> [TraceStep] {
+    /// Simpler versions of a step: fewer permits, an instant closer to the previous one (whole
+    /// multiples of `unit`).
+    static func simplifications(of step: TraceStep, previous: Int64, unit: Int64) -> [TraceStep] {
         var result: [TraceStep] = []
         switch step.event {
         case .acquire(let permits) where permits > 1:
@@ -104,19 +98,22 @@ enum Shrinker {
         }
         if step.now != previous {
             result.append(TraceStep(now: previous, event: step.event))
-            let middle = previous / 2 + step.now / 2
+            var middle = previous / 2 + step.now / 2
+            middle -= middle % unit
             if middle != step.now, middle != previous { result.append(TraceStep(now: middle, event: step.event)) }
         }
         return result
     }
 
-    /// The configuration with one of its numbers made smaller (1, or halved), when still valid.
-    static func simplifications(of configuration: StrategyConfiguration) -> [StrategyConfiguration] {
+    /// The configuration with one of its numbers made smaller (1, or halved; a span stays a whole
+    /// multiple of `unit`), when still valid.
+    static func simplifications(of configuration: StrategyConfiguration, unit: Int64) -> [StrategyConfiguration] {
         guard case .object(let members) = configuration.json else { return [] }
         var result: [StrategyConfiguration] = []
         for (position, (key, value)) in members.enumerated() {
-            guard let number = value.int64, number > 1 else { continue }
-            for smaller in [Int64(1), number / 2] where smaller < number {
+            let step: Int64 = key.hasSuffix("Nanoseconds") ? unit : 1
+            guard let number = value.int64, number > step else { continue }
+            for smaller in [step, number / 2 - (number / 2) % step] where smaller < number && smaller >= step {
                 var fields = members
                 fields[position] = (key, .integer(smaller))
                 if let simpler = try? StrategyConfiguration(strategy: configuration.kind, json: .object(fields)) {

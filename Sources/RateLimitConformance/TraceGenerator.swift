@@ -56,11 +56,12 @@ public enum TraceGenerator {
         1, 2, 7, 1_000, 1_000_000_007, 31_557_600_000_000_000 /* a year in ns */, Int64.max / 3, Int64.max - 1, Int64.max,
     ]
 
-    /// A valid configuration of `strategy` (one of ``StrategyConfiguration/identifiers``).
-    public static func configuration(_ strategy: String, using rng: inout SeededGenerator) -> StrategyConfiguration? {
+    /// A valid configuration of `strategy` (one of ``StrategyConfiguration/identifiers``) whose
+    /// spans, multiplied by `unit`, still form a valid configuration.
+    public static func configuration(_ strategy: String, unit: Int64 = 1, using rng: inout SeededGenerator) -> StrategyConfiguration? {
         guard StrategyConfiguration.identifiers.contains(strategy) else { return nil }
         while true {
-            if let configuration = try? draw(strategy, using: &rng) { return configuration }
+            if let configuration = try? draw(strategy, using: &rng), configuration.scaled(by: unit) != nil { return configuration }
         }
     }
 
@@ -114,14 +115,23 @@ public enum TraceGenerator {
     }
 
     /// An event: mostly acquires of edge-biased sizes, sometimes releases, resets and reconfigures.
-    public static func event(for configuration: StrategyConfiguration, using rng: inout SeededGenerator) -> ConformanceEvent {
+    /// An event `profile` lacks becomes `acquire(1)` (drawn the same way, so the Spec's own profile
+    /// draws what it always drew).
+    public static func event(
+        for configuration: StrategyConfiguration, profile: ImplementationProfile = .full, using rng: inout SeededGenerator
+    ) -> ConformanceEvent {
         let maximum = configuration.maximumPermits
         let roll = rng.int(in: 0...99)
         let releases = configuration.kind == ConcurrencyLimiter.identifier ? 35 : 2
-        if roll < 3 { return .reset }
-        if roll < 6, let replacement = Self.configuration(configuration.kind, using: &rng) { return .reconfigure(replacement) }
+        if roll < 3 { return profile.events.contains(.reset) ? .reset : .acquire(1) }
+        if roll < 6, let replacement = Self.configuration(configuration.kind, unit: profile.timeUnitNanoseconds, using: &rng) {
+            return profile.events.contains(.reconfigure) ? .reconfigure(replacement) : .acquire(1)
+        }
         if roll < 6 + releases { return .release(rng.chance(3) ? -1 : rng.int(in: 0...maximum / 2 + 1)) }
-        return .acquire(permits(maximum: maximum, using: &rng))
+        let permits = permits(maximum: maximum, using: &rng)
+        if permits > 1, !profile.events.contains(.weighted) { return .acquire(1) }
+        if permits == 0, !profile.events.contains(.query) { return .acquire(1) }
+        return .acquire(permits)
     }
 
     /// Permits for an acquire: 0, 1, the maximum, one above it, a random amount, or bad input.
@@ -159,30 +169,44 @@ public enum TraceGenerator {
         }
     }
 
-    /// The first instant of a trace: near the origin, sometimes near the end of the timeline.
-    public static func firstInstant(using rng: inout SeededGenerator) -> Int64 {
-        rng.chance(90) ? rng.int(in: 0...100) : Int64.max - rng.int(in: 0...1_000)
+    /// The first instant of a trace: near the origin, sometimes near the end of the timeline
+    /// (`last`, in the trace's unit).
+    public static func firstInstant(last: Int64 = .max, using rng: inout SeededGenerator) -> Int64 {
+        rng.chance(90) ? min(last, rng.int(in: 0...100)) : max(0, last - rng.int(in: 0...1_000))
     }
 
-    /// A random trace of `steps` events for `strategy`. Retry-afters steer later instants, so the
-    /// trace is drawn against the reference model as it goes.
-    public static func trace(_ strategy: String, steps: Int, using rng: inout SeededGenerator) -> Trace? {
-        guard let initial = Self.configuration(strategy, using: &rng) else { return nil }
+    /// A random trace of `steps` events for `strategy`, within `profile` (CONF-7): drawn in the
+    /// profile's time unit, then scaled to nanoseconds; never past its largest instant, never
+    /// backwards on a monotonic clock, only events it has. Retry-afters steer later instants, so
+    /// the trace is drawn against the reference model as it goes.
+    public static func trace(
+        _ strategy: String, steps: Int, profile: ImplementationProfile = .full, using rng: inout SeededGenerator
+    ) -> Trace? {
+        let unit = profile.timeUnitNanoseconds
+        let last = profile.largestInstantNanoseconds / unit
+        guard let initial = Self.configuration(strategy, unit: unit, using: &rng) else { return nil }
         var configuration = initial
-        let createdAt = firstInstant(using: &rng)
+        let createdAt = firstInstant(last: last, using: &rng)
         var reference = ReferenceLimiter(configuration, at: .generated(createdAt))
         var now = createdAt
         var retryAfter: Int64?
         var result: [TraceStep] = []
         for _ in 0..<steps {
-            let event = Self.event(for: configuration, using: &rng)
-            now = nextInstant(after: now, span: characteristicNanoseconds(configuration), retryAfter: retryAfter, using: &rng)
+            var event = Self.event(for: configuration, profile: profile, using: &rng)
+            let next = min(last, nextInstant(after: now, span: characteristicNanoseconds(configuration), retryAfter: retryAfter, using: &rng))
+            now = profile.monotonic ? max(now, next) : next
+            var answer = reference.apply(event, at: .generated(now))
+            if answer.isInvalid, !profile.events.contains(.invalid) {
+                event = .acquire(1)  // an invalid event changed nothing (CORE-8)
+                answer = reference.apply(event, at: .generated(now))
+            }
             result.append(TraceStep(now: now, event: event))
-            let answer = reference.apply(event, at: .generated(now))
             if case .rejected(let wait) = answer { retryAfter = wait }
             if case .reconfigure(let replacement) = event, case .allowed = answer { configuration = replacement }
         }
-        return Trace(configuration: initial, createdAt: createdAt, steps: result)
+        var trace = Trace(configuration: initial, createdAt: createdAt, steps: result)
+        if profile.createdAtFirstEvent, let first = result.first { trace.createdAt = first.now }
+        return trace.scaled(by: unit)
     }
 }
 

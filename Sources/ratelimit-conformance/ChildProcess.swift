@@ -49,7 +49,13 @@ final class ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
         for descriptor in [input[0], output[1], errors[1]] { posix_spawn_file_actions_addclose(&actions, descriptor) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        // A process group of its own (so killing it reaches its children too), with the signals
+        // the harness ignores or catches back at their defaults.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGPIPE, SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF))
         posix_spawnattr_setpgroup(&attributes, 0)
 
         var child: pid_t = 0
@@ -66,6 +72,50 @@ final class ChildProcess {
         stdinWrite = input[1]
         stdoutRead = output[0]
         stderrRead = errors[0]
+        Self.track(child, running: true)
+    }
+
+    /// The process groups of the children still running, for ``killAll()``.
+    // nonisolated(unsafe): every access (track and killAll) holds `runningLock`.
+    nonisolated(unsafe) private static var runningGroups: Set<pid_t> = []
+    private static let runningLock = NSLock()
+
+    private static func track(_ group: pid_t, running: Bool) {
+        runningLock.withLock {
+            if running { runningGroups.insert(group) } else { runningGroups.remove(group) }
+        }
+    }
+
+    /// Kills every child's process group that is still running: on SIGINT or SIGTERM, so that no
+    /// implementation (nor anything it started) outlives the harness.
+    static func killAll() {
+        for group in runningLock.withLock({ runningGroups }) { kill(-group, SIGKILL) }
+    }
+
+    /// Makes SIGINT, SIGTERM and SIGHUP kill every child's process group, then exit with status
+    /// 128 + the signal. The handlers run on a Dispatch queue, not in signal context; keep the
+    /// sources returned alive.
+    static func endEveryGroupOnSignal() -> [DispatchSourceSignal] {
+        [SIGINT, SIGTERM, SIGHUP].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                killAll()
+                FileHandle.standardError.write(Data("\r\u{1B}[Kratelimit-conformance: stopped by signal \(number)\n".utf8))
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Output the child wrote that nobody asked for yet (a line after its answer, or before the
+    /// next request), read without blocking; `nil` when there is none.
+    func pendingOutput() -> String? {
+        buffered += Self.readAvailable(stdoutRead)
+        guard !buffered.isEmpty else { return nil }
+        let text = String(decoding: buffered.prefix(200), as: UTF8.self)
+        return text.hasSuffix("\n") ? String(text.dropLast()) : text
     }
 
     /// Whether the child (the shell) is still running.
@@ -130,13 +180,20 @@ final class ChildProcess {
 
     /// Reads whatever is waiting on stderr, without blocking.
     func drainErrors() {
+        let bytes = Self.readAvailable(stderrRead)
+        if !bytes.isEmpty, errorText.utf8.count < 10_000 { errorText += String(decoding: bytes, as: UTF8.self) }
+    }
+
+    /// Everything `descriptor` holds right now, read without blocking.
+    private static func readAvailable(_ descriptor: Int32) -> [UInt8] {
+        var bytes: [UInt8] = []
         while true {
-            var probe = [pollfd(fd: stderrRead, events: Int16(POLLIN), revents: 0)]
-            guard poll(&probe, 1, 0) > 0, probe[0].revents & Int16(POLLIN) != 0 else { return }
+            var probe = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+            guard poll(&probe, 1, 0) > 0, probe[0].revents & Int16(POLLIN) != 0 else { return bytes }
             var chunk = [UInt8](repeating: 0, count: 65_536)
-            let count = chunk.withUnsafeMutableBytes { Glibc_read(stderrRead, $0.baseAddress, $0.count) }
-            guard count > 0 else { return }
-            if errorText.utf8.count < 10_000 { errorText += String(decoding: chunk[..<count], as: UTF8.self) }
+            let count = chunk.withUnsafeMutableBytes { Glibc_read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { return bytes }
+            bytes += chunk[..<count]
         }
     }
 
@@ -178,6 +235,7 @@ final class ChildProcess {
         }
         kill(-pid, SIGKILL)  // the group: the shell, and anything it started that is still there
         reap(blocking: true)
+        Self.track(pid, running: false)
         drainErrors()
         Glibc_close(stdoutRead)
         Glibc_close(stderrRead)
@@ -188,6 +246,7 @@ final class ChildProcess {
             kill(-pid, SIGKILL)
             reap(blocking: true)
         }
+        Self.track(pid, running: false)
     }
 }
 

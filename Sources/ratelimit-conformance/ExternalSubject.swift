@@ -7,52 +7,85 @@ import RateLimitCore
 /// stderr) is a ``SubjectFailure`` carrying the line received; the child is then killed and a new
 /// one is started for the next case.
 final class ExternalSubject: ConformanceSubject {
-    static let protocolVersion: Int64 = 1
+    /// The newest protocol version the harness speaks; an implementation answers the version it
+    /// speaks, at most the one offered (Spec/protocol.md, "hello").
+    static let protocolVersion: Int64 = 2
 
     let command: String
     let timeout: Double
+    /// The version offered in the hello, and the one the implementation answered.
+    let offeredVersion: Int64
+    private(set) var version: Int64 = 1
     private var child: ChildProcess?
     private var counter = 0
     private(set) var name = "external implementation"
     private(set) var strategies: Set<String> = []
+    private var profiles: [String: ImplementationProfile] = [:]
     /// How many times the child had to be started.
     private(set) var starts = 0
 
-    init(command: String, timeout: Double) throws(SubjectFailure) {
+    init(command: String, timeout: Double, protocolVersion: Int64 = ExternalSubject.protocolVersion) throws(SubjectFailure) {
         self.command = command
         self.timeout = timeout
+        offeredVersion = protocolVersion
         try start()
     }
+
+    func profile(for strategy: String) -> ImplementationProfile { profiles[strategy] ?? .full }
 
     private func start() throws(SubjectFailure) {
         starts += 1
         do {
             child = try ChildProcess(command: command)
         } catch {
-            throw SubjectFailure("cannot start \(command): \(error)")
+            throw SubjectFailure("cannot start \(command): \(error)", kind: .crashed)
         }
-        let hello = try exchange(.object([("type", .string("hello")), ("protocol", .integer(Self.protocolVersion))]), expecting: ["hello"], id: nil)
-        guard hello["protocol"]?.int64 == Self.protocolVersion else {
-            throw fail("the hello must carry \"protocol\": \(Self.protocolVersion)", received: hello.compactText)
+        let hello = try exchange(.object([("type", .string("hello")), ("protocol", .integer(offeredVersion))]), expecting: ["hello"], id: nil)
+        guard let version = hello["protocol"]?.int64, (1...offeredVersion).contains(version) else {
+            throw fail("the hello must carry \"protocol\": a version from 1 to \(offeredVersion), the one offered", received: hello.compactText)
         }
         guard let implementation = hello["implementation"]?.string, let list = hello["strategies"]?.array else {
             throw fail("the hello must carry a string \"implementation\" and an array \"strategies\"", received: hello.compactText)
         }
+        var profiles: [String: ImplementationProfile] = [:]
+        if let declared = hello["profiles"] {
+            guard version >= 2, case .object(let members) = declared else {
+                throw fail("\"profiles\" is an object, in a hello of protocol 2", received: hello.compactText)
+            }
+            for (strategy, json) in members {
+                guard list.contains(.string(strategy)) else {
+                    throw fail("a profile for \(strategy), which \"strategies\" does not list", received: hello.compactText)
+                }
+                do {
+                    profiles[strategy] = try ImplementationProfile(json: json)
+                } catch {
+                    throw fail("the profile of \(strategy): \(error.message)", received: hello.compactText)
+                }
+            }
+        }
+        if starts > 1, profiles != self.profiles || Set(list.compactMap(\.string)) != strategies {
+            throw fail("a restarted implementation declared other strategies or profiles than at first", received: hello.compactText)
+        }
+        self.version = version
+        self.profiles = profiles
         name = implementation
         strategies = Set(list.compactMap(\.string))
     }
 
     /// Kills the child after a failure and builds the error.
-    private func fail(_ message: String, received: String?) -> SubjectFailure {
+    private func fail(_ message: String, received: String?, kind: SubjectFailure.Kind = .brokeProtocol) -> SubjectFailure {
         child?.close(grace: 0)
         child = nil
-        return SubjectFailure(message, received: received)
+        return SubjectFailure(message, received: received, kind: kind)
     }
 
     /// Sends `message` and returns the answer, which must be an object whose type is one of
     /// `types` and, when `id` is given, whose id is `id`.
     private func exchange(_ message: JSONValue, expecting types: [String], id: String?) throws(SubjectFailure) -> JSONValue {
-        guard let child else { throw SubjectFailure("the implementation is not running") }
+        guard let child else { throw SubjectFailure("the implementation is not running", kind: .crashed) }
+        if let extra = child.pendingOutput() {
+            throw fail("output nobody asked for arrived before this request (a second answer to the previous one?)", received: extra)
+        }
         let line: String
         do {
             try child.send(message.compactText)
@@ -62,9 +95,16 @@ final class ExternalSubject: ConformanceSubject {
             let stderr = child.errorText.isEmpty
                 ? "" : "; stderr: " + child.errorText.prefix(500).split(whereSeparator: \.isNewline).joined(separator: " | ")
             var partial: String?
-            if case .timeout(_, let text) = error, !text.isEmpty { partial = text }
-            if case .garbage(_, let text) = error { partial = text }
-            throw fail(error.message + stderr, received: partial)
+            let kind: SubjectFailure.Kind
+            switch error {
+            case .timeout(_, let text): (partial, kind) = (text.isEmpty ? nil : text, .timedOut)
+            case .garbage(_, let text): (partial, kind) = (text, .brokeProtocol)
+            case .died: kind = .crashed
+            }
+            throw fail(error.message + stderr, received: partial, kind: kind)
+        }
+        if let extra = child.pendingOutput() {
+            throw fail("answered twice: another line followed the answer \(line)", received: extra)
         }
         child.drainErrors()
         if !child.errorText.isEmpty {

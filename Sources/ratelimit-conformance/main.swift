@@ -1,10 +1,15 @@
+import Dispatch
 import Foundation
 import RateLimitConformance
 import RateLimitCore
 
 // ratelimit-conformance: the conformance suite as a command. With no arguments it checks the
 // reference model against the vectors; with --exec it checks another implementation speaking the
-// JSON-lines protocol of Spec/protocol.md. Exit status 0 only when everything requested passes.
+// JSON-lines protocol of Spec/protocol.md. Exit status 0 only when everything requested passes,
+// 1 when something fails, 2 for bad usage or an implementation that does not start.
+
+let maximumRandomTraces = 100_000
+let maximumRandomSteps = 10_000
 
 let usage = """
     usage: ratelimit-conformance [options]
@@ -12,17 +17,24 @@ let usage = """
       (no options)            run every vector against the Swift reference model
       --exec "COMMAND"        run against an implementation started as `/bin/sh -c COMMAND`,
                               speaking the JSON-lines protocol of Spec/protocol.md
-      --random N              also run N random traces per strategy, compared step by step
+      --random N              also run N random traces per strategy (at most \(maximumRandomTraces)),
+                              each judged step by step
       --seed S                seed of the random traces (default: a fresh one, printed)
-      --random-steps N        steps per random trace (default 100)
+      --random-steps N        steps per random trace (default 100, at most \(maximumRandomSteps))
+      --trace K               run only random trace K of the seed (no vectors): how a failure replays
+      --no-vectors            run no vector case (only random traces)
       --strategy ID[,ID...]   only these strategies (repeatable)
-      --case ID[,ID...]       only these cases: an id, or a prefix such as token-bucket/refill (repeatable)
+      --case ID[,ID...]       only these vector cases: an id, or a prefix such as token-bucket/refill (repeatable)
       --level exact|safety    the level required for exit status 0 (default exact)
+      --tolerance NS          judge with this tolerance in nanoseconds instead of the one each
+                              profile declares (Spec/vectors/README.md, CONF-6); 0 for strict
+      --protocol 1|2          the protocol version offered in the hello (default 2)
       --vectors DIR           run the vector files under DIR instead of the built-in ones
       --save-regression DIR   write a shrunk random failure there as a vector file
       --timeout SECONDS       per answer from the implementation (default 5)
-      --mutation-score        with --exec: ask COMMAND --list-bugs for injected bugs, run the suite
-                              against COMMAND --bug NAME for each, and report how many it catches
+      --mutation-score        with --exec: ask COMMAND --list-bugs for injected bugs (a name and
+                              the level that must catch it per line), run the suite against
+                              COMMAND --bug NAME for each, and report how many it catches
       --json                  print the report as JSON
       --write-vectors DIR     regenerate the vector files into DIR (make vectors) and exit
       --help                  this text
@@ -33,9 +45,13 @@ struct Options {
     var random = 0
     var seed: UInt64?
     var randomSteps = 100
+    var trace: Int?
+    var noVectors = false
     var strategies: Set<String>?
     var cases: Set<String>?
     var level = ConformanceLevel.exact
+    var tolerance: Int64?
+    var protocolVersion: Int64 = 2
     var vectors: String?
     var saveRegression: String?
     var timeout = 5.0
@@ -44,8 +60,14 @@ struct Options {
     var writeVectors: String?
 }
 
+/// With --json, even a failure before any case prints a JSON document.
+let jsonRequested = CommandLine.arguments.contains("--json")
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ratelimit-conformance: \(message)\n\(message.hasPrefix("usage") ? "" : "run with --help for usage\n")".utf8))
+    if jsonRequested {
+        print(JSONValue.object([("passed", .bool(false)), ("error", .string(message))]).prettyText, terminator: "")
+    }
     exit(2)
 }
 
@@ -56,19 +78,23 @@ func parse(_ arguments: [String]) -> Options {
         guard let value = iterator.next() else { fail("\(flag) needs a value") }
         return value
     }
-    func count(_ flag: String) -> Int {
-        guard let number = Int(value(flag)), number >= 0 else { fail("\(flag) needs a non-negative integer") }
+    func count(_ flag: String, _ range: ClosedRange<Int>) -> Int {
+        guard let number = Int(value(flag)), range.contains(number) else {
+            fail("\(flag) needs an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
         return number
     }
     func list(_ flag: String) -> [String] { value(flag).split(separator: ",").map(String.init) }
     while let argument = iterator.next() {
         switch argument {
         case "--exec": options.exec = value(argument)
-        case "--random": options.random = count(argument)
+        case "--random": options.random = count(argument, 0...maximumRandomTraces)
         case "--seed":
             guard let seed = UInt64(value(argument)) else { fail("--seed needs an unsigned 64-bit integer") }
             options.seed = seed
-        case "--random-steps": options.randomSteps = max(1, count(argument))
+        case "--random-steps": options.randomSteps = count(argument, 1...maximumRandomSteps)
+        case "--trace": options.trace = count(argument, 0...maximumRandomTraces - 1)
+        case "--no-vectors": options.noVectors = true
         case "--strategy":
             let names = list(argument)
             for name in names where !StrategyConfiguration.identifiers.contains(name) {
@@ -81,10 +107,16 @@ func parse(_ arguments: [String]) -> Options {
                 fail("--level is exact or safety")
             }
             options.level = level
+        case "--tolerance":
+            guard let nanoseconds = Int64(value(argument)), nanoseconds >= 0 else { fail("--tolerance needs a non-negative integer of nanoseconds") }
+            options.tolerance = nanoseconds
+        case "--protocol":
+            guard let version = Int64(value(argument)), version == 1 || version == 2 else { fail("--protocol is 1 or 2") }
+            options.protocolVersion = version
         case "--vectors": options.vectors = value(argument)
         case "--save-regression": options.saveRegression = value(argument)
         case "--timeout":
-            guard let seconds = Double(value(argument)), seconds > 0 else { fail("--timeout needs a positive number of seconds") }
+            guard let seconds = Double(value(argument)), seconds > 0, seconds <= 3_600 else { fail("--timeout needs seconds, more than 0 and at most 3600") }
             options.timeout = seconds
         case "--mutation-score": options.mutationScore = true
         case "--json": options.json = true
@@ -96,10 +128,21 @@ func parse(_ arguments: [String]) -> Options {
         }
     }
     if options.mutationScore && options.exec == nil { fail("--mutation-score needs --exec") }
+    if let trace = options.trace {
+        if options.cases != nil { fail("--trace runs one random trace and no vector case: it takes no --case") }
+        options.noVectors = true
+        options.random = max(options.random, trace + 1)
+    }
+    if options.noVectors, options.cases != nil { fail("--no-vectors and --case do not go together") }
+    if options.noVectors, options.random == 0 { fail("--no-vectors runs random traces only: give --random N") }
     return options
 }
 
 let options = parse(Array(CommandLine.arguments.dropFirst()))
+
+// SIGINT, SIGTERM and SIGHUP end the implementation's whole process group, then the harness: no
+// child (nor anything it started) outlives it.
+let signalSources = ChildProcess.endEveryGroupOnSignal()
 
 if let directory = options.writeVectors {
     do {
@@ -119,35 +162,61 @@ switch loaded {
 case .success(let files): vectors = files
 case .failure(let error): fail(error.message)
 }
+if options.vectors != nil {
+    // The harness judges by the reference model: a file that expects something else was written
+    // for another version of the Spec, and is refused rather than silently judged otherwise.
+    for file in vectors {
+        for story in file.stories {
+            var reference = ReferenceLimiter(story.configuration, at: (try? RateLimitInstant(nanoseconds: story.createdAt)) ?? .origin)
+            for (index, step) in story.steps.enumerated() {
+                let answer = reference.apply(step.event, at: (try? RateLimitInstant(nanoseconds: step.now)) ?? .origin)
+                if answer.comparable != step.expected.comparable {
+                    fail("\(story.id) step \(index + 1) expects \(step.expected.brief) but the reference model answers \(answer.brief): the file was written for another version of the Spec")
+                }
+            }
+        }
+    }
+}
+if let cases = options.cases {
+    let selected = vectors.filter { options.strategies?.contains($0.strategy) ?? true }
+    let ids = selected.flatMap { $0.stories.map(\.id) + $0.refusals.map(\.id) }
+    for pattern in cases.sorted() where !ids.contains(where: { $0 == pattern || $0.hasPrefix(pattern + "/") }) {
+        fail("--case \(pattern) matches no vector case\(options.strategies == nil ? "" : " of the selected strategies")")
+    }
+}
 
 let seed = options.seed ?? UInt64.random(in: 1...UInt64.max)
 let suiteOptions = ConformanceOptions(
-    strategies: options.strategies, cases: options.cases, randomTraces: options.random, randomSteps: options.randomSteps, seed: seed)
+    strategies: options.strategies, cases: options.noVectors ? [] : options.cases, randomTraces: options.random,
+    randomSteps: options.randomSteps, seed: seed, onlyTrace: options.trace, toleranceNanoseconds: options.tolerance)
 let showProgress = !options.json && isatty(STDERR_FILENO) == 1
 let started = ContinuousClock.now
 func elapsed() -> Double {
     let duration = ContinuousClock.now - started
     return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
-func progress(_ caseID: String) {
+func progress(_ line: String) {
     guard showProgress else { return }
-    FileHandle.standardError.write(Data("\r\u{1B}[K\(caseID)".utf8))
+    FileHandle.standardError.write(Data("\r\u{1B}[K\(line.prefix(100))".utf8))
 }
 func endProgress() {
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 }
 
-/// Runs the suite against `command` (or the reference) and returns the report.
-func runSuite(command: String?) -> ConformanceReport {
+/// Runs the suite against `command` (or the reference) and returns the report and the protocol
+/// version spoken.
+func runSuite(command: String?) -> (ConformanceReport, Int64?) {
     let result: Result<ConformanceReport, ConformanceFormatError>
+    var version: Int64?
     if let command {
         var subject: ExternalSubject
         do {
-            subject = try ExternalSubject(command: command, timeout: options.timeout)
+            subject = try ExternalSubject(command: command, timeout: options.timeout, protocolVersion: options.protocolVersion)
         } catch {
             fail("the implementation did not start properly: \(error)")
         }
         defer { subject.close() }
+        version = subject.version
         result = Result { () throws(ConformanceFormatError) in
             try ConformanceSuite.run(&subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
         }
@@ -157,37 +226,62 @@ func runSuite(command: String?) -> ConformanceReport {
             try ConformanceSuite.run(&subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
         }
     }
+    endProgress()
     switch result {
-    case .success(let report): return report
+    case .success(let report): return (report, version)
     case .failure(let error): fail(error.message)
     }
 }
 
-func printReport(_ report: ConformanceReport) {
-    print("ratelimit-conformance: \(report.implementation)")
+/// `"COMMAND"` for the shell, single-quoted when double quotes would not keep it as it is.
+func quoted(_ command: String) -> String {
+    if !command.contains(where: { "\"$`\\".contains($0) }) { return "\"\(command)\"" }
+    return "'" + command.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+/// The command that runs exactly the shrunk trace again, with everything that decides its verdict.
+func replay(_ shrunk: ShrunkFailure) -> String {
+    var parts = ["ratelimit-conformance"]
+    if let exec = options.exec { parts += ["--exec", quoted(exec)] }
+    parts += ["--strategy", shrunk.strategy, "--seed", String(shrunk.seed), "--random-steps", String(shrunk.randomSteps), "--trace", String(shrunk.traceIndex)]
+    if options.level != .exact { parts += ["--level", options.level.rawValue] }
+    if let tolerance = options.tolerance { parts += ["--tolerance", String(tolerance)] }
+    if options.protocolVersion != ExternalSubject.protocolVersion { parts += ["--protocol", String(options.protocolVersion)] }
+    if options.timeout != 5 { parts += ["--timeout", String(options.timeout)] }
+    return parts.joined(separator: " ")
+}
+
+func printReport(_ report: ConformanceReport, version: Int64?) {
+    print("ratelimit-conformance: \(report.implementation)" + (version.map { " (protocol \($0))" } ?? ""))
     let source = options.vectors.map { "vectors from \($0)" } ?? "built-in vectors (\(VectorGenerator.version))"
-    print("\(source); \(options.random) random traces per strategy" + (options.random > 0 ? " (seed \(seed))" : ""))
+    let vectorsRun = options.noVectors ? "no vectors" : source
+    let random = options.trace.map { "random trace \($0) of seed \(seed), \(options.randomSteps) steps" }
+        ?? "\(options.random) random traces per strategy" + (options.random > 0 ? " of \(options.randomSteps) steps (seed \(seed))" : "")
+    print("\(vectorsRun); \(random); level \(options.level.rawValue)")
     print("")
     for line in report.table { print(line) }
-    let details = report.details
-    if !details.isEmpty {
+    let sections: [(String?, [String])] = [
+        (nil, report.skippedLines), ("Findings by cause, the most severe first:", report.findingLines), ("Cases that differ:", report.caseLines),
+    ]
+    for (title, lines) in sections where !lines.isEmpty {
         print("")
-        for line in details { print(line) }
+        if let title { print(title) }
+        for line in lines { print(line) }
     }
     for strategy in report.strategies {
         guard let shrunk = strategy.shrunk else { continue }
+        let kind = shrunk.outcome.primary?.kind.name ?? "difference"
         print("")
-        print("\(strategy.strategy): random trace \(shrunk.traceIndex) (seed \(shrunk.seed)) fails; shrunk from \(shrunk.originalSteps) to \(shrunk.trace.steps.count) steps:")
-        print(shrunk.table)
-        print("replay: ratelimit-conformance\(options.exec.map { " --exec \"\($0)\"" } ?? "") --strategy \(strategy.strategy) --random \(shrunk.traceIndex + 1) --seed \(shrunk.seed)")
+        print("\(strategy.strategy): random trace \(shrunk.traceIndex) (seed \(shrunk.seed)) fails (\(kind)); shrunk from \(shrunk.original.trace?.steps.count ?? 0) to \(shrunk.trace.steps.count) steps in \(shrunk.runs) runs:")
+        for line in shrunk.lines { print(line) }
+        print("replay: \(replay(shrunk))")
         print("as a regression vector:")
         print(shrunk.vectorFile.json.prettyText, terminator: "")
         if let directory = options.saveRegression {
             do {
-                let file = shrunk.vectorFile
                 let path = (directory as NSString).appendingPathComponent("\(strategy.strategy)-seed-\(shrunk.seed)-trace-\(shrunk.traceIndex).json")
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                try Data(file.json.prettyText.utf8).write(to: URL(fileURLWithPath: path))
+                try Data(shrunk.vectorFile.json.prettyText.utf8).write(to: URL(fileURLWithPath: path))
                 print("saved \(path)")
             } catch {
                 print("could not save the regression vector: \(error)")
@@ -196,17 +290,18 @@ func printReport(_ report: ConformanceReport) {
     }
     print("")
     let ran = report.strategies.filter { $0.level != .skipped }.count
+    let tolerance = report.strategies.contains { $0.toleranceNanoseconds > 0 && $0.level != .skipped } ? " (within the tolerance shown by ±)" : ""
     if report.passes(at: options.level) {
-        print("PASS: \(ran) of \(report.strategies.count) strategies conform at level \(options.level.rawValue) or better")
+        print("PASS: \(ran) of \(report.strategies.count) strategies conform at level \(options.level.rawValue) or better\(tolerance)")
     } else {
         print("FAIL: not every strategy that ran conforms at level \(options.level.rawValue)" + (ran == 0 ? " (nothing ran)" : ""))
     }
 }
 
 if options.mutationScore, let command = options.exec {
-    // The unmutated implementation must pass, and every injected bug must make the suite fail.
-    let clean = runSuite(command: command)
-    endProgress()
+    // The unmutated implementation must pass, and every injected bug must fail the level it
+    // declares (`NAME LEVEL` per line; a bare NAME must fail the --level asked for).
+    let (clean, _) = runSuite(command: command)
     let listing = Process()
     listing.executableURL = URL(fileURLWithPath: "/bin/sh")
     listing.arguments = ["-c", "\(command) --list-bugs"]
@@ -215,21 +310,33 @@ if options.mutationScore, let command = options.exec {
     do { try listing.run() } catch { fail("cannot run \(command) --list-bugs: \(error)") }
     let listed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     listing.waitUntilExit()
-    let bugs = listed.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    var bugs: [(name: String, level: ConformanceLevel)] = []
+    for line in listed.split(whereSeparator: \.isNewline) {
+        let words = line.split(separator: " ").map(String.init)
+        guard let name = words.first else { continue }
+        guard words.count <= 2, let level = words.count == 2 ? ConformanceLevel(rawValue: words[1]) : options.level,
+              level == .exact || level == .safety else {
+            fail("\(command) --list-bugs: \"\(line)\" is not NAME or NAME exact|safety")
+        }
+        bugs.append((name, level))
+    }
     guard listing.terminationStatus == 0, !bugs.isEmpty else { fail("\(command) --list-bugs listed no bugs") }
     var rows: [[String]] = []
     var caught = 0
     var results: [JSONValue] = []
     for bug in bugs {
-        let report = runSuite(command: "\(command) --bug \(bug)")
-        endProgress()
-        let failing = report.strategies.filter { $0.level < options.level && $0.level != .skipped }.map(\.strategy)
-        let isCaught = !report.passes(at: options.level)
+        let (report, _) = runSuite(command: "\(command) --bug \(bug.name)")
+        let failing = report.strategies.filter { $0.level < bug.level && $0.level != .skipped }.map(\.strategy)
+        let isCaught = !report.passes(at: bug.level)
         if isCaught { caught += 1 }
-        let firstCase = report.strategies.flatMap(\.outcomes).first { $0.level == .failed || $0.level == .safety }?.id ?? "-"
-        rows.append([bug, isCaught ? "caught" : "MISSED", failing.joined(separator: ","), firstCase])
-        results.append(.object([("bug", .string(bug)), ("caught", .bool(isCaught)), ("failingStrategies", .array(failing.map(JSONValue.string))),
-                                ("firstFailingCase", .string(firstCase))]))
+        let first = report.strategies.lazy.compactMap { strategy in
+            strategy.groups.first.map { "\(strategy.strategy) \($0.cause.clause) \($0.kind.name)" }
+        }.first ?? "-"
+        rows.append([bug.name, bug.level.rawValue, isCaught ? "caught" : "MISSED", failing.joined(separator: ","), first])
+        results.append(.object([
+            ("bug", .string(bug.name)), ("level", .string(bug.level.rawValue)), ("caught", .bool(isCaught)),
+            ("failingStrategies", .array(failing.map(JSONValue.string))), ("worstFinding", .string(first)),
+        ]))
     }
     let cleanPasses = clean.passes(at: options.level)
     if options.json {
@@ -241,25 +348,27 @@ if options.mutationScore, let command = options.exec {
         print("ratelimit-conformance: mutation score for \(clean.implementation)")
         print("the implementation without bugs: \(cleanPasses ? "passes" : "FAILS") at level \(options.level.rawValue)")
         print("")
-        for line in TextTable.render(header: ["bug", "result", "strategies failing", "first failing case"], rows: rows) { print(line) }
+        for line in TextTable.render(header: ["bug", "must fail", "result", "strategies failing", "most severe finding"], rows: rows) { print(line) }
         print("")
-        print("mutation score: \(caught)/\(bugs.count) injected bugs caught")
+        print("mutation score: \(caught)/\(bugs.count) injected bugs caught, each at the level it declares")
     }
     exit(cleanPasses && caught == bugs.count ? 0 : 1)
 }
 
-let report = runSuite(command: options.exec)
-endProgress()
+let (report, version) = runSuite(command: options.exec)
 if options.json {
     var json = report.json
     if case .object(var members) = json {
         members.insert(("level", .string(options.level.rawValue)), at: 1)
         members.insert(("passed", .bool(report.passes(at: options.level))), at: 2)
+        if let version { members.insert(("protocol", .integer(version)), at: 1) }
         members.append(("seed", .string(String(seed))))
+        members.append(("randomSteps", .integer(Int64(options.randomSteps))))
         json = .object(members)
     }
     print(json.prettyText, terminator: "")
 } else {
-    printReport(report)
+    printReport(report, version: version)
 }
+withExtendedLifetime(signalSources) {}
 exit(report.passes(at: options.level) ? 0 : 1)

@@ -15,7 +15,7 @@ struct CommandTests {
     func noArguments() async throws {
         let run = try await runCommand([])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
-        #expect(run.output.contains("strategy                level  cases  steps  exact  safety  failed  skipped  random    time"))
+        #expect(run.output.contains("strategy                level  cases  steps  exact  safe  failed  skipped  random e/s/f  admitted  validation    time"))
         for strategy in StrategyConfiguration.identifiers { #expect(run.output.contains("\(strategy) "), "\(strategy) missing") }
         #expect(run.output.contains("PASS: 9 of 9 strategies conform at level exact"))
     }
@@ -126,13 +126,14 @@ struct CommandTests {
     func shrunkRegression() async throws {
         let folder = try Repository.temporaryDirectory()
         let buggy = Repository.python + " --bug float-accumulation"
-        let run = try await runCommand(["--exec", buggy, "--strategy", "token-bucket", "--case", "token-bucket/none",
+        let run = try await runCommand(["--exec", buggy, "--strategy", "token-bucket", "--no-vectors",
                                   "--random", "200", "--seed", "3", "--save-regression", folder])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.output.contains("shrunk from"), "\(run.output)")
         #expect(run.output.contains("step  now (ns)  event"), "\(run.output)")
-        #expect(run.output.contains("<- differs"))
-        #expect(run.output.contains("replay: ratelimit-conformance --exec \"\(buggy)\" --strategy token-bucket --random"))
+        #expect(run.output.contains("<- here"))
+        #expect(run.output.contains("in the original trace: step "))
+        #expect(run.output.contains("replay: ratelimit-conformance --exec \"\(buggy)\" --strategy token-bucket --seed 3 --random-steps 100 --trace "))
         #expect(run.output.contains("\"format\": \"ratelimit-conformance-vectors\""))
         let saved = try FileManager.default.contentsOfDirectory(atPath: folder)
         #expect(saved.count == 1)
@@ -162,5 +163,213 @@ struct CommandTests {
             if !violations.isEmpty { break }
         }
         #expect(types == ["hello", "create", "created", "refused", "event", "result", "drop", "dropped", "bye"])
+        #expect(lines.contains { $0.contains("\"profiles\"") }, "the Python example declares its profile")
     }
+
+    @Test("--protocol 1 offers version 1: an implementation of protocol 1 keeps working, judged with the Spec's profile")
+    func protocolOne() async throws {
+        let run = try await runCommand(["--exec", Repository.python, "--protocol", "1", "--strategy", "gcra"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("python-example 1 (protocol 1)"))
+        let old = try await runCommand(["--exec", misbehaving("none"), "--strategy", "fixed-window", "--case", "fixed-window/window-edges"])
+        #expect(old.output.contains("(protocol 1)"), "a hello answered with protocol 1 to an offer of 2 is accepted: \(old.output)\(old.errors)")
+    }
+}
+
+// MARK: - Soundness and robustness (CONF-1 to CONF-11), each driven by a small hostile child
+
+/// The Python example with its answers rewritten by `mode` (Fixtures/hostile.py).
+private func hostile(_ mode: String, profile: String? = nil, pids: String? = nil) -> String {
+    var command = "python3 \(fixtures)/hostile.py --mode \(mode)"
+    if let profile { command += " --profile '\(profile)'" }
+    if let pids { command += " --pids \(pids)" }
+    return command
+}
+
+@Suite("The ratelimit-conformance command's verdicts and robustness", .serialized)
+struct VerdictTests {
+    @Test("CONF-2 Every random trace runs at level safety: a conservative trace does not hide a later over-admission")
+    func conservativeThenUnsafe() async throws {
+        let run = try await runCommand(["--exec", hostile("conservative-then-unsafe"), "--no-vectors", "--random", "300", "--seed", "1",
+                                        "--level", "safety", "--strategy", "token-bucket"])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("over-admission"))
+        let row = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("token-bucket ") })
+        let counts = try #require(row.split(separator: " ").first { $0.filter { $0 == "/" }.count == 2 })
+        let failed = Int(counts.split(separator: "/")[2]) ?? 0
+        #expect(failed > 1, "every trace ran and was counted exact/safe/failed: \(row)")
+    }
+
+    @Test("CONF-2 A run of random traces alone is a run: it passes, and a --case that matches nothing is a usage error")
+    func randomTracesAlone() async throws {
+        let run = try await runCommand(["--no-vectors", "--random", "3", "--seed", "2"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("PASS: 9 of 9 strategies conform"))
+        let none = try await runCommand(["--case", "none", "--random", "3"])
+        #expect(none.status == 2)
+        #expect(none.errors.contains("--case none matches no vector case"))
+        #expect(try await runCommand(["--random", "100001"]).status == 2)
+        #expect(try await runCommand(["--random-steps", "0"]).status == 2)
+        #expect(try await runCommand(["--random-steps", "10001"]).status == 2)
+    }
+
+    @Test("CONF-1 Answers outside CORE-5 fail even level safety, named as malformed",
+          arguments: ["zero-retry", "negative-retry", "negative-remaining", "past-end"])
+    func malformedAnswers(_ mode: String) async throws {
+        let run = try await runCommand(["--exec", hostile(mode), "--level", "safety", "--strategy", "gcra,leaky-bucket-meter"])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("malformed answer"), "\(run.output)")
+    }
+
+    @Test("CONF-4 CORE-9 An admitted invalid event is an over-admission at level safety")
+    func admittedInvalidEvent() async throws {
+        let run = try await runCommand(["--exec", hostile("admit-invalid"), "--level", "safety", "--strategy", "token-bucket"])
+        #expect(run.status == 1)
+        #expect(run.output.contains("FAIL token-bucket CORE-9 negative permits: over-admission"), "\(run.output)")
+    }
+
+    @Test("CONF-4 CORE-7 rejected where the Spec answers neverAllowed fails level safety")
+    func neverAllowedAsRejected() async throws {
+        let run = try await runCommand(["--exec", hostile("never-as-rejected"), "--level", "safety", "--strategy", "fixed-window"])
+        #expect(run.status == 1)
+        #expect(run.output.contains("CORE-7 never allowed: retry forever"), "\(run.output)")
+    }
+
+    @Test("CONF-5 CONF-9 A limiter that never admits fails level safety, and the report shows it admitted 0%",
+          arguments: ["reject-everything", "reject-retry-1"])
+    func neverAdmits(_ mode: String) async throws {
+        let run = try await runCommand(["--exec", hostile(mode), "--level", "safety", "--strategy", "gcra"])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("liveness"), "\(run.output)")
+        let row = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("gcra ") })
+        #expect(row.contains(" 0.0% "), "\(row)")
+    }
+
+    @Test("CONF-11 A child that answers twice is a protocol error naming the extra line")
+    func answersTwice() async throws {
+        let run = try await runCommand(["--exec", hostile("answer-twice"), "--strategy", "gcra", "--case", "gcra/boundary-conforms"])
+        #expect(run.status == 1)
+        let line = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("FAIL gcra/boundary-conforms") }, "\(run.output)")
+        #expect(line.contains("step 2 at"), "\(line)")
+        #expect(line.contains("answered twice") && line.contains("received: {\"type\":\"result\""), "\(line)")
+    }
+
+    @Test("CONF-11 A child that crashes or hangs at every case costs three cases per strategy, then the strategy stops",
+          arguments: [("crash-always", "crashed"), ("hang-always", "did not answer in time")])
+    func boundedCost(_ mode: String, _ reason: String) async throws {
+        let run = try await runCommand(["--exec", hostile(mode), "--strategy", "gcra,fixed-window", "--random", "50", "--timeout", "1"], limit: 60)
+        #expect(run.status == 1)
+        #expect(run.output.contains("STOP gcra: stopped after 3 consecutive cases in which the implementation \(reason); "), "\(run.output)")
+        #expect(run.output.contains("STOP fixed-window: stopped after 3"))
+        #expect(run.seconds < 20, "\(run.seconds) s")
+    }
+
+    @Test("CONF-11 SIGTERM and SIGINT end the implementation's whole process group, grandchildren included",
+          arguments: [SIGTERM, SIGINT])
+    func signalsEndTheGroup(_ signal: Int32) async throws {
+        let folder = try Repository.temporaryDirectory()
+        let pids = (folder as NSString).appendingPathComponent("pids")
+        guard mkfifo(pids, 0o600) == 0 else { Issue.record("mkfifo failed"); return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Repository.command)
+        process.arguments = ["--exec", hostile("grandchild", pids: pids), "--timeout", "600", "--strategy", "gcra"]
+        process.currentDirectoryURL = Repository.root
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The child writes its pid and its grandchild's into the FIFO once both run, then hangs;
+        // both hold the FIFO open, so its reader sees the end of file when both have ended.
+        let reader = await withCheckedContinuation { (opened: CheckedContinuation<Int32, Never>) in
+            DispatchQueue.global().async { opened.resume(returning: open(pids, O_RDONLY)) }
+        }
+        defer { close(reader) }
+        var line = ""
+        while !line.hasSuffix("\n"), let text = readChunk(reader, waiting: 30_000) { line += text }
+        #expect(line.split(separator: " ").count == 2, "the child wrote its pid and its grandchild's: \(line)")
+        kill(process.processIdentifier, signal)
+        await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { process.waitUntilExit(); ended.resume() }
+        }
+        #expect(process.terminationStatus == 128 + signal)
+        var rest = ""
+        while let text = readChunk(reader, waiting: 10_000), !text.isEmpty { rest += text }
+        #expect(readChunk(reader, waiting: 0) == "", "the child or its grandchild outlived the harness (\(line))")
+    }
+
+    @Test("The printed replay command reproduces the shrunk failure exactly, --random-steps included")
+    func replayReproduces() async throws {
+        let buggy = Repository.python + " --bug float-accumulation"
+        let run = try await runCommand(["--exec", buggy, "--strategy", "token-bucket", "--no-vectors", "--random", "100", "--random-steps", "30",
+                                        "--seed", "3", "--level", "safety"])
+        #expect(run.status == 1)
+        let replay = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("replay: ") }?.dropFirst("replay: ".count))
+        #expect(replay.contains("--random-steps 30") && replay.contains("--level safety"), "\(replay)")
+        let again = try await runShell(String(replay).replacingOccurrences(of: "ratelimit-conformance", with: Repository.command, options: .anchored))
+        #expect(again.status == 1, "\(again.output)")
+        func table(_ output: String) -> String? {
+            output.components(separatedBy: "fails (").dropFirst().first?.components(separatedBy: "replay:").first
+        }
+        #expect(table(again.output) != nil && table(again.output) == table(run.output), "\(again.output)")
+    }
+
+    @Test("--json names one step per finding, a crash included, and a failure before any case still prints JSON")
+    func jsonRecords() async throws {
+        let run = try await runCommand(["--exec", "python3 \(fixtures)/misbehave.py --mode crash --at 2", "--json", "--strategy", "fixed-window",
+                                        "--case", "fixed-window/window-edges"])
+        let report = try JSONValue(parsing: run.output)
+        let failure = try #require(report["strategies"]?.array?.first?["failures"]?.array?.first)
+        #expect(failure["misbehaviour"] == .string("crashed"))
+        let steps = try #require(failure["steps"]?.array)
+        let crash = try #require(steps.first { $0["kind"] == .string("misbehaviour") })
+        #expect(crash["step"] == .integer(2))
+        #expect(crash["explanation"]?.string?.contains("step") == false, "the message names no other step: \(crash)")
+        let early = try await runCommand(["--exec", "python3 \(fixtures)/misbehave.py --mode bad-hello", "--json"])
+        #expect(early.status == 2)
+        let document = try JSONValue(parsing: early.output)
+        #expect(document["passed"] == .bool(false))
+        #expect(document["error"]?.string?.contains("did not start properly") == true)
+    }
+
+    @Test("CONF-7 The harness keeps to a declared profile: unit, largest instant, monotonic clock, events; and says what it did not check")
+    func profileKeptTo() async throws {
+        let profile = #"{"timeUnitNanoseconds":1000,"largestInstantNanoseconds":1000000000000000000,"monotonic":true,"events":["weighted","query","invalid"]}"#
+        let run = try await runCommand(["--exec", hostile("none", profile: profile), "--random", "20", "--seed", "4",
+                                        "--strategy", "token-bucket,fixed-window,gcra"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("(protocol 2)"))
+        #expect(run.output.contains("NOT CHECKED token-bucket: CORE-10 time going backwards (monotonic clock)"))
+        #expect(run.output.contains("NOT CHECKED gcra: CORE-12 reset"))
+        #expect(run.output.contains("NOT CHECKED fixed-window: CORE-1 instants and spans finer than the profile's unit of 1000 ns"))
+        #expect(run.output.contains("outside the profile: time goes backwards (the profile's clock is monotonic)"))
+        let bad = try await runCommand(["--exec", hostile("none", profile: #"{"timeUnit":1000}"#)])
+        #expect(bad.status == 2)
+        #expect(bad.errors.contains("unknown profile member \"timeUnit\""), "\(bad.errors)")
+    }
+
+    @Test("CONF-6 A tolerance declared in the profile is stated in the report, and --tolerance 0 judges strictly")
+    func toleranceStated() async throws {
+        let profile = #"{"toleranceNanoseconds":2}"#
+        let run = try await runCommand(["--exec", hostile("none", profile: profile), "--strategy", "gcra"])
+        #expect(run.status == 0)
+        #expect(run.output.contains(" exact ±2ns "), "\(run.output)")
+        #expect(run.output.contains("conform at level exact or better (within the tolerance shown by ±)"))
+        let strict = try await runCommand(["--exec", hostile("none", profile: profile), "--strategy", "gcra", "--tolerance", "0"])
+        #expect(strict.status == 0)
+        #expect(!strict.output.contains("±"), "\(strict.output)")
+    }
+}
+
+/// Runs `command` with /bin/sh from the repository root.
+private func runShell(_ command: String) async throws -> CommandRun {
+    try await runCommand(["-c", command], executable: "/bin/sh")
+}
+
+/// What the FIFO `descriptor` holds next: text, "" at the end of file (every writer gone), or
+/// `nil` when nothing came within `milliseconds`.
+private func readChunk(_ descriptor: Int32, waiting milliseconds: Int32) -> String? {
+    var ready = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+    guard poll(&ready, 1, milliseconds) == 1 else { return nil }
+    var buffer = [UInt8](repeating: 0, count: 256)
+    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
 }

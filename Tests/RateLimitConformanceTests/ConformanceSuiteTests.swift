@@ -2,14 +2,23 @@ import RateLimitConformance
 import RateLimitCore
 import Testing
 
-/// The reference with a bug planted in its answers: `mutate` rewrites each answer. Its state is
-/// the reference's, so the planted bug shows exactly where `mutate` changes something.
+/// The reference with a bug planted in its answers: `mutate` rewrites each answer (given the
+/// event and the instant). Its state is the reference's, so the planted bug shows exactly where
+/// `mutate` changes something.
 struct PlantedBug: ConformanceSubject {
     var name = "planted bug"
     var strategies = Set(StrategyConfiguration.identifiers)
-    let mutate: @Sendable (ConformanceEvent, RateLimitResult) -> RateLimitResult
+    let mutate: @Sendable (ConformanceEvent, RateLimitResult, Int64) -> RateLimitResult
     var unsupported: @Sendable (StrategyConfiguration) -> String? = { _ in nil }
     var acceptsEverything = false
+
+    init(mutate: @escaping @Sendable (ConformanceEvent, RateLimitResult, Int64) -> RateLimitResult) {
+        self.mutate = mutate
+    }
+
+    init(_ mutate: @escaping @Sendable (ConformanceEvent, RateLimitResult) -> RateLimitResult) {
+        self.mutate = { event, result, _ in mutate(event, result) }
+    }
 
     func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<ReferenceLimiter> {
         guard let configuration = request.configuration else {
@@ -21,8 +30,44 @@ struct PlantedBug: ConformanceSubject {
     }
 
     func apply(_ event: ConformanceEvent, to limiter: inout ReferenceLimiter, at now: Int64) -> RateLimitResult {
-        mutate(event, ReferenceSubject().apply(event, to: &limiter, at: now))
+        mutate(event, ReferenceSubject().apply(event, to: &limiter, at: now), now)
     }
+}
+
+/// A limiter that follows its own decisions: `decide` sees its state (a reference limiter) and
+/// returns the answer to give and the instant at which to apply the event to that state (`nil`:
+/// not applied). `memo` is the limiter's own scratch value.
+struct OwnHistory: ConformanceSubject {
+    var name = "own history"
+    var strategies = Set(StrategyConfiguration.identifiers)
+    var declared = ImplementationProfile.full
+    /// (event, state, now, memo) -> (answer, apply at)
+    let decide: @Sendable (ConformanceEvent, ReferenceLimiter, Int64, inout Int) -> (RateLimitResult, Int64?)
+
+    struct Limiter {
+        var reference: ReferenceLimiter
+        var memo = 0
+    }
+
+    func profile(for strategy: String) -> ImplementationProfile { declared }
+
+    func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<Limiter> {
+        switch ReferenceSubject().create(request, at: now) {
+        case .created(let reference): .created(Limiter(reference: reference))
+        case .unsupported(let reason): .unsupported(reason: reason)
+        case .refused(let field, let problem): .refused(field: field, problem: problem)
+        }
+    }
+
+    func apply(_ event: ConformanceEvent, to limiter: inout Limiter, at now: Int64) -> RateLimitResult {
+        let (answer, instant) = decide(event, limiter.reference, now, &limiter.memo)
+        if let instant { _ = limiter.reference.apply(event, at: .generated(instant)) }
+        return answer
+    }
+}
+
+extension RateLimitInstant {
+    static func generated(_ nanoseconds: Int64) -> RateLimitInstant { (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .origin }
 }
 
 private func run<S: ConformanceSubject>(_ subject: S, _ options: ConformanceOptions = ConformanceOptions()) throws -> ConformanceReport {
@@ -30,20 +75,35 @@ private func run<S: ConformanceSubject>(_ subject: S, _ options: ConformanceOpti
     return try ConformanceSuite.run(&subject, options: options)
 }
 
+private func isInvalid(_ result: RateLimitResult) -> Bool { if case .invalid = result { true } else { false } }
+
+/// Every strategy but the concurrency limiter (which has no time, so no tolerance or retry-after).
+private let timed = Set(StrategyConfiguration.identifiers).subtracting([ConcurrencyLimiter.identifier])
+
 @Suite("The conformance suite judges implementations")
 struct ConformanceSuiteTests {
-    @Test("The reference passes every vector and random trace at level exact")
+    @Test("CONF-3 The reference passes every vector and random trace at level exact, admitting 100% of the Spec's permits")
     func referencePasses() throws {
         let report = try run(ReferenceSubject(), ConformanceOptions(randomTraces: 5, seed: 3))
         #expect(report.passes(at: .exact))
         #expect(report.strategies.count == 9)
         for strategy in report.strategies {
             #expect(strategy.level == .exact, "\(strategy.strategy): \(strategy.level)")
+            #expect(strategy.validation == .exact)
             #expect(strategy.steps > 200)
+            #expect(strategy.utilization == 1)
+            #expect(strategy.randomTraces.count == 5)
         }
     }
 
-    @Test("A retry-after one nanosecond short fails both levels and names the first step")
+    @Test("CONF-2 Random traces alone are a run: no vector selected, every trace passing, is a pass")
+    func randomTracesAloneRun() throws {
+        let report = try run(ReferenceSubject(), ConformanceOptions(cases: [], randomTraces: 4, seed: 8))
+        #expect(report.passes(at: .exact))
+        #expect(report.strategies.allSatisfy { $0.level == .exact && $0.stories.isEmpty && $0.randomTraces.count == 4 })
+    }
+
+    @Test("CONF-4 A retry-after one nanosecond short fails both levels and names the step")
     func shortRetryAfterFails() throws {
         let bug = PlantedBug { _, result in
             if case .rejected(let wait) = result, wait > 1 { return .rejected(retryAfterNanoseconds: wait - 1) }
@@ -53,39 +113,44 @@ struct ConformanceSuiteTests {
         let strategy = try #require(report.strategies.first)
         #expect(strategy.level == .failed)
         let outcome = try #require(strategy.outcomes.first { $0.id == "token-bucket/starts-full" })
-        #expect(outcome.firstViolation?.step == 2)
-        #expect(outcome.firstViolation?.safetyViolation == "retry-after 9 ns is shorter than the Spec's 10 ns")
+        #expect(outcome.failure?.step == 2)
+        #expect(outcome.failure?.kind == .earlyRetry)
+        #expect(outcome.failure?.explanation == "retry-after 9 ns is 1 ns shorter than the Spec's (rejected(10ns))")
+        #expect(outcome.failure?.severity.nanosecondsEarly == 1)
     }
 
-    @Test("A retry-after one nanosecond long is safe but not exact")
+    @Test("CONF-3 A retry-after one nanosecond long is safe but not exact")
     func longRetryAfterIsSafe() throws {
-        let bug = PlantedBug { _, result in
-            if case .rejected(let wait) = result, wait < Int64.max { return .rejected(retryAfterNanoseconds: wait + 1) }
+        let bug = PlantedBug(mutate: { _, result, now in
+            if case .rejected(let wait) = result, wait < Int64.max - now { return .rejected(retryAfterNanoseconds: wait + 1) }
             return result
-        }
+        })
         let report = try run(bug, ConformanceOptions(strategies: [GCRA.identifier, FixedWindow.identifier]))
-        #expect(report.strategies.allSatisfy { $0.level == .safety })
+        for strategy in report.strategies {
+            #expect(strategy.level == .safety, "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \($0.example.id) \(ConformanceReport.describe($0.exampleFinding))" })")
+        }
         #expect(report.passes(at: .safety))
         #expect(!report.passes(at: .exact))
     }
 
-    @Test("Admitting what the Spec refuses fails safety; promising more remaining fails safety")
+    @Test("CONF-4 Admitting what the Spec refuses fails safety; promising more remaining fails safety")
     func overAdmissionFails() throws {
         let admitsAll = PlantedBug { event, result in
             if case .acquire = event, case .rejected = result { return .allowed(remaining: 0) }
             return result
         }
         let overPromises = PlantedBug { _, result in
-            if case .allowed(let remaining) = result { return .allowed(remaining: remaining + 1) }
+            if case .allowed(let remaining) = result, remaining < Int64.max { return .allowed(remaining: remaining + 1) }
             return result
         }
-        for bug in [admitsAll, overPromises] {
+        for (bug, kind) in [(admitsAll, FindingKind.overAdmission), (overPromises, .overPromise)] {
             let report = try run(bug, ConformanceOptions(strategies: [SlidingWindowLog.identifier]))
             #expect(report.strategies.first?.level == .failed)
+            #expect(report.strategies.first?.groups.first?.kind == kind)
         }
     }
 
-    @Test("A release the Spec refuses, applied anyway, fails safety (CL-8)")
+    @Test("CONF-4 CL-8 A release the Spec refuses, applied anyway, fails safety")
     func overReleaseFails() throws {
         let bug = PlantedBug { event, result in
             if case .release = event, case .invalid = result { return .allowed(remaining: 3) }
@@ -93,6 +158,177 @@ struct ConformanceSuiteTests {
         }
         let report = try run(bug, ConformanceOptions(strategies: [ConcurrencyLimiter.identifier]))
         #expect(report.strategies.first?.level == .failed)
+        #expect(report.strategies.first?.groups.first?.cause.clause == "CORE-11")
+    }
+
+    @Test("CONF-1 An answer outside CORE-5 fails every level, whatever else it says",
+          arguments: ["retry 0", "retry -5", "remaining -3", "past the end", "wait 0", "shortfall 0", "reset rejected"])
+    func malformedAnswersFail(_ mutation: String) throws {
+        let bug = PlantedBug(mutate: { event, result, now in
+            switch (mutation, event, result) {
+            case ("retry 0", _, .rejected): .rejected(retryAfterNanoseconds: 0)
+            case ("retry -5", _, .rejected): .rejected(retryAfterNanoseconds: -5)
+            case ("remaining -3", _, .allowed): .allowed(remaining: -3)
+            case ("past the end", _, .rejected) where now > 0: .rejected(retryAfterNanoseconds: Int64.max - now + 1)
+            case ("wait 0", _, .delayed(_, let remaining)): .delayed(waitNanoseconds: 0, remaining: remaining)
+            case ("shortfall 0", _, .rejectedUntilRelease): .rejectedUntilRelease(shortfall: 0)
+            case ("reset rejected", .reset, _): .rejected(retryAfterNanoseconds: 5)
+            default: result
+            }
+        })
+        let report = try run(bug)
+        #expect(!report.passes(at: .safety))
+        let kinds = report.strategies.flatMap(\.groups).map(\.kind)
+        #expect(kinds.contains(.malformed), "\(kinds)")
+    }
+
+    @Test("CONF-4 CORE-9 An admission in answer to an invalid event is an over-admission, and the case stops there")
+    func admittedInvalidEventFails() throws {
+        let bug = PlantedBug { event, result in
+            if case .acquire(let permits) = event, permits < 0 { return .allowed(remaining: 1_000) }
+            return result
+        }
+        let report = try run(bug, ConformanceOptions(strategies: [TokenBucket.identifier]))
+        let outcome = try #require(report.strategies.first?.outcomes.first { $0.id == "token-bucket/zero-release-invalid" })
+        #expect(outcome.level == .failed)
+        #expect(outcome.failure?.kind == .overAdmission)
+        #expect(outcome.failure?.cause == FindingCause("CORE-9", "negative permits"))
+        #expect(outcome.steps == outcome.failure?.step, "the case stops at its failure")
+    }
+
+    @Test("CONF-4 CORE-7 Rejected where the Spec says neverAllowed fails safety: a caller would retry forever")
+    func rejectedForNeverFails() throws {
+        let bug = PlantedBug(mutate: { _, result, now in
+            result == .neverAllowed && now < Int64.max ? .rejected(retryAfterNanoseconds: 1) : result
+        })
+        let report = try run(bug)
+        #expect(!report.passes(at: .safety))
+        #expect(report.strategies.allSatisfy { $0.groups.contains { $0.kind == .retryForever } })
+    }
+
+    @Test("CONF-5 CORE-7 neverAllowed where time admits the acquire fails liveness at every level")
+    func neverForRejectedFails() throws {
+        let bug = PlantedBug { _, result in
+            if case .rejected = result { return .neverAllowed }
+            return result
+        }
+        let report = try run(bug, ConformanceOptions(strategies: timed))
+        for strategy in report.strategies {
+            #expect(strategy.level == .failed, "\(strategy.strategy)")
+            #expect(strategy.groups.contains { $0.kind == .liveness })
+        }
+    }
+
+    @Test("CONF-5 CONF-9 A limiter that never admits fails at every level, and admits 0% of the Spec's permits",
+          arguments: [Int64.max, 1])
+    func neverAdmittingFails(_ retryAfter: Int64) throws {
+        let bug = PlantedBug(mutate: { event, result, now in
+            guard case .acquire(let permits) = event, permits > 0, result.isAdmitted || result.retryAfter != nil else { return result }
+            return now == Int64.max ? .neverAllowed : .rejected(retryAfterNanoseconds: min(retryAfter, Int64.max - now))
+        })
+        let report = try run(bug, ConformanceOptions(randomTraces: 5, seed: 4))
+        #expect(!report.passes(at: .safety))
+        for strategy in report.strategies {
+            #expect(strategy.level == .failed, "\(strategy.strategy)")
+            #expect(strategy.utilization == 0, "\(strategy.strategy): \(strategy.utilization ?? -1)")
+            #expect(strategy.groups.contains { $0.kind == .liveness }, "\(strategy.strategy): \(strategy.groups.map(\.kind))")
+        }
+    }
+
+    @Test("CONF-2 A conservative refusal is not held against later steps: they are judged on the implementation's own history")
+    func continuationAfterConservativeStep() throws {
+        // Refuses the first admission of each case for 1 ns without taking it, then answers
+        // exactly from its own state (which kept the permits the Spec's reference took).
+        // Refuses a case's first event for 1 ns when it is an acquire the Spec admits, without
+        // taking it; then answers exactly from its own state (which kept those permits).
+        let subject = OwnHistory(strategies: timed) { event, state, now, seen in
+            let spec = state.probe(event, at: .generated(now))
+            defer { seen = 1 }
+            guard case .acquire(let permits) = event, permits > 0, spec.isAdmitted, seen == 0, now < Int64.max else { return (spec, now) }
+            return (.rejected(retryAfterNanoseconds: 1), nil)
+        }
+        let report = try run(subject, ConformanceOptions(strategies: timed))
+        for strategy in report.strategies {
+            #expect(strategy.level == .safety, "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \($0.example.id) \(ConformanceReport.describe($0.exampleFinding))" })")
+            for outcome in strategy.stories where outcome.level != .exact {
+                #expect(outcome.findings.count == 1, "\(outcome.id): \(outcome.findings.map(ConformanceReport.describe).joined(separator: "\n"))")
+            }
+        }
+    }
+
+    @Test("CONF-6 Admissions up to T ns early are exact within a tolerance of T, and fail without it")
+    func tolerance() throws {
+        // Admits an acquire the Spec admits within 3 ns, taking it when the Spec would.
+        let early = OwnHistory(strategies: timed) { event, state, now, _ in
+            let spec = state.probe(event, at: .generated(now))
+            if case .acquire(let permits) = event, permits > 0, case .rejected(let wait) = spec, wait <= 3 {
+                switch state.probe(event, at: .generated(now + wait)) {
+                case .delayed(let start, let remaining): return (.delayed(waitNanoseconds: start + wait, remaining: remaining), now + wait)
+                case let later: return (later, now + wait)
+                }
+            }
+            return (spec, now)
+        }
+        let strict = try run(early, ConformanceOptions(strategies: timed))
+        #expect(strict.strategies.allSatisfy { $0.level == .failed }, "\(strict.strategies.map { "\($0.strategy) \($0.level)" })")
+        let within = try run(early, ConformanceOptions(strategies: timed, toleranceNanoseconds: 3))
+        for strategy in within.strategies {
+            #expect(strategy.level >= .safety, "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \(ConformanceReport.describe($0.exampleFinding))" })")
+            #expect(strategy.levelText.hasSuffix("±3ns"))
+        }
+        let tooSmall = try run(early, ConformanceOptions(strategies: timed, toleranceNanoseconds: 2))
+        #expect(tooSmall.strategies.contains { $0.level == .failed }, "an over-admission 3 ns early is not within a tolerance of 2 ns")
+    }
+
+    @Test("CONF-7 Cases are generated within the declared profile, the rest skipped, and what was not checked is named")
+    func profileIsRespected() throws {
+        let profile = ImplementationProfile(
+            timeUnitNanoseconds: 1_000, largestInstantNanoseconds: 1_000_000_000_000_000, monotonic: true, events: [.weighted, .query])
+        final class Seen: @unchecked Sendable {
+            // Written only by the subject's `decide`, which the suite calls on this test's thread.
+            var outside: [String] = []
+            var latest: Int64 = 0
+        }
+        let seen = Seen()
+        var subject = OwnHistory(strategies: timed) { event, state, now, _ in
+            let spec = state.probe(event, at: .generated(now))
+            if now % 1_000 != 0 { seen.outside.append("instant \(now) off the unit") }
+            if now > 1_000_000_000_000_000 { seen.outside.append("instant \(now) past the largest") }
+            if isInvalid(spec) { seen.outside.append("invalid event \(event)") }
+            switch event {
+            case .reset, .reconfigure, .release: seen.outside.append("event \(event)")
+            case .acquire: break
+            }
+            return (spec, now)
+        }
+        subject.declared = profile
+        let report = try run(subject, ConformanceOptions(strategies: timed, randomTraces: 10, seed: 6))
+        #expect(seen.outside.isEmpty, "\(seen.outside.prefix(5))")
+        #expect(report.passes(at: .exact), "\(report.strategies.map { "\($0.strategy) \($0.level)" })")
+        for strategy in report.strategies {
+            let notChecked = strategy.profile.notChecked(strategy: strategy.strategy)
+            #expect(notChecked.contains("CORE-10 time going backwards (monotonic clock)"))
+            #expect(notChecked.contains("CORE-12 reset"))
+            #expect(strategy.skipped.contains { $0.outsideProfile && $0.skippedBecause == "time goes backwards (the profile's clock is monotonic)" })
+            #expect(strategy.randomTraces.count == 10)
+        }
+    }
+
+    @Test("CONF-11 A strategy stops after three consecutive cases in which the implementation crashed")
+    func consecutiveCrashesStop() throws {
+        struct Crashes: ConformanceSubject {
+            var name: String { "crashes" }
+            var strategies: Set<String> { [GCRA.identifier] }
+            func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<Int> {
+                throw SubjectFailure("exit status 3", kind: .crashed)
+            }
+            func apply(_ event: ConformanceEvent, to limiter: inout Int, at now: Int64) -> RateLimitResult { .neverAllowed }
+        }
+        let report = try run(Crashes(), ConformanceOptions(randomTraces: 100))
+        let strategy = try #require(report.strategies.first { $0.strategy == GCRA.identifier })
+        #expect(strategy.level == .failed)
+        #expect(strategy.outcomes.count == 3)
+        #expect(strategy.stoppedBecause?.hasPrefix("stopped after 3 consecutive cases in which the implementation crashed; ") == true)
     }
 
     @Test("Unsupported strategies and configurations are skipped with their reason, not failed")
@@ -107,19 +343,24 @@ struct ConformanceSuiteTests {
         let bucket = try #require(report.strategies.first { $0.strategy == TokenBucket.identifier })
         #expect(bucket.level == .exact)
         #expect(!bucket.skipped.isEmpty)
-        #expect(bucket.skipped.allSatisfy { $0.skippedBecause == "periods must be multiples of 10 ns" })
+        #expect(bucket.skipped.allSatisfy { $0.skippedBecause == "periods must be multiples of 10 ns" && !$0.outsideProfile })
         #expect(report.strategies.filter { $0.level == .skipped }.count == 8)
         #expect(report.passes(at: .exact))
     }
 
-    @Test("A configuration the Spec refuses must be refused (CORE-3)")
+    @Test("CONF-8 CORE-3 Accepting a configuration the Spec refuses fails validation, reported under CORE-3, not as an over-admission")
     func refusalsChecked() throws {
         var bug = PlantedBug { _, result in result }
         bug.acceptsEverything = true
         let report = try run(bug, ConformanceOptions(strategies: [FixedWindow.identifier]))
-        let refusal = try #require(report.strategies.first?.outcomes.first { $0.id == "fixed-window/refuse-zero-limit" })
-        #expect(refusal.level == .failed)
-        #expect(refusal.firstViolation?.safetyViolation == "accepted a configuration the Spec refuses")
+        let strategy = try #require(report.strategies.first)
+        #expect(strategy.level == .exact, "admissions are a verdict of their own")
+        #expect(strategy.validation == .failed)
+        #expect(!report.passes(at: .safety))
+        let refusal = try #require(strategy.refusals.first { $0.id == "fixed-window/refuse-zero-limit" })
+        #expect(refusal.failure?.kind == .acceptedBadConfiguration)
+        #expect(refusal.failure?.cause.clause == "CORE-3")
+        #expect(strategy.groups.map(\.cause.clause) == ["CORE-3"])
     }
 
     @Test("--case filters by id or by prefix")
@@ -127,7 +368,7 @@ struct ConformanceSuiteTests {
         let one = try run(ReferenceSubject(), ConformanceOptions(cases: ["gcra/boundary-conforms"]))
         #expect(one.strategies.flatMap(\.outcomes).map(\.id) == ["gcra/boundary-conforms"])
         let refusals = try run(ReferenceSubject(), ConformanceOptions(strategies: [GCRA.identifier], cases: ["gcra/refuse-zero-burst", "gcra/random-1"]))
-        #expect(refusals.strategies.first?.outcomes.count == 2)
+        #expect((refusals.strategies.first?.outcomes.count ?? 0) + (refusals.strategies.first?.refusals.count ?? 0) == 2)
     }
 
     @Test("Random traces find an edge bug the vectors were not written for, and shrink it to a minimal trace")
@@ -136,14 +377,77 @@ struct ConformanceSuiteTests {
         let report = try run(edge, ConformanceOptions(strategies: [FixedWindow.identifier], randomTraces: 200, randomSteps: 60, seed: 11))
         let strategy = try #require(report.strategies.first)
         let shrunk = try #require(strategy.shrunk, "200 random traces did not find the planted edge bug")
-        #expect(shrunk.trace.steps.count <= 3, "shrunk to \(shrunk.trace.steps.count) steps:\n\(shrunk.table)")
-        #expect(shrunk.table.contains("<- differs"))
+        #expect(shrunk.trace.steps.count <= 3, "shrunk to \(shrunk.trace.steps.count) steps:\n\(shrunk.lines.joined(separator: "\n"))")
+        #expect(shrunk.lines.contains { $0.contains("<- here") })
+        #expect(shrunk.outcome.primary?.cause.clause == "FW-3", "\(String(describing: shrunk.outcome.primary))")
         // The shrunk trace, as a vector file, replays: the reference passes it and the bug fails it.
         let file = try VectorFile(json: try JSONValue(parsing: shrunk.vectorFile.json.prettyText))
         var reference = ReferenceSubject()
         #expect(try ConformanceSuite.run(&reference, vectors: [file], options: ConformanceOptions(strategies: [FixedWindow.identifier])).passes(at: .exact))
         var again = edge
         #expect(!(try ConformanceSuite.run(&again, vectors: [file], options: ConformanceOptions(strategies: [FixedWindow.identifier])).passes(at: .exact)))
+    }
+
+    @Test("Shrinking keeps the most severe kind: an over-admission does not shrink into a retry-after 1 ns short")
+    func shrinkingKeepsTheKind() throws {
+        // Every retry-after 1 ns short, and an over-admission when a bucket's whole capacity is
+        // asked for and refused: the over-admission is the failure to shrink.
+        let bug = PlantedBug(mutate: { event, result, _ in
+            switch (event, result) {
+            case (.acquire(let permits), .rejected) where permits == 3: .allowed(remaining: 0)
+            case (_, .rejected(let wait)) where wait > 1: .rejected(retryAfterNanoseconds: wait - 1)
+            default: result
+            }
+        })
+        let options = ConformanceOptions(strategies: [TokenBucket.identifier], cases: [], randomTraces: 60, randomSteps: 60, seed: 2)
+        let strategy = try #require(try run(bug, options).strategies.first)
+        #expect(strategy.randomTraces.contains { $0.primary?.kind == .earlyRetry }, "the seed must also find the milder kind")
+        let shrunk = try #require(strategy.shrunk)
+        #expect(shrunk.original.primary?.kind == .overAdmission)
+        #expect(shrunk.outcome.primary?.kind == .overAdmission, "\(shrunk.lines.joined(separator: "\n"))")
+    }
+
+    @Test("CONF-10 CORE-10 Go's re-grant after time went back is found under CORE-10 by experiment, not by the step alone")
+    func causeByExperiment() throws {
+        let report = try run(GoLikeBucket(), ConformanceOptions(strategies: [TokenBucket.identifier], cases: ["token-bucket/go-backward-time"]))
+        let outcome = try #require(report.strategies.first?.outcomes.first)
+        #expect(outcome.level == .failed)
+        #expect(outcome.failure?.cause == FindingCause("CORE-10", "time going backwards"), "\(outcome.findings.map(ConformanceReport.describe))")
+        // Without the experiment, the failing step shows only a retry-after or an admission.
+        #expect(outcome.findings.dropLast().allSatisfy { $0.cause.clause != "CORE-10" })
+    }
+}
+
+/// A token bucket with Go x/time/rate's handling of time (rate.go, `advance`): an instant
+/// earlier than `last` becomes `last`, so the time between them is counted again later. Only
+/// acquires, which is all the story it runs has. Tokens are kept in units of 1/P of a permit.
+struct GoLikeBucket: ConformanceSubject {
+    var name: String { "go-like bucket" }
+    var strategies: Set<String> { [TokenBucket.identifier] }
+
+    struct Limiter {
+        var capacity: Int64, permits: Int64, period: Int64
+        var units: Int64
+        var last: Int64
+    }
+
+    func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<Limiter> {
+        guard case .tokenBucket(let bucket)? = request.configuration else { return .unsupported(reason: "token buckets only") }
+        return .created(Limiter(
+            capacity: bucket.capacity, permits: bucket.permitsPerPeriod, period: bucket.periodNanoseconds,
+            units: bucket.initialTokens * bucket.periodNanoseconds, last: now))
+    }
+
+    func apply(_ event: ConformanceEvent, to limiter: inout Limiter, at now: Int64) -> RateLimitResult {
+        guard case .acquire(let n) = event, n > 0 else { return .invalid(RateLimitInputError(field: "event", value: nil, problem: .notSupported)) }
+        let last = min(limiter.last, now)  // Go: if t.Before(last) { last = t }
+        let units = min(limiter.capacity * limiter.period, limiter.units + (now - last) * limiter.permits)
+        guard units >= n * limiter.period else {
+            let missing = n * limiter.period - units
+            return .rejected(retryAfterNanoseconds: (missing + limiter.permits - 1) / limiter.permits)
+        }
+        (limiter.units, limiter.last) = (units - n * limiter.period, now)
+        return .allowed(remaining: limiter.units / limiter.period)
     }
 }
 
@@ -184,7 +488,8 @@ struct EdgeBug: ConformanceSubject {
         case .reset: (limiter.index, limiter.used) = (index, 0); return .allowed(remaining: limiter.limit)
         case .reconfigure(let configuration):
             guard case .fixedWindow(let window) = configuration else { return .neverAllowed }
-            (limiter.limit, limiter.window, limiter.index, limiter.used) = (window.limit, window.windowNanoseconds, index, used)
+            (limiter.index, limiter.used) = (index, used)
+            (limiter.limit, limiter.window) = (window.limit, window.windowNanoseconds)
             return .allowed(remaining: max(0, window.limit - used))
         }
     }

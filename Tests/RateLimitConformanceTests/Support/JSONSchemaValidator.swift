@@ -1,8 +1,8 @@
 import RateLimitConformance
 
 /// The subset of JSON Schema (draft 2020-12) the Spec's schemas use: `type`, `const`, `enum`,
-/// `properties`, `required`, `additionalProperties`, `minProperties`, `items`, `minItems`,
-/// `minimum`, `maximum`, `minLength`, `oneOf`, and `$ref` to `#/$defs/...` or to another file's
+/// `properties`, `required`, `additionalProperties`, `propertyNames`, `minProperties`, `items`,
+/// `minItems`, `uniqueItems`, `minimum`, `maximum`, `minLength`, `oneOf`, and `$ref` to `#/$defs/...` or to another file's
 /// `$defs` (`vectors/schema.json#/$defs/...`). A keyword it does not know makes validation fail,
 /// so a schema can never silently check less than it says.
 struct JSONSchemaValidator {
@@ -24,7 +24,8 @@ struct JSONSchemaValidator {
 
     private static let known: Set<String> = [
         "$schema", "$id", "title", "description", "$defs", "type", "const", "enum", "properties", "required",
-        "additionalProperties", "minProperties", "items", "minItems", "minimum", "maximum", "minLength", "oneOf", "$ref",
+        "additionalProperties", "propertyNames", "minProperties", "items", "minItems", "uniqueItems", "minimum", "maximum",
+        "minLength", "oneOf", "$ref",
     ]
 
     private func resolve(_ reference: String, from document: String) -> (JSONValue, String)? {
@@ -64,6 +65,7 @@ struct JSONSchemaValidator {
         }
         if case .array(let items) = value {
             if let minimum = schema["minItems"]?.int64, items.count < minimum { found.append("\(path): fewer than \(minimum) items") }
+            if schema["uniqueItems"] == .bool(true), Set(items).count != items.count { found.append("\(path): items repeat") }
             if let itemSchema = schema["items"] {
                 for (index, item) in items.enumerated() {
                     validate(item, against: itemSchema, document: document, path: "\(path)[\(index)]", into: &found)
@@ -76,6 +78,9 @@ struct JSONSchemaValidator {
                 found.append("\(path): missing \(name)")
             }
             let properties = schema["properties"]
+            if let names = schema["propertyNames"] {
+                for (name, _) in members { validate(.string(name), against: names, document: document, path: "\(path) name \(name)", into: &found) }
+            }
             for (name, member) in members {
                 if let propertySchema = properties?[name] {
                     validate(member, against: propertySchema, document: document, path: "\(path).\(name)", into: &found)

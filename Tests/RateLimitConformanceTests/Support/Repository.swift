@@ -47,9 +47,11 @@ struct CommandRun {
 /// `limit` seconds so that a hang fails the test instead of stalling it. It suspends instead of
 /// blocking: Swift Testing runs tests on the cooperative pool (two threads on a 2-core machine),
 /// and a thread blocked for a command's minute starved the adapter tests' tasks of the other.
-func runCommand(_ arguments: [String], limit: Double = 120, environment: [String: String] = [:]) async throws -> CommandRun {
+func runCommand(
+    _ arguments: [String], limit: Double = 120, environment: [String: String] = [:], executable: String = Repository.command
+) async throws -> CommandRun {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: Repository.command)
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.currentDirectoryURL = Repository.root
     var variables = ProcessInfo.processInfo.environment

@@ -1,0 +1,238 @@
+import RateLimitCore
+
+/// What an implementation declares about itself for one strategy (Spec/protocol.md, "Profiles";
+/// CONF-7): the resolution and the end of its clock, whether that clock can go back, the events it
+/// can express, the tolerance its arithmetic needs. The harness generates every case within the
+/// profile, skips the vector cases that lie outside it, and reports what it therefore did not check.
+public struct ImplementationProfile: Hashable, Sendable {
+    /// An event an implementation may lack. `acquire(1)` is always required, and `release` on
+    /// the concurrency limiter (which is meaningless without it).
+    public enum Event: String, CaseIterable, Hashable, Sendable, Comparable {
+        /// `acquire(n)` with `n > 1` (CORE-4).
+        case weighted
+        /// `acquire(0)`, the query (CORE-9).
+        case query
+        /// Events the Spec answers `invalid`: negative permits, a release without permits held (CORE-9, CORE-11).
+        case invalid
+        /// `reset` (CORE-12).
+        case reset
+        /// `reconfigure` (CORE-13).
+        case reconfigure
+
+        public static func < (lhs: Event, rhs: Event) -> Bool { allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)! }
+    }
+
+    /// The resolution of the implementation's clock: every instant and every span of a
+    /// configuration the harness sends is a whole multiple of it.
+    public var timeUnitNanoseconds: Int64 = 1
+    /// The last instant the implementation can represent exactly (a `Double` of microseconds is
+    /// exact up to 2^53 µs); the harness sends no instant after it.
+    public var largestInstantNanoseconds: Int64 = .max
+    /// The implementation reads a clock that never goes back: the harness never sends a `now`
+    /// earlier than one it sent before to the same limiter (CORE-10 is not checked).
+    public var monotonic = false
+    /// The events it can express beyond `acquire(1)`.
+    public var events: Set<Event> = Set(Event.allCases)
+    /// How far, in nanoseconds, its answers may stray from the Spec's (CONF-6).
+    public var toleranceNanoseconds: Int64 = 0
+    /// Whether it refuses the configurations the Spec refuses (CORE-3); when not, the refusal
+    /// cases are not run.
+    public var validatesConfigurations = true
+    /// Its state begins at its first event, not at `create`: the harness sends `create` at the
+    /// instant of the first event.
+    public var createdAtFirstEvent = false
+
+    /// The Spec's own profile: nanoseconds, the whole timeline, every event, no tolerance.
+    public static let full = ImplementationProfile()
+
+    public init(
+        timeUnitNanoseconds: Int64 = 1, largestInstantNanoseconds: Int64 = .max, monotonic: Bool = false,
+        events: Set<Event> = Set(Event.allCases), toleranceNanoseconds: Int64 = 0, validatesConfigurations: Bool = true,
+        createdAtFirstEvent: Bool = false
+    ) {
+        self.timeUnitNanoseconds = timeUnitNanoseconds
+        self.largestInstantNanoseconds = largestInstantNanoseconds
+        self.monotonic = monotonic
+        self.events = events
+        self.toleranceNanoseconds = toleranceNanoseconds
+        self.validatesConfigurations = validatesConfigurations
+        self.createdAtFirstEvent = createdAtFirstEvent
+    }
+
+    static let keys = [
+        "timeUnitNanoseconds", "largestInstantNanoseconds", "monotonic", "events", "toleranceNanoseconds", "validation",
+        "createdAtFirstEvent",
+    ]
+
+    /// Reads a profile as a `hello` of protocol 2 declares it; every member is optional.
+    public init(json: JSONValue) throws(ConformanceFormatError) {
+        guard case .object = json else { throw ConformanceFormatError("a profile must be an object") }
+        if let unknown = json.keys.first(where: { !Self.keys.contains($0) }) {
+            throw ConformanceFormatError("unknown profile member \"\(unknown)\" (known: \(Self.keys.joined(separator: ", ")))")
+        }
+        func integer(_ key: String, atLeast minimum: Int64) throws(ConformanceFormatError) -> Int64? {
+            guard let value = json[key] else { return nil }
+            guard let number = value.int64, number >= minimum else {
+                throw ConformanceFormatError("profile member \"\(key)\" must be an integer ≥ \(minimum), got \(value.compactText)")
+            }
+            return number
+        }
+        func flag(_ key: String) throws(ConformanceFormatError) -> Bool? {
+            guard let value = json[key] else { return nil }
+            guard let flag = value.bool else { throw ConformanceFormatError("profile member \"\(key)\" must be true or false") }
+            return flag
+        }
+        timeUnitNanoseconds = try integer("timeUnitNanoseconds", atLeast: 1) ?? 1
+        largestInstantNanoseconds = try integer("largestInstantNanoseconds", atLeast: timeUnitNanoseconds) ?? .max
+        toleranceNanoseconds = try integer("toleranceNanoseconds", atLeast: 0) ?? 0
+        monotonic = try flag("monotonic") ?? false
+        validatesConfigurations = try flag("validation") ?? true
+        createdAtFirstEvent = try flag("createdAtFirstEvent") ?? false
+        if let list = json["events"] {
+            guard let items = list.array else { throw ConformanceFormatError("profile member \"events\" must be an array of strings") }
+            var events: Set<Event> = []
+            for item in items {
+                guard let name = item.string, let event = Event(rawValue: name) else {
+                    throw ConformanceFormatError(
+                        "unknown event \(item.compactText) in a profile (known: \(Event.allCases.map(\.rawValue).joined(separator: ", ")))")
+                }
+                events.insert(event)
+            }
+            self.events = events
+        }
+    }
+
+    /// The profile as a `hello` writes it, every member present.
+    public var json: JSONValue {
+        .object([
+            ("timeUnitNanoseconds", .integer(timeUnitNanoseconds)), ("largestInstantNanoseconds", .integer(largestInstantNanoseconds)),
+            ("monotonic", .bool(monotonic)), ("events", .array(events.sorted().map { .string($0.rawValue) })),
+            ("toleranceNanoseconds", .integer(toleranceNanoseconds)), ("validation", .bool(validatesConfigurations)),
+            ("createdAtFirstEvent", .bool(createdAtFirstEvent)),
+        ])
+    }
+
+    /// What the Spec requires and this profile keeps the harness from checking, one line each,
+    /// naming the clause (CONF-7).
+    public func notChecked(strategy: String) -> [String] {
+        let prefix = StrategyConfiguration.clausePrefixes[strategy] ?? strategy
+        var lines: [String] = []
+        if timeUnitNanoseconds > 1 {
+            lines.append("CORE-1 instants and spans finer than the profile's unit of \(timeUnitNanoseconds) ns")
+        }
+        if largestInstantNanoseconds < .max {
+            lines.append("CORE-7 instants after \(largestInstantNanoseconds) ns, the profile's largest instant, and the end of the timeline")
+        }
+        if monotonic { lines.append("CORE-10 time going backwards (monotonic clock)") }
+        if !events.contains(.weighted) { lines.append("CORE-4 weighted acquires (acquire(n) with n > 1)") }
+        if !events.contains(.query) { lines.append("CORE-9 acquire(0) as a query") }
+        if !events.contains(.invalid) { lines.append("CORE-9, CORE-11 invalid events (negative permits, releases the Spec refuses)") }
+        if !events.contains(.reset) { lines.append("CORE-12 reset") }
+        if !events.contains(.reconfigure) { lines.append("CORE-13 reconfigure") }
+        if !validatesConfigurations { lines.append("CORE-3 refusing bad configurations") }
+        if createdAtFirstEvent { lines.append("\(prefix)-2 the state between create and the first event") }
+        return lines
+    }
+
+    /// Whether `event` is one the profile can express, given the Spec's answer to it.
+    func allows(_ event: ConformanceEvent, specAnswer: RateLimitResult) -> String? {
+        if specAnswer.isInvalid, !events.contains(.invalid) { return "an invalid event (the profile has none)" }
+        switch event {
+        case .acquire(let permits) where permits > 1: return events.contains(.weighted) ? nil : "a weighted acquire (the profile has none)"
+        case .acquire(0): return events.contains(.query) ? nil : "acquire(0) (the profile has no query)"
+        case .acquire, .release: return nil
+        case .reset: return events.contains(.reset) ? nil : "a reset (the profile has none)"
+        case .reconfigure: return events.contains(.reconfigure) ? nil : "a reconfigure (the profile has none)"
+        }
+    }
+
+    /// A vector story (`trace`, with the Spec's `answers`) as run against this profile: the same
+    /// trace, a transformed one (created at its first event, scaled to the unit), or the reason it
+    /// lies outside the profile (CONF-7).
+    func adapt(_ trace: Trace, answers: [RateLimitResult]) -> Adaptation {
+        for (step, answer) in zip(trace.steps, answers) {
+            if let reason = allows(step.event, specAnswer: answer) { return .outside("uses \(reason)") }
+        }
+        var adapted = trace
+        if createdAtFirstEvent, let first = trace.steps.first, first.now != trace.createdAt { adapted.createdAt = first.now }
+        if monotonic {
+            var latest = adapted.createdAt
+            for step in adapted.steps {
+                if step.now < latest { return .outside("time goes backwards (the profile's clock is monotonic)") }
+                latest = step.now
+            }
+        }
+        if timeUnitNanoseconds > 1 {
+            guard let scaled = adapted.scaled(by: timeUnitNanoseconds) else {
+                return .outside("does not fit the timeline when scaled to the profile's unit of \(timeUnitNanoseconds) ns")
+            }
+            adapted = scaled
+        }
+        if let late = ([adapted.createdAt] + adapted.steps.map(\.now)).first(where: { $0 > largestInstantNanoseconds }) {
+            return .outside("reaches \(late) ns, after the profile's largest instant")
+        }
+        return adapted == trace ? .unchanged : .transformed(adapted)
+    }
+
+    /// Whether a trace lies within the profile as it is (the shrinker's candidates): instants on
+    /// the unit, up to the largest instant, never backwards on a monotonic clock, spans on the
+    /// unit, only events the profile has, created at the first event when it must be.
+    func contains(_ trace: Trace, answers: [RateLimitResult]) -> Bool {
+        for (step, answer) in zip(trace.steps, answers) where allows(step.event, specAnswer: answer) != nil { return false }
+        if createdAtFirstEvent, let first = trace.steps.first, first.now != trace.createdAt { return false }
+        var latest = trace.createdAt
+        for instant in [trace.createdAt] + trace.steps.map(\.now) {
+            if instant % timeUnitNanoseconds != 0 || instant > largestInstantNanoseconds || (monotonic && instant < latest) { return false }
+            latest = max(latest, instant)
+        }
+        var configurations = [trace.configuration]
+        for step in trace.steps { if case .reconfigure(let replacement) = step.event { configurations.append(replacement) } }
+        return configurations.allSatisfy { $0.fields.allSatisfy { !$0.name.hasSuffix("Nanoseconds") || $0.value % timeUnitNanoseconds == 0 } }
+    }
+
+    enum Adaptation: Equatable {
+        case unchanged
+        case transformed(Trace)
+        case outside(String)
+    }
+}
+
+extension Trace {
+    /// The trace with every instant and every span of its configurations multiplied by `unit`, or
+    /// `nil` when a product leaves the timeline or a scaled configuration is one the Spec refuses.
+    public func scaled(by unit: Int64) -> Trace? {
+        guard unit != 1 else { return self }
+        func scale(_ instant: Int64) -> Int64? {
+            let (product, overflow) = instant.multipliedReportingOverflow(by: unit)
+            return overflow ? nil : product
+        }
+        guard let createdAt = scale(createdAt), let configuration = configuration.scaled(by: unit) else { return nil }
+        var steps: [TraceStep] = []
+        for step in self.steps {
+            guard let now = scale(step.now) else { return nil }
+            var event = step.event
+            if case .reconfigure(let replacement) = step.event {
+                guard let scaled = replacement.scaled(by: unit) else { return nil }
+                event = .reconfigure(scaled)
+            }
+            steps.append(TraceStep(now: now, event: event))
+        }
+        return Trace(configuration: configuration, createdAt: createdAt, steps: steps)
+    }
+}
+
+extension AnyRateLimitStrategy {
+    /// The configuration with each span (every field ending in `Nanoseconds`) multiplied by
+    /// `unit`, or `nil` when a product overflows or the Spec refuses the result.
+    public func scaled(by unit: Int64) -> AnyRateLimitStrategy? {
+        guard unit != 1 else { return self }
+        var members: [(String, JSONValue)] = []
+        for (name, value) in fields {
+            guard name.hasSuffix("Nanoseconds") else { members.append((name, .integer(value))); continue }
+            let (product, overflow) = value.multipliedReportingOverflow(by: unit)
+            guard !overflow else { return nil }
+            members.append((name, .integer(product)))
+        }
+        return try? AnyRateLimitStrategy(strategy: kind, json: .object(members))
+    }
+}

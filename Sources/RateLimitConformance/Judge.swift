@@ -1,0 +1,277 @@
+import RateLimitCore
+
+/// Judges an implementation's answers, step by step, against the Spec given the implementation's
+/// own history (Spec/vectors/README.md, CONF-1 to CONF-6).
+///
+/// The judge keeps a *shadow*: the reference model fed the events the implementation applied,
+/// as the implementation applied them (an admitted acquire is taken, a refused one is not, an
+/// admission within the tolerance is taken at the Spec's admission instant). Each answer is
+/// compared with the shadow's answer to the same event at the same instant, so a conservative
+/// step is not held against every later one, and a looser one is caught where it happens.
+struct Judge {
+    /// The tolerance T (CONF-6) and the largest instant of the implementation's profile.
+    let tolerance: Int64
+    let largestInstant: Int64
+    private(set) var shadow: ReferenceLimiter
+    /// The shadow's configuration (a reconfigure the implementation applied replaces it).
+    private(set) var configuration: StrategyConfiguration
+    /// The implementation's last answer when it refused an acquire with a retry-after: the
+    /// promise CONF-5 holds it to at the next step.
+    private var promise: (step: Int, permits: Int64, now: Int64, retryAfter: Int64)?
+
+    init(configuration: StrategyConfiguration, createdAt: Int64, profile: ImplementationProfile, tolerance: Int64) {
+        self.tolerance = tolerance
+        largestInstant = profile.largestInstantNanoseconds
+        shadow = ReferenceLimiter(configuration, at: .generated(createdAt))
+        self.configuration = configuration
+    }
+
+    /// The verdict on one step.
+    struct Verdict {
+        /// The Spec's answer given the implementation's history.
+        var expected: RateLimitResult
+        /// Set when the answer is not the Spec's (and not within the tolerance of it).
+        var kind: FindingKind?
+        var explanation: String?
+        var severity = FindingSeverity()
+        /// The instant at which the Spec admits the step's acquire (for the cause).
+        var specAdmission: Int64?
+        /// The answer differs from the Spec's but lies within the tolerance.
+        var withinTolerance = false
+        /// The implementation refused again after its own retry-after (CONF-5).
+        var brokenPromise = false
+    }
+
+    /// Judges answer `got` to `event` at step `step` (1-based), then moves the shadow on as the
+    /// implementation did (CONF-2).
+    mutating func judge(step: Int, _ event: ConformanceEvent, at now: Int64, got: RateLimitResult) -> Verdict {
+        let spec = shadow.probe(event, at: .generated(now))
+        var verdict = Verdict(expected: spec)
+        defer { if verdict.kind?.failsSafety != true { advance(step: step, event, at: now, got: got, spec: spec, verdict: verdict) } }
+        if let problem = Self.malformation(got, to: event, at: now) {
+            (verdict.kind, verdict.explanation) = (.malformed, problem)
+            return verdict
+        }
+        guard got.comparable != spec.comparable else { return verdict }
+        switch event {
+        case .acquire(let permits) where permits > 0: judgeAcquire(permits, step: step, at: now, got: got, spec: spec, into: &verdict)
+        case .acquire, .release, .reset, .reconfigure: judgeOther(event, at: now, got: got, spec: spec, into: &verdict)
+        }
+        if verdict.kind == nil, !verdict.withinTolerance { verdict.kind = .difference }
+        return verdict
+    }
+
+    // MARK: CONF-1 well-formed answers
+
+    /// How `got` breaks CORE-5 (or the protocol's schema), if it does.
+    static func malformation(_ got: RateLimitResult, to event: ConformanceEvent, at now: Int64) -> String? {
+        switch got {
+        case .allowed(let remaining) where remaining < 0: return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)"
+        case .delayed(let wait, _) where wait < 1: return "a delayed answer waits \(wait) ns (CORE-5: wait ≥ 1)"
+        case .delayed(_, let remaining) where remaining < 0: return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)"
+        case .rejected(let retryAfter) where retryAfter < 1: return "retry-after \(retryAfter) ns (CORE-5: retry-after ≥ 1)"
+        case .rejected(let retryAfter) where retryAfter > Int64.max - now:
+            return "now + retry-after passes the end of the timeline (CORE-5: now + retry-after ≤ \(Int64.max)); the Spec answers neverAllowed there"
+        case .rejectedUntilRelease(let shortfall) where shortfall < 1: return "shortfall \(shortfall) (CORE-5: shortfall ≥ 1)"
+        default: break
+        }
+        switch (event, got) {
+        case (.acquire, _), (_, .allowed), (_, .invalid): return nil
+        case (.release, _): return "a release is answered allowed or invalid (CORE-5), not \(got.brief)"
+        case (.reset, _): return "a reset is answered allowed (CORE-5), not \(got.brief)"
+        case (.reconfigure, _): return "a reconfigure is answered allowed or invalid (CORE-5), not \(got.brief)"
+        }
+    }
+
+    // MARK: CONF-4 safety, CONF-5 liveness, CONF-6 tolerance: acquire(n), n ≥ 1
+
+    private func judgeAcquire(_ permits: Int64, step: Int, at now: Int64, got: RateLimitResult, spec: RateLimitResult, into verdict: inout Verdict) {
+        let bound = Self.saturating(tolerance, Self.quantum(configuration))
+        // When the Spec admits the acquire, and when the admitted request starts (its schedule).
+        let admission: Int64?
+        switch spec {
+        case .allowed, .delayed: admission = now
+        case .rejected(let retryAfter): admission = now + retryAfter
+        case .rejectedUntilRelease, .neverAllowed, .invalid: admission = nil
+        }
+        verdict.specAdmission = admission
+        let specStart = admission.map { start(of: shadow.probe(.acquire(permits), at: .generated($0)), at: $0) }
+
+        if let previous = promise, step == previous.step + 1, permits <= previous.permits,
+           now >= Self.saturating(Self.saturating(previous.now, previous.retryAfter), tolerance), !got.isAdmitted {
+            verdict.kind = .liveness
+            verdict.brokenPromise = true
+            verdict.explanation = "refused again at \(now) ns, although its retry-after at step \(previous.step) promised admission from \(previous.now + previous.retryAfter) ns (CORE-7)"
+            return
+        }
+        switch got {
+        case .allowed, .delayed:
+            let gotStart = start(of: got, at: now)
+            guard let admission, let specStart else {
+                verdict.kind = .overAdmission
+                verdict.severity.permitsOver = permits
+                verdict.explanation = "admitted acquire(\(permits)) where the Spec answers \(spec.brief)"
+                if case .rejectedUntilRelease(let shortfall) = spec { verdict.severity.permitsOver = min(permits, shortfall) }
+                return
+            }
+            if admission > Self.saturating(now, tolerance) {
+                verdict.kind = .overAdmission
+                verdict.severity = FindingSeverity(permitsOver: permits, nanosecondsEarly: admission - now)
+                verdict.explanation = "admitted acquire(\(permits)) \(admission - now) ns before the Spec would (\(spec.brief))"
+                return
+            }
+            if gotStart < specStart - min(tolerance, specStart) {
+                verdict.kind = .earlyRetry
+                verdict.severity.nanosecondsEarly = specStart - gotStart
+                verdict.explanation = "starts \(specStart - gotStart) ns earlier than the Spec's schedule"
+                return
+            }
+            if let remaining = got.remaining, let allowed = remainingBound(.acquire(permits), at: now, upper: true), remaining > allowed {
+                verdict.kind = .overPromise
+                verdict.severity.permitsOver = remaining - allowed
+                verdict.explanation = "promises \(remaining) remaining where the Spec allows \(allowed)"
+                return
+            }
+            if gotStart > Self.saturating(specStart, bound) {
+                verdict.kind = .liveness
+                verdict.severity.nanosecondsLate = gotStart - specStart
+                verdict.explanation = "starts \(gotStart - specStart) ns after the Spec's schedule, beyond the liveness bound of \(bound) ns"
+                return
+            }
+            let lower = remainingBound(.acquire(permits), at: now, upper: false) ?? 0
+            verdict.withinTolerance = tolerance > 0 && abs(gotStart - specStart) <= tolerance
+                && (got.remaining.map { $0 >= lower } ?? false)
+            if !verdict.withinTolerance, gotStart > specStart { verdict.severity.nanosecondsLate = gotStart - specStart }
+        case .rejected(let retryAfter):
+            let retry = now + retryAfter
+            if spec == .neverAllowed {
+                verdict.kind = .retryForever
+                verdict.explanation = "retry-after \(retryAfter) ns where the Spec never admits this acquire (CORE-7): a caller would retry forever"
+                return
+            }
+            guard let admission, let specStart else { return }
+            if retry < admission - min(tolerance, admission) {
+                verdict.kind = .earlyRetry
+                verdict.severity.nanosecondsEarly = admission - retry
+                verdict.explanation = "retry-after \(retryAfter) ns is \(admission - retry) ns shorter than the Spec's (\(spec.brief))"
+                return
+            }
+            if retry > Self.saturating(specStart, bound) {
+                verdict.kind = .liveness
+                verdict.severity.nanosecondsLate = retry - specStart
+                verdict.explanation = "retry-after \(retryAfter) ns reaches \(retry - specStart) ns past the Spec's admission (\(spec.brief)), beyond the liveness bound of \(bound) ns"
+                return
+            }
+            verdict.withinTolerance = tolerance > 0 && abs(retry - admission) <= tolerance
+            if !verdict.withinTolerance, retry > admission { verdict.severity.nanosecondsLate = retry - admission }
+        case .rejectedUntilRelease:
+            if spec == .neverAllowed {
+                verdict.kind = .retryForever
+                verdict.explanation = "waits for releases where the Spec never admits this acquire (CORE-7)"
+            } else if let admission {
+                verdict.kind = .liveness
+                verdict.explanation = admission == now
+                    ? "waits for a release where the Spec admits the acquire now" : "waits for a release where time alone admits it at \(admission) ns"
+            }
+        case .neverAllowed:
+            if let admission, admission <= largestInstant {
+                verdict.kind = .liveness
+                verdict.explanation = "never allowed, where the Spec admits it at \(admission) ns (\(spec.brief))"
+            } else if case .rejectedUntilRelease = spec {
+                verdict.kind = .liveness
+                verdict.explanation = "never allowed, where releases would admit it (\(spec.brief))"
+            } else if admission != nil {
+                verdict.withinTolerance = true  // admitted only after the profile's largest instant
+            }
+        case .invalid:
+            if admission != nil || spec.isRejectedUntilRelease {
+                verdict.kind = .liveness
+                verdict.explanation = "refuses a valid acquire(\(permits)) as invalid, where the Spec answers \(spec.brief)"
+            }
+        }
+    }
+
+    // MARK: The query, bad input, release, reset and reconfigure
+
+    private func judgeOther(_ event: ConformanceEvent, at now: Int64, got: RateLimitResult, spec: RateLimitResult, into verdict: inout Verdict) {
+        if spec.isInvalid, got.isAdmitted {
+            verdict.kind = .overAdmission
+            verdict.explanation = "applied \(event.description), which the Spec refuses as invalid (\(spec.brief))"
+            return
+        }
+        guard let remaining = got.remaining, spec.remaining != nil else { return }
+        if let allowed = remainingBound(event, at: now, upper: true), remaining > allowed {
+            verdict.kind = .overPromise
+            verdict.severity.permitsOver = remaining - allowed
+            verdict.explanation = "promises \(remaining) remaining where the Spec allows \(allowed)"
+            return
+        }
+        if tolerance > 0, let lower = remainingBound(event, at: now, upper: false), remaining >= lower, case .allowed = got {
+            verdict.withinTolerance = true
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The Spec's `remaining` after `event` at `now + T` (upper; `nil` when the Spec does not
+    /// admit the event then) or at `now − T` (lower; 0 when it does not admit it then): both are
+    /// the Spec's own `remaining` when T = 0 (CONF-6).
+    private func remainingBound(_ event: ConformanceEvent, at now: Int64, upper: Bool) -> Int64? {
+        let instant = upper ? Self.saturating(now, tolerance) : now - min(tolerance, now)
+        let remaining = shadow.probe(event, at: .generated(instant)).remaining
+        return upper ? remaining : remaining ?? 0
+    }
+
+    /// When an admitted request starts: now, or after its wait.
+    private func start(of result: RateLimitResult, at now: Int64) -> Int64 {
+        if case .delayed(let wait, _) = result { return Self.saturating(now, wait) }
+        return now
+    }
+
+    /// Moves the shadow on as the implementation did (CONF-2), and remembers a retry-after as a
+    /// promise for the next step.
+    private mutating func advance(step: Int, _ event: ConformanceEvent, at now: Int64, got: RateLimitResult, spec: RateLimitResult, verdict: Verdict) {
+        promise = nil
+        switch event {
+        case .acquire(let permits) where permits > 0:
+            if got.isAdmitted {
+                // An admission within the tolerance is taken when the Spec would take it.
+                let instant = spec.isAdmitted ? now : max(now, verdict.specAdmission ?? now)
+                _ = shadow.apply(event, at: .generated(instant))
+            } else if case .rejected(let retryAfter) = got {
+                promise = (step, permits, now, retryAfter)
+            }
+        case .acquire:
+            break
+        case .release, .reset, .reconfigure:
+            guard case .allowed = got, case .allowed = spec else { return }
+            _ = shadow.apply(event, at: .generated(now))
+            if case .reconfigure(let replacement) = event { configuration = replacement }
+        }
+    }
+
+    /// The liveness quantum of CONF-5: the time the Spec takes to make one more permit available
+    /// (a window, an interval, an emission interval, a period per permit); 0 for the concurrency
+    /// limiter, which has no time.
+    static func quantum(_ configuration: StrategyConfiguration) -> Int64 {
+        func perPermit(_ period: Int64, _ permits: Int64) -> Int64 { period / permits + (period % permits == 0 ? 0 : 1) }
+        switch configuration {
+        case .tokenBucket(let s): return perPermit(s.periodNanoseconds, s.permitsPerPeriod)
+        case .intervalTokenBucket(let s): return s.intervalNanoseconds
+        case .gcra(let s): return s.emissionIntervalNanoseconds
+        case .fixedWindow(let s): return s.windowNanoseconds
+        case .slidingWindowLog(let s): return s.windowNanoseconds
+        case .slidingWindowCounter(let s): return s.windowNanoseconds
+        case .leakyBucketMeter(let s): return perPermit(s.periodNanoseconds, s.leakPermitsPerPeriod)
+        case .leakyBucketQueue(let s): return s.intervalNanoseconds
+        case .concurrency: return 0
+        }
+    }
+
+    /// `a + b` for non-negative values, saturated at `Int64.max`.
+    static func saturating(_ a: Int64, _ b: Int64) -> Int64 { a > Int64.max - b ? Int64.max : a + b }
+}
+
+extension RateLimitResult {
+    var isRejectedUntilRelease: Bool { if case .rejectedUntilRelease = self { true } else { false } }
+}

@@ -26,12 +26,13 @@ public protocol ConformanceSubject {
     /// Applies `event` to `limiter` at `now` and returns the implementation's answer.
     mutating func apply(_ event: ConformanceEvent, to limiter: inout Limiter, at now: Int64) throws(SubjectFailure) -> RateLimitResult
 
-    /// Called when a case is done with `limiter`, so that the implementation can free it.
-    mutating func finish(_ limiter: inout Limiter)
+    /// Called when a case is done with `limiter`, so that the implementation can free it; a
+    /// failure here (the implementation misbehaved) fails the case.
+    mutating func finish(_ limiter: inout Limiter) throws(SubjectFailure)
 }
 
 extension ConformanceSubject {
-    public mutating func finish(_ limiter: inout Limiter) {}
+    public mutating func finish(_ limiter: inout Limiter) throws(SubjectFailure) {}
     public func profile(for strategy: String) -> ImplementationProfile { .full }
 }
 

@@ -98,9 +98,9 @@ public struct CaseOutcome: Sendable {
     /// Steps whose answer differs from the Spec's only within the tolerance or past the
     /// profile's largest instant.
     public var withinTolerance = 0
-    /// Permits the implementation admitted, and the Spec admits on the same steps, leaving out the
-    /// admissions that failed (CONF-9); as `Double`, because random traces acquire up to
-    /// `Int64.max` permits at once.
+    /// Permits the implementation admitted, and the Spec admits on the same steps given the
+    /// implementation's history, leaving out the admissions that failed (CONF-9); as `Double`,
+    /// because random traces acquire up to `Int64.max` permits at once.
     public var admittedPermits: Double = 0
     public var specAdmittedPermits: Double = 0
     /// The implementation's answers and the Spec's (given its history), step by step; kept only
@@ -258,11 +258,13 @@ public struct ConformanceReport: Sendable {
     public var implementation: String
     public var strategies: [StrategyReport]
 
-    /// True when something ran and every strategy that ran reached `level` or better, for its
-    /// admissions and for its validation.
+    /// True when something ran and every strategy reached `level` or better in what ran of it:
+    /// its admissions, and its validation (CONF-3).
     public func passes(at level: ConformanceLevel) -> Bool {
-        let ran = strategies.filter { $0.level != .skipped }
-        return !ran.isEmpty && ran.allSatisfy { $0.level >= level && ($0.validation == .skipped || $0.validation >= level) }
+        let ran = strategies.filter { $0.level != .skipped || $0.validation != .skipped }
+        return !ran.isEmpty && ran.allSatisfy {
+            ($0.level == .skipped || $0.level >= level) && ($0.validation == .skipped || $0.validation >= level)
+        }
     }
 }
 
@@ -318,7 +320,7 @@ public enum ConformanceSuite {
                 guard let trace = TraceGenerator.trace(strategy, steps: options.randomSteps, profile: profile, using: &rng) else { break }
                 let id = "\(strategy)/random-seed-\(options.seed)-trace-\(index)"
                 tick(id)
-                var outcome = run.trace(trace, id: id, origin: .random(index: index), reference: referenceAnswers(trace), on: &subject)
+                var outcome = run.trace(trace, id: id, origin: .random(index: index), on: &subject)
                 if outcome.level == .exact { (outcome.answers, outcome.expected, outcome.trace) = ([], [], nil) }
                 report.outcomes.append(outcome)
                 if let reason = run.stop(after: outcome) { report.stoppedBecause = reason; break }
@@ -380,9 +382,9 @@ struct StrategyRun {
         let answers = story.steps.map(\.expected)
         switch profile.adapt(trace, answers: answers) {
         case .unchanged:
-            return self.trace(trace, id: story.id, origin: .story, reference: answers, on: &subject)
+            return self.trace(trace, id: story.id, origin: .story, on: &subject)
         case .transformed(let adapted):
-            return self.trace(adapted, id: story.id, origin: .story, reference: ConformanceSuite.referenceAnswers(adapted), on: &subject)
+            return self.trace(adapted, id: story.id, origin: .story, on: &subject)
         case .outside(let reason):
             var outcome = CaseOutcome(id: story.id, origin: .story)
             outcome.skippedBecause = reason
@@ -391,13 +393,13 @@ struct StrategyRun {
         }
     }
 
-    /// Runs a trace: `reference` are the Spec's answers to it (for utilization); each answer is
-    /// judged against the Spec given the implementation's own history (CONF-2), and the case's
-    /// primary finding is explained by experiment when its history explains it (CONF-10).
+    /// Runs a trace: each answer is judged against the Spec given the implementation's own
+    /// history (CONF-2), and the case's primary finding is explained by experiment when its
+    /// history explains it (CONF-10).
     mutating func trace<S: ConformanceSubject>(
-        _ trace: Trace, id: String, origin: CaseOutcome.Origin, reference: [RateLimitResult], explain: Bool = true, on subject: inout S
+        _ trace: Trace, id: String, origin: CaseOutcome.Origin, explain: Bool = true, on subject: inout S
     ) -> CaseOutcome {
-        var outcome = judged(trace, id: id, origin: origin, reference: reference, on: &subject)
+        var outcome = judged(trace, id: id, origin: origin, on: &subject)
         if explain { explainByHistory(&outcome, on: &subject) }
         return outcome
     }
@@ -409,9 +411,8 @@ struct StrategyRun {
               let position = outcome.findings.firstIndex(of: primary) else { return }
         for feature in HistoryFeature.allCases {
             guard let experiment = feature.removed(from: trace, upTo: primary.step - 1) else { continue }
-            let reference = ConformanceSuite.referenceAnswers(experiment)
-            guard profile.contains(experiment, answers: reference) else { continue }
-            let result = judged(experiment, id: outcome.id, origin: outcome.origin, reference: reference, on: &subject)
+            guard profile.contains(experiment, answers: ConformanceSuite.referenceAnswers(experiment)) else { continue }
+            let result = judged(experiment, id: outcome.id, origin: outcome.origin, on: &subject)
             guard result.skippedBecause == nil, result.subjectFailure == nil else { continue }
             if primary.kind.failsSafety ? result.failure == nil : result.findings.isEmpty {
                 outcome.findings[position].cause = feature.cause(strategy: strategy)
@@ -422,7 +423,7 @@ struct StrategyRun {
 
     /// Runs a trace and judges every answer; causes are the ones each step shows by itself.
     mutating func judged<S: ConformanceSubject>(
-        _ trace: Trace, id: String, origin: CaseOutcome.Origin, reference: [RateLimitResult], on subject: inout S
+        _ trace: Trace, id: String, origin: CaseOutcome.Origin, on subject: inout S
     ) -> CaseOutcome {
         var outcome = CaseOutcome(id: id, origin: origin)
         outcome.trace = trace
@@ -461,10 +462,11 @@ struct StrategyRun {
             outcome.steps += 1
             outcome.answers.append(got)
             outcome.expected.append(verdict.expected)
-            // A failing admission is reported as a failure, not folded into the share (CONF-9).
+            // The share of what the Spec admits on this history (CONF-9); a failing admission is
+            // reported as a failure, not folded into the share.
             if case .acquire(let permits) = step.event, permits > 0, !(got.isAdmitted && verdict.kind?.failsSafety == true) {
                 if got.isAdmitted { outcome.admittedPermits += Double(permits) }
-                if index < reference.count, reference[index].isAdmitted { outcome.specAdmittedPermits += Double(permits) }
+                if got.isAdmitted || verdict.expected.isAdmitted { outcome.specAdmittedPermits += Double(permits) }
             }
             if case .acquire(let permits) = step.event, permits > 0, got.isAdmitted { admitted.append(step.now) }
             if verdict.withinTolerance { outcome.withinTolerance += 1 }
@@ -481,7 +483,12 @@ struct StrategyRun {
                 kind: kind, explanation: verdict.explanation, severity: verdict.severity, cause: cause, causeIsTheStep: definitive))
             if kind.failsSafety { break }
         }
-        subject.finish(&limiter)
+        do {
+            try subject.finish(&limiter)
+        } catch {
+            outcome.subjectFailure = error
+            outcome.findings.append(misbehaviour(error, step: outcome.steps + 1, now: trace.steps.last?.now ?? trace.createdAt, event: "drop"))
+        }
         return outcome
     }
 
@@ -493,16 +500,33 @@ struct StrategyRun {
             outcome.outsideProfile = true
             return outcome
         }
-        let expected = "refused \(refusal.error.field) (\(refusal.error.problem))"
-        let create = "create \(refusal.configuration.compactText)"
+        // Spans on the profile's unit, and the refusal the Spec gives the scaled fields (CONF-7).
+        var fields = refusal.configuration
+        var error = refusal.error
+        if profile.timeUnitNanoseconds > 1 {
+            guard let scaled = Self.scaled(refusal.configuration, by: profile.timeUnitNanoseconds) else {
+                outcome.skippedBecause = "does not fit the timeline when scaled to the profile's unit of \(profile.timeUnitNanoseconds) ns"
+                outcome.outsideProfile = true
+                return outcome
+            }
+            let parsed = Result { () throws(ConformanceFormatError) in try StrategyConfiguration(strategy: strategy, json: scaled) }
+            guard case .failure(let refused) = parsed, let refusedBySpec = refused.refusedBySpec else {
+                outcome.skippedBecause = "the Spec accepts it once scaled to the profile's unit of \(profile.timeUnitNanoseconds) ns"
+                outcome.outsideProfile = true
+                return outcome
+            }
+            (fields, error) = (scaled, refusedBySpec)
+        }
+        let expected = "refused \(error.field) (\(error.problem))"
+        let create = "create \(fields.compactText)"
         func finding(_ got: String, _ kind: FindingKind, _ explanation: String?) -> StepFinding {
             StepFinding(step: 0, now: 0, event: create, expected: expected, got: got, kind: kind, explanation: explanation,
                         severity: FindingSeverity(), cause: .validation, causeIsTheStep: true)
         }
         do {
-            switch try subject.create(CreateRequest(strategy: strategy, fields: refusal.configuration, configuration: nil), at: 0) {
+            switch try subject.create(CreateRequest(strategy: strategy, fields: fields, configuration: nil), at: 0) {
             case .refused(let field, let problem):
-                if field != refusal.error.field || problem != refusal.error.problem {
+                if field != error.field || problem != error.problem {
                     outcome.findings.append(finding("refused \(field) (\(problem))", .difference, nil))
                 }
             case .unsupported(let reason):
@@ -515,6 +539,20 @@ struct StrategyRun {
             outcome.findings.append(misbehaviour(error, step: 0, now: 0, event: create))
         }
         return outcome
+    }
+
+    /// `fields` with each span (an integer member ending in `Nanoseconds`) multiplied by `unit`,
+    /// or `nil` when a product overflows.
+    static func scaled(_ fields: JSONValue, by unit: Int64) -> JSONValue? {
+        guard case .object(let members) = fields else { return fields }
+        var scaled: [(String, JSONValue)] = []
+        for (name, value) in members {
+            guard name.hasSuffix("Nanoseconds"), let number = value.int64 else { scaled.append((name, value)); continue }
+            let (product, overflow) = number.multipliedReportingOverflow(by: unit)
+            guard !overflow else { return nil }
+            scaled.append((name, .integer(product)))
+        }
+        return .object(scaled)
     }
 
     private func misbehaviour(_ error: SubjectFailure, step: Int, now: Int64, event: String) -> StepFinding {

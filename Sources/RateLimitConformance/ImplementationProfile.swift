@@ -42,6 +42,10 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// instant of the first event.
     public var createdAtFirstEvent = false
 
+    /// The largest tolerance a profile or `--tolerance` may ask for: one second. Past the quanta
+    /// of the strategies it judges, a tolerance leaves nothing of safety and liveness to check.
+    public static let maximumTolerance: Int64 = 1_000_000_000
+
     /// The Spec's own profile: nanoseconds, the whole timeline, every event, no tolerance.
     public static let full = ImplementationProfile()
 
@@ -85,6 +89,9 @@ public struct ImplementationProfile: Hashable, Sendable {
         timeUnitNanoseconds = try integer("timeUnitNanoseconds", atLeast: 1) ?? 1
         largestInstantNanoseconds = try integer("largestInstantNanoseconds", atLeast: timeUnitNanoseconds) ?? .max
         toleranceNanoseconds = try integer("toleranceNanoseconds", atLeast: 0) ?? 0
+        guard toleranceNanoseconds <= Self.maximumTolerance else {
+            throw ConformanceFormatError("profile member \"toleranceNanoseconds\" must be at most \(Self.maximumTolerance) (one second)")
+        }
         monotonic = try flag("monotonic") ?? false
         validatesConfigurations = try flag("validation") ?? true
         createdAtFirstEvent = try flag("createdAtFirstEvent") ?? false
@@ -168,8 +175,8 @@ public struct ImplementationProfile: Hashable, Sendable {
             }
             adapted = scaled
         }
-        if let late = ([adapted.createdAt] + adapted.steps.map(\.now)).first(where: { $0 > largestInstantNanoseconds }) {
-            return .outside("reaches \(late) ns, after the profile's largest instant")
+        if ([adapted.createdAt] + adapted.steps.map(\.now)).contains(where: { $0 > largestInstantNanoseconds }) {
+            return .outside("reaches an instant after the profile's largest instant")
         }
         return adapted == trace ? .unchanged : .transformed(adapted)
     }

@@ -18,6 +18,9 @@ struct Judge {
     /// The implementation's last answer when it refused an acquire with a retry-after: the
     /// promise CONF-5 holds it to at the next step.
     private var promise: (step: Int, permits: Int64, now: Int64, retryAfter: Int64)?
+    /// A sustained refusal (CONF-5): the implementation refused `acquire(permits)` at `since`, and
+    /// the Spec has admitted it at every step from then on.
+    private var debt: (permits: Int64, since: Int64)?
 
     init(configuration: StrategyConfiguration, createdAt: Int64, profile: ImplementationProfile, tolerance: Int64) {
         self.tolerance = tolerance
@@ -72,20 +75,22 @@ struct Judge {
         case .rejected(let retryAfter) where retryAfter < 1: return "retry-after \(retryAfter) ns (CORE-5: retry-after ≥ 1)"
         case .rejected(let retryAfter) where retryAfter > Int64.max - now:
             return "now + retry-after passes the end of the timeline (CORE-5: now + retry-after ≤ \(Int64.max)); the Spec answers neverAllowed there"
+        case .delayed(let wait, _) where wait > Int64.max - now:
+            return "now + wait passes the end of the timeline (CORE-5: a start at most \(Int64.max))"
         case .rejectedUntilRelease(let shortfall) where shortfall < 1: return "shortfall \(shortfall) (CORE-5: shortfall ≥ 1)"
         default: break
         }
         switch (event, got) {
-        case (.acquire, _), (_, .allowed), (_, .invalid): return nil
+        case (.acquire, _), (_, .allowed), (.release, .invalid), (.reconfigure, .invalid): return nil
         case (.release, _): return "a release is answered allowed or invalid (CORE-5), not \(got.brief)"
-        case (.reset, _): return "a reset is answered allowed (CORE-5), not \(got.brief)"
+        case (.reset, _): return "a reset is answered allowed (CORE-5, CORE-12), not \(got.brief)"
         case (.reconfigure, _): return "a reconfigure is answered allowed or invalid (CORE-5), not \(got.brief)"
         }
     }
 
     // MARK: CONF-4 safety, CONF-5 liveness, CONF-6 tolerance: acquire(n), n ≥ 1
 
-    private func judgeAcquire(_ permits: Int64, step: Int, at now: Int64, got: RateLimitResult, spec: RateLimitResult, into verdict: inout Verdict) {
+    private mutating func judgeAcquire(_ permits: Int64, step: Int, at now: Int64, got: RateLimitResult, spec: RateLimitResult, into verdict: inout Verdict) {
         let bound = Self.saturating(tolerance, Self.quantum(configuration))
         // When the Spec admits the acquire, and when the admitted request starts (its schedule).
         let admission: Int64?
@@ -103,6 +108,18 @@ struct Judge {
             verdict.brokenPromise = true
             verdict.explanation = "refused again at \(now) ns, although its retry-after at step \(previous.step) promised admission from \(previous.now + previous.retryAfter) ns (CORE-7)"
             return
+        }
+        if !got.isAdmitted, spec.isAdmitted {
+            if let owed = debt, permits <= owed.permits {
+                if now > Self.saturating(owed.since, bound) {
+                    verdict.kind = .liveness
+                    verdict.severity.nanosecondsLate = now - owed.since
+                    verdict.explanation = "has refused acquire(\(permits)) since \(owed.since) ns, \(now - owed.since) ns, although the Spec admits it at every step since; beyond the liveness bound of \(bound) ns"
+                    return
+                }
+            } else {
+                debt = (permits, now)
+            }
         }
         switch got {
         case .allowed, .delayed:
@@ -199,6 +216,17 @@ struct Judge {
             verdict.explanation = "applied \(event.description), which the Spec refuses as invalid (\(spec.brief))"
             return
         }
+        switch (event, got) {
+        case (.release, .invalid) where spec.remaining != nil:
+            verdict.kind = .liveness
+            verdict.explanation = "refuses a release the Spec applies (\(spec.brief)): the permits it holds never come back"
+            return
+        case (.reconfigure, .invalid) where spec.remaining != nil:
+            verdict.kind = .liveness
+            verdict.explanation = "refuses a reconfigure the Spec applies (\(spec.brief)): the new limits never take effect"
+            return
+        default: break
+        }
         guard let remaining = got.remaining, spec.remaining != nil else { return }
         if let allowed = remainingBound(event, at: now, upper: true), remaining > allowed {
             verdict.kind = .overPromise
@@ -232,6 +260,10 @@ struct Judge {
     /// promise for the next step.
     private mutating func advance(step: Int, _ event: ConformanceEvent, at now: Int64, got: RateLimitResult, spec: RateLimitResult, verdict: Verdict) {
         promise = nil
+        defer {
+            // A sustained refusal lasts while the Spec keeps admitting the acquire.
+            if let owed = debt, !shadow.probe(.acquire(owed.permits), at: .generated(now)).isAdmitted { debt = nil }
+        }
         switch event {
         case .acquire(let permits) where permits > 0:
             if got.isAdmitted {

@@ -108,6 +108,7 @@ extension ConformanceReport {
             let expected = index < outcome.expected.count ? outcome.expected[index].brief : "—"
             rows.append(["\(step)", "\(trace.steps[index].now)", trace.steps[index].event.description, expected, got, step == last ? "<- here" : ""])
         }
+        if last > trace.steps.count { rows.append(["", "", "drop", "dropped", "—", "<- here"]) }
         let header = "configuration \(trace.configuration.json.compactText), created at \(trace.createdAt) ns"
         return [header] + TextTable.render(header: ["step", "now (ns)", "event", "expected", "got", ""], rows: rows, rightAligned: [0, 1])
     }

@@ -22,10 +22,9 @@ enum Shrinker {
 
         func stillFails(_ candidate: Trace) -> Bool {
             guard runs < budget, !candidate.steps.isEmpty else { return false }
-            let reference = ConformanceSuite.referenceAnswers(candidate)
-            guard profile.contains(candidate, answers: reference) else { return false }
+            guard profile.contains(candidate, answers: ConformanceSuite.referenceAnswers(candidate)) else { return false }
             runs += 1
-            let result = run.judged(candidate, id: original.id, origin: original.origin, reference: reference, on: &subject)
+            let result = run.judged(candidate, id: original.id, origin: original.origin, on: &subject)
             guard result.primary?.kind == kind else { return false }
             bestOutcome = result
             return true

@@ -167,9 +167,9 @@ final class ExternalSubject: ConformanceSubject {
         }
     }
 
-    func finish(_ limiter: inout String) {
+    func finish(_ limiter: inout String) throws(SubjectFailure) {
         guard let child, child.isRunning else { return }
-        _ = try? exchange(.object([("type", .string("drop")), ("id", .string(limiter))]), expecting: ["dropped"], id: limiter)
+        _ = try exchange(.object([("type", .string("drop")), ("id", .string(limiter))]), expecting: ["dropped"], id: limiter)
     }
 
     /// Says goodbye and reaps the child.

@@ -108,7 +108,9 @@ func parse(_ arguments: [String]) -> Options {
             }
             options.level = level
         case "--tolerance":
-            guard let nanoseconds = Int64(value(argument)), nanoseconds >= 0 else { fail("--tolerance needs a non-negative integer of nanoseconds") }
+            guard let nanoseconds = Int64(value(argument)), (0...ImplementationProfile.maximumTolerance).contains(nanoseconds) else {
+                fail("--tolerance needs an integer of nanoseconds from 0 to \(ImplementationProfile.maximumTolerance) (one second)")
+            }
             options.tolerance = nanoseconds
         case "--protocol":
             guard let version = Int64(value(argument)), version == 1 || version == 2 else { fail("--protocol is 1 or 2") }

@@ -245,6 +245,34 @@ struct VerdictTests {
         #expect(row.contains(" 0.0% "), "\(row)")
     }
 
+    @Test("CONF-5 A limiter that refuses one quantum at a time, admitting only when its own retry-after forces it, fails level safety")
+    func sustainedRefusal() async throws {
+        let run = try await runCommand(["--exec", hostile("stingy"), "--level", "safety", "--random", "20", "--seed", "2"])
+        #expect(run.status == 1)
+        #expect(run.output.contains("although the Spec admits it at every step since"), "\(run.output)")
+        for strategy in StrategyConfiguration.identifiers where strategy != "concurrency" {
+            let row = try #require(run.output.split(separator: "\n").first { $0.hasPrefix(strategy + " ") })
+            #expect(row.contains(" failed "), "\(row)")
+        }
+    }
+
+    @Test("CONF-1 CONF-5 A reset answered invalid is malformed; a release or reconfigure refused as invalid, where the Spec applies it, fails liveness")
+    func refusedAdministration() async throws {
+        let run = try await runCommand(["--exec", hostile("refuse-admin"), "--level", "safety", "--strategy", "token-bucket,concurrency"])
+        #expect(run.status == 1)
+        #expect(run.output.contains("FAIL token-bucket TB-9 reset: malformed answer"), "\(run.output)")
+        #expect(run.output.contains("refuses a reconfigure the Spec applies"))
+        #expect(run.output.contains("refuses a release the Spec applies"))
+    }
+
+    @Test("CONF-11 A garbled answer to the final drop fails the case, naming the drop")
+    func garbledDrop() async throws {
+        let run = try await runCommand(["--exec", hostile("drop-garbage"), "--strategy", "gcra", "--case", "gcra/boundary-conforms"])
+        #expect(run.status == 1)
+        let line = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("FAIL gcra/boundary-conforms") }, "\(run.output)")
+        #expect(line.contains(" drop: invalid JSON") && line.contains("received: this is not JSON"), "\(line)")
+    }
+
     @Test("CONF-11 A child that answers twice is a protocol error naming the extra line")
     func answersTwice() async throws {
         let run = try await runCommand(["--exec", hostile("answer-twice"), "--strategy", "gcra", "--case", "gcra/boundary-conforms"])
@@ -341,9 +369,15 @@ struct VerdictTests {
         #expect(run.output.contains("NOT CHECKED gcra: CORE-12 reset"))
         #expect(run.output.contains("NOT CHECKED fixed-window: CORE-1 instants and spans finer than the profile's unit of 1000 ns"))
         #expect(run.output.contains("outside the profile: time goes backwards (the profile's clock is monotonic)"))
+        let columns = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("token-bucket ") }).split(separator: " ")
+        #expect(columns[1] == "exact" && columns[columns.count - 2] == "exact", "refusal cases ran, scaled to the unit: \(columns)")
         let bad = try await runCommand(["--exec", hostile("none", profile: #"{"timeUnit":1000}"#)])
         #expect(bad.status == 2)
         #expect(bad.errors.contains("unknown profile member \"timeUnit\""), "\(bad.errors)")
+        let loose = try await runCommand(["--exec", hostile("none", profile: #"{"toleranceNanoseconds":2000000000}"#)])
+        #expect(loose.status == 2)
+        #expect(loose.errors.contains("must be at most 1000000000 (one second)"), "\(loose.errors)")
+        #expect(try await runCommand(["--tolerance", "1000000001"]).status == 2)
     }
 
     @Test("CONF-6 A tolerance declared in the profile is stated in the report, and --tolerance 0 judges strictly")

@@ -363,6 +363,19 @@ struct ConformanceSuiteTests {
         #expect(strategy.groups.map(\.cause.clause) == ["CORE-3"])
     }
 
+    @Test("CONF-3 CONF-8 A failed validation fails the run even when every story of the strategy was unsupported")
+    func validationAloneCounts() throws {
+        var bug = PlantedBug { _, result in result }
+        bug.strategies = [TokenBucket.identifier]
+        bug.acceptsEverything = true
+        bug.unsupported = { _ in "nothing valid is supported" }
+        let report = try run(bug, ConformanceOptions(strategies: [TokenBucket.identifier]))
+        let strategy = try #require(report.strategies.first)
+        #expect(strategy.level == .skipped)
+        #expect(strategy.validation == .failed)
+        #expect(!report.passes(at: .safety))
+    }
+
     @Test("--case filters by id or by prefix")
     func caseFilter() throws {
         let one = try run(ReferenceSubject(), ConformanceOptions(cases: ["gcra/boundary-conforms"]))

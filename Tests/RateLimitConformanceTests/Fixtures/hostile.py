@@ -21,11 +21,18 @@ Modes (the example's own answer is the starting point; "acquire" means acquire(n
   hang-always               never answers an event
   grandchild                starts `sleep 300` (its own child), writes both pids to the FIFO --pids,
                             which both keep open, and never answers an event
+  stingy                    refuses every acquire the example admits with a retry-after of one quantum
+                            (never more than CONF-5's bound), admitting only when its own previous
+                            retry-after forces it; its state takes only what it admitted
+  refuse-admin              answers invalid to every release, reset and reconfigure, applying none
+  drop-garbage              answers every drop with a line that is not JSON
 
 --profile JSON is sent as the hello's "profiles" entry for every strategy (protocol 2); the child
-then answers {"type": "error"} to any event outside it (an instant not a multiple of the unit or
-past the largest instant, time going backwards on a monotonic profile, an event kind it lacks).
+then answers {"type": "error"} to any message outside it (an instant or a configuration's span not
+a multiple of the unit, an instant past the largest one, time going backwards on a monotonic
+profile, an event kind it lacks).
 """
+import copy
 import json
 import os
 import subprocess
@@ -39,6 +46,9 @@ args = sys.argv[1:]
 mode = args[args.index("--mode") + 1]
 profile = json.loads(args[args.index("--profile") + 1]) if "--profile" in args else None
 limiters = {}
+strategies = {}
+configurations = {}
+promised = {}
 first_limiter = None
 unsafe_done = set()
 events_per_limiter = {}
@@ -51,12 +61,38 @@ def send(obj):
     sys.stdout.flush()
 
 
+def off_unit(configuration):
+    """A span of a configuration that is not a multiple of the profile's unit, or None."""
+    unit = profile.get("timeUnitNanoseconds", 1)
+    for name, value in (configuration or {}).items():
+        if name.endswith("Nanoseconds") and isinstance(value, int) and value % unit != 0:
+            return "%s %d is not a multiple of the unit %d" % (name, value, unit)
+    return None
+
+
+def quantum(strategy, c):
+    """CONF-5's quantum of a configuration."""
+    def ceil(a, b):
+        return -(-a // b)
+    if strategy == "token-bucket":
+        return ceil(c["periodNanoseconds"], c["permitsPerPeriod"])
+    if strategy == "leaky-bucket-meter":
+        return ceil(c["periodNanoseconds"], c["leakPermitsPerPeriod"])
+    if strategy in ("token-bucket-interval", "leaky-bucket-queue"):
+        return c["intervalNanoseconds"]
+    if strategy == "gcra":
+        return c["emissionIntervalNanoseconds"]
+    return c.get("windowNanoseconds", 0)
+
+
 def outside_profile(message):
     """Why an event lies outside the declared profile, or None."""
     unit = profile.get("timeUnitNanoseconds", 1)
     now = message["now"]
     if now % unit != 0:
         return "instant %d is not a multiple of the unit %d" % (now, unit)
+    if off_unit(message.get("event", {}).get("configuration")):
+        return off_unit(message["event"]["configuration"])
     if now > profile.get("largestInstantNanoseconds", INT64_MAX):
         return "instant %d is past the largest instant" % now
     if profile.get("monotonic") and now < latest.get(message["id"], 0):
@@ -143,11 +179,41 @@ for line in sys.stdin:
                 continue
             latest[lid] = max(latest.get(lid, 0), message["now"])
         events_per_limiter[lid] = events_per_limiter.get(lid, 0) + 1
+        event, now = message["event"], message["now"]
+        if mode == "refuse-admin" and event.get("kind") in ("release", "reset", "reconfigure"):
+            send({"type": "result", "id": lid, "result": {"kind": "invalid", "field": "event", "problem": "notSupported"}})
+            continue
+        if mode == "stingy" and event.get("kind") == "acquire" and event.get("permits", 0) >= 1 \
+                and strategies[lid] != "concurrency" and now < INT64_MAX:
+            n = event["permits"]
+            trial = ratelimiter.handle(message, {lid: copy.deepcopy(limiters[lid])})["result"]
+            owed = promised.pop(lid, None)
+            forced = owed is not None and n <= owed[0] and now >= owed[1]
+            if trial["kind"] in ("allowed", "delayed") and not forced:
+                r = min(max(1, quantum(strategies[lid], configurations[lid])), INT64_MAX - now)
+                promised[lid] = (n, now + r)
+                send({"type": "result", "id": lid, "result": {"kind": "rejected", "retryAfterNanoseconds": r}})
+                continue
+        promised.pop(lid, None)
         answer = rewrite(message, ratelimiter.handle(message, limiters))
+        if event.get("kind") == "reconfigure" and answer["result"]["kind"] == "allowed":
+            configurations[lid] = event["configuration"]
+        if answer["result"]["kind"] == "rejected":
+            promised[lid] = (event.get("permits", 0), now + answer["result"]["retryAfterNanoseconds"])
         send(answer)
         if mode == "answer-twice" and events_per_limiter[lid] == 2:
             send(answer)
         continue
-    if kind == "create" and profile is not None:
-        latest[message["id"]] = message["now"]
+    if kind == "create":
+        strategies[message["id"]] = message["strategy"]
+        configurations[message["id"]] = message["configuration"]
+        if profile is not None:
+            latest[message["id"]] = message["now"]
+            if off_unit(message["configuration"]):
+                send({"type": "error", "message": "outside the profile: " + off_unit(message["configuration"])})
+                continue
+    if kind == "drop" and mode == "drop-garbage":
+        sys.stdout.write("this is not JSON\n")
+        sys.stdout.flush()
+        continue
     send(ratelimiter.handle(message, limiters))

@@ -88,6 +88,8 @@ public struct CaseOutcome: Sendable {
     public var outsideProfile = false
     /// The trace as run (after the profile's adaptation); `nil` for a refusal.
     public var trace: Trace?
+    /// The Spec clauses the case exercises (a vector's `clauses`; none for a random trace).
+    public var clauses: [String] = []
     /// Steps answered.
     public var steps = 0
     /// Every step whose answer is not the Spec's, in order. A case stops at the first whose kind
@@ -194,6 +196,11 @@ public struct StrategyReport: Sendable {
     public var ran: [CaseOutcome] { outcomes.filter { $0.skippedBecause == nil } }
     public var skipped: [CaseOutcome] { (outcomes + refusals).filter { $0.skippedBecause != nil } }
     public var steps: Int { ran.reduce(0) { $0 + $1.steps } }
+
+    /// The Spec clauses exercised by the stories and refusals that ran (CONF-7).
+    public var clausesChecked: [String] {
+        Set((outcomes + refusals).filter { $0.skippedBecause == nil }.flatMap(\.clauses)).sorted(by: VectorGenerator.clauseOrder)
+    }
 
     /// Cases that ran, by level.
     public func count(_ level: ConformanceLevel, of cases: [CaseOutcome]) -> Int { cases.filter { $0.level == level }.count }
@@ -382,9 +389,13 @@ struct StrategyRun {
         let answers = story.steps.map(\.expected)
         switch profile.adapt(trace, answers: answers) {
         case .unchanged:
-            return self.trace(trace, id: story.id, origin: .story, on: &subject)
+            var outcome = self.trace(trace, id: story.id, origin: .story, on: &subject)
+            outcome.clauses = story.clauses
+            return outcome
         case .transformed(let adapted):
-            return self.trace(adapted, id: story.id, origin: .story, on: &subject)
+            var outcome = self.trace(adapted, id: story.id, origin: .story, on: &subject)
+            outcome.clauses = story.clauses
+            return outcome
         case .outside(let reason):
             var outcome = CaseOutcome(id: story.id, origin: .story)
             outcome.skippedBecause = reason
@@ -534,6 +545,7 @@ struct StrategyRun {
             case .created:
                 outcome.findings.append(finding("created", .acceptedBadConfiguration, "accepted a configuration the Spec refuses (CORE-3)"))
             }
+            if outcome.skippedBecause == nil { outcome.clauses = refusal.clauses }
         } catch {
             outcome.subjectFailure = error
             outcome.findings.append(misbehaviour(error, step: 0, now: 0, event: create))

@@ -31,7 +31,11 @@ extension ConformanceReport {
         var lines: [String] = []
         for report in strategies {
             if let reason = report.skippedBecause { lines.append("SKIP \(report.strategy): \(reason)"); continue }
-            for line in report.profile.notChecked(strategy: report.strategy) { lines.append("NOT CHECKED \(report.strategy): \(line)") }
+            let notChecked = report.profile.notChecked(strategy: report.strategy)
+            if !notChecked.isEmpty || !report.skipped.isEmpty {
+                lines.append("CHECKED \(report.strategy): \(report.clausesChecked.count) clauses by the cases that ran (--json lists them)")
+            }
+            for line in notChecked { lines.append("NOT CHECKED \(report.strategy): \(line)") }
             var reasons: [(String, Int)] = []
             for outcome in report.skipped {
                 let reason = (outcome.outsideProfile ? "outside the profile: " : "unsupported: ") + (outcome.skippedBecause ?? "")
@@ -153,6 +157,7 @@ extension StrategyReport {
         var members: [(String, JSONValue)] = [
             ("strategy", .string(strategy)), ("level", .string(level.rawValue)), ("validation", .string(validation.rawValue)),
             ("toleranceNanoseconds", .integer(toleranceNanoseconds)), ("profile", profile.json),
+            ("clausesChecked", .array(clausesChecked.map(JSONValue.string))),
             ("notChecked", .array(profile.notChecked(strategy: strategy).map(JSONValue.string))),
             ("cases", .integer(Int64(stories.count))), ("steps", .integer(Int64(steps))),
             ("exact", .integer(Int64(count(.exact, of: stories)))), ("safe", .integer(Int64(count(.safety, of: stories)))),

@@ -365,6 +365,7 @@ struct VerdictTests {
                                         "--strategy", "token-bucket,fixed-window,gcra"])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("(protocol 2)"))
+        #expect(run.output.contains("CHECKED token-bucket: "))
         #expect(run.output.contains("NOT CHECKED token-bucket: CORE-10 time going backwards (monotonic clock)"))
         #expect(run.output.contains("NOT CHECKED gcra: CORE-12 reset"))
         #expect(run.output.contains("NOT CHECKED fixed-window: CORE-1 instants and spans finer than the profile's unit of 1000 ns"))

@@ -93,6 +93,8 @@ struct ConformanceSuiteTests {
             #expect(strategy.steps > 200)
             #expect(strategy.utilization == 1)
             #expect(strategy.randomTraces.count == 5)
+            let prefix = StrategyConfiguration.clausePrefixes[strategy.strategy] ?? ""
+            #expect(Set((1...12).map { "\(prefix)-\($0)" }).isSubset(of: strategy.clausesChecked), "\(strategy.clausesChecked)")
         }
     }
 

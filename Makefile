@@ -8,15 +8,12 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 ## benchmark's smoke mode, then the concurrent code's tests again under ThreadSanitizer.
 verify: core-purity test bench-smoke tsan
 
-## Build (warnings are errors) and run all tests; RATELIMIT_SEED=<n> replays property tests. The
-## tests with a real-time watchdog (a stuck waiter fails after 10 s) run in a pass of their own:
-## Swift Testing runs every test on the cooperative pool (two threads here), and next to the long
-## synchronous property tests their tasks could wait more than 10 s for a thread. The client's
-## tests against a real HTTP server measure real time too, so they run alone, last.
-REALTIME_TESTS ?= RateLimitAdapterTests|ManualClockTests
+## Build (warnings are errors) and run all tests in one process; RATELIMIT_SEED=<n> replays
+## property tests. Long tests take turns in one heavy lane off the cooperative pool (RateLimitTestSupport),
+## so the tests with a real-time watchdog (a stuck waiter fails after 10 s) hold under load too. The
+## client's tests against a real HTTP server measure rates in real time, so they run alone, last.
 test:
-	$(SWIFT) test --skip '$(REALTIME_TESTS)' $(SWIFT_FLAGS)
-	$(SWIFT) test --filter '$(REALTIME_TESTS)' $(SWIFT_FLAGS)
+	$(SWIFT) test $(SWIFT_FLAGS)
 	RATELIMIT_SERVER_TESTS=1 $(SWIFT) test --filter ServerIntegrationTests $(SWIFT_FLAGS)
 
 ## The adapters, the client, the manual clock and the linearizability checker under ThreadSanitizer (its own

@@ -36,18 +36,23 @@ let package = Package(
         .executableTarget(
             name: "ratelimit-bench",
             dependencies: ["RateLimitCore", "RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "CHeapStatistics"]),
-        .testTarget(name: "RateLimitCoreTests", dependencies: ["RateLimitCore", "RateLimitConformance"]),
+        // What only the tests share (not a product).
+        .target(name: "RateLimitTestSupport", path: "Tests/RateLimitTestSupport"),
+        .testTarget(name: "RateLimitCoreTests", dependencies: ["RateLimitCore", "RateLimitConformance", "RateLimitTestSupport"]),
         .testTarget(
             name: "RateLimitAdapterTests",
-            dependencies: ["RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "RateLimitCore", "RateLimitConformance"]),
-        .testTarget(name: "RateLimitHTTPTests", dependencies: ["RateLimitHTTP", "RateLimitCore", "RateLimitConformance"]),
+            dependencies: [
+                "RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "RateLimitCore", "RateLimitConformance",
+                "RateLimitTestSupport",
+            ]),
+        .testTarget(name: "RateLimitHTTPTests", dependencies: ["RateLimitHTTP", "RateLimitCore", "RateLimitConformance", "RateLimitTestSupport"]),
         .testTarget(
             name: "RateLimitClientTests",
-            dependencies: ["RateLimitClient", "RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitConformance"],
+            dependencies: ["RateLimitClient", "RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitConformance", "RateLimitTestSupport"],
             exclude: ["Server"]),
         .testTarget(
             name: "RateLimitConformanceTests",
-            dependencies: ["RateLimitConformance", "RateLimitCore", "ratelimit-conformance"],
+            dependencies: ["RateLimitConformance", "RateLimitCore", "RateLimitTestSupport", "ratelimit-conformance"],
             exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -63,12 +63,13 @@ public final actor ActorLimiter<Machine: RateLimitMachine, C: Clock> where C.Dur
     // MARK: Events (REG-10)
 
     /// A new stream of the events reported from now on, in order; it ends when the limiter closes.
-    public func events() -> AsyncStream<RegistryEvent> {
+    /// Registries only: a single limiter has no keys to report on.
+    public func events<Strategy>() -> AsyncStream<RegistryEvent> where Machine == RateLimitRegistry<Strategy> {
         subscribers.subscribe { [weak self] id in Task { await self?.unsubscribe(id) } }
     }
 
     /// Calls `handler` with every event, in order, on the actor (keep it short; `nil` removes it).
-    public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) {
+    public func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?) where Machine == RateLimitRegistry<Strategy> {
         eventHandler = handler
     }
 

@@ -27,7 +27,7 @@ extension ActorLimiter {
     }
 
     /// Takes `permits` on `key`, waiting when the key's rule queues (REG-5); the rule's timeout
-    /// applies when `timeout` is `nil`. Cancelling the task cancels the wait.
+    /// applies when `timeout` is `nil`. Cancelling the task cancels the wait. A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
     ///
     /// - Throws: ``RateLimitAcquireError``: rejected (with the limit's answer, `unknownKey`,
     ///   `tooManyKeys`), timed out, cancelled, or closed.

@@ -31,7 +31,8 @@ extension ActorLimiter {
     /// Waits until `permits` are granted (WQ-4, WQ-5). A `delayed` grant (leaky bucket queue) also
     /// waits for its scheduled start before returning.
     ///
-    /// - Parameter timeout: how long to wait at most; `nil` waits as long as it takes.
+    /// - Parameter timeout: how long to wait at most; `nil` waits as long as it takes; zero or
+    ///   less, or under a nanosecond, is granted or times out at once (WQ-11).
     /// - Throws: ``RateLimitAcquireError``: rejected at once, timed out, cancelled, or closed.
     public func acquire<Strategy>(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil

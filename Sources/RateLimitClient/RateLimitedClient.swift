@@ -38,7 +38,7 @@ public enum RateLimitClientError: Error, CustomStringConvertible {
     /// How long until trying again could succeed, when known ("try again in 3 minutes").
     public var retryAfter: Duration? {
         switch self {
-        case .limited(_, .limited(.rejected(let nanoseconds))): .nanoseconds(nanoseconds)
+        case .limited(_, let reason): reason.retryAfter
         case .serverLimited(_, _, let nanoseconds?): .nanoseconds(nanoseconds)
         default: nil
         }
@@ -57,9 +57,25 @@ public enum RateLimitClientError: Error, CustomStringConvertible {
     }
 }
 
+extension Error {
+    /// How long until trying again could succeed, when this is a rate limiter's refusal that says
+    /// (``RateLimitClientError``, `RateLimitAcquireError`): so that `error.retryAfter` reads the
+    /// same in a `catch` of typed throws and in one where the error is `any Error`, such as inside
+    /// a task group.
+    public var retryAfter: Duration? {
+        switch self {
+        case let error as RateLimitClientError: error.retryAfter
+        case let error as RateLimitAcquireError: error.retryAfter
+        default: nil
+        }
+    }
+}
+
 /// What the client did, in order, with instants on its clock (nanoseconds since it was made).
 public enum ClientEvent: Hashable, Sendable {
-    /// Attempt `attempt` (1 for the first) of a request went out.
+    /// Attempt `attempt` (1 for the first) of a request was handed to the operation (for
+    /// `URLSessionRateLimitedClient`, to `URLSession`, which may still hold it back, for instance
+    /// behind its limit of connections per host, before it goes on the wire).
     case sent(endpoint: String, attempt: Int, at: RateLimitInstant)
     /// A response came back.
     case received(endpoint: String, status: Int, at: RateLimitInstant)
@@ -148,8 +164,17 @@ where C.Duration == Duration {
         }
     }
 
-    /// What the server has told the client about `endpoint` so far (HTTP-9).
+    /// What the server has told the client about `endpoint` so far (HTTP-9), `nil` when nothing
+    /// it said still matters.
     public func serverQuota(for endpoint: String) -> ServerQuota? { quotas[endpoint] }
+
+    /// Forgets what the server said about `endpoint` (its waits, its reported quota, its silent
+    /// 429s) and lifts the hold the client put on the endpoint's key (HTTP-11). Resuming the key
+    /// on ``limiter`` does the same: the client then no longer holds the endpoint for the server.
+    public func forgetServerState(for endpoint: String) async {
+        quotas[endpoint]?.forget()
+        if let held = heldUntil.removeValue(forKey: endpoint), held > timeline.now() { await limiter.resume(endpoint) }
+    }
 
     /// A new stream of the client's events from now on, in order.
     public func events() -> AsyncStream<ClientEvent> {
@@ -184,6 +209,7 @@ where C.Duration == Duration {
                 throw .cancelled
             }
             inFlight[endpoint, default: 0] += 1
+            let epoch = quotas[endpoint]?.rejectionEpoch ?? 0
             emit(.sent(endpoint: endpoint, attempt: retries + 1, at: timeline.now()))
             let result: Result<Response, any Error>
             do { result = .success(try await operation(request)) } catch { result = .failure(error) }
@@ -196,11 +222,13 @@ where C.Duration == Duration {
             case .success(let response):
                 outcome = .response(status: response.status)
                 let feedback = ServerFeedback(status: response.status, fields: response.fields, receivedAt: wallClock())
-                serverWait = feedback.requestedWaitNanoseconds
+                // The wait the client honours: the server's, at most the ceiling (HTTP-12).
+                serverWait = feedback.requestedWaitNanoseconds.map { min($0, newQuota.longestWaitNanoseconds) }
                 emit(.received(endpoint: endpoint, status: response.status, at: now))
                 let heldUntil = quotas[endpoint]?.blockedUntil
-                if let until = quotas[endpoint, default: newQuota].record(feedback, at: now, othersInFlight: inFlight[endpoint] ?? 0),
-                   until != heldUntil {
+                let recorded = quotas[endpoint, default: newQuota].record(
+                    feedback, at: now, othersInFlight: inFlight[endpoint] ?? 0, sentInEpoch: epoch)
+                if let until = recorded, until != heldUntil {
                     await hold(endpoint, until: until, at: now)
                 }
             case .failure:
@@ -239,6 +267,7 @@ where C.Duration == Duration {
             guard !Task.isCancelled else { throw .cancelled }
             // The server's wait first, so that no permit is taken only to be wasted: the endpoint
             // is held, and the acquire below waits (or is refused) until it ends.
+            await forgetIfResumed(endpoint)
             if let wait = quotas[endpoint]?.wait(at: timeline.now()) {
                 try await waitOut(endpoint, wait, priority, bypassing: priority == .critical)
                 if priority == .critical { continue }
@@ -276,12 +305,23 @@ where C.Duration == Duration {
     }
 
     /// Throttles the endpoint's key until `until` on the registry's timeline, the instant the
-    /// server's quota returns (REG-4); a throttle only ever grows while it lasts.
+    /// server's quota returns (REG-4); a throttle only ever grows while it lasts. The hold is
+    /// recorded once the key is throttled, so that ``forgetIfResumed(_:)`` never mistakes a hold
+    /// on its way for one the app lifted.
     private func hold(_ endpoint: String, until: RateLimitInstant, at now: RateLimitInstant) async {
         let until = max(until, heldUntil[endpoint].flatMap { $0 > now ? $0 : nil } ?? until)
-        heldUntil[endpoint] = until
         emit(.serverWait(endpoint: endpoint, until: until, at: now))
         await limiter.throttle(endpoint, until: until)
+        heldUntil[endpoint] = max(until, heldUntil[endpoint] ?? until)
+    }
+
+    /// When the app resumed the endpoint's key while the client held it for the server, the app
+    /// meant it: the client forgets what the server said, instead of holding the key again (HTTP-11).
+    private func forgetIfResumed(_ endpoint: String) async {
+        guard let held = heldUntil[endpoint], held > timeline.now() else { return }
+        guard case .accepting? = await limiter.quota(of: endpoint)?.state, heldUntil[endpoint] == held else { return }
+        heldUntil[endpoint] = nil
+        quotas[endpoint]?.forget()
     }
 
     /// Forgets what the server said of `endpoint` once it no longer matters (bounded memory).

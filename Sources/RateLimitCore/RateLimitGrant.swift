@@ -29,6 +29,21 @@ public enum RateLimitAcquireError: Error, Hashable, Sendable {
     case cancelled
     /// The limiter was closed or released from memory while the request waited.
     case closed
+
+    /// How long until the same request could be admitted, when the refusal says (the strategy's
+    /// exact retry-after, a throttle's included).
+    public var retryAfter: Duration? {
+        if case .rejected(let reason) = self { return reason.retryAfter }
+        return nil
+    }
+}
+
+extension WaitRejection {
+    /// The strategy's exact retry-after, when it refused with one.
+    public var retryAfter: Duration? {
+        if case .limited(let answer) = self { return answer.retryAfter }
+        return nil
+    }
 }
 
 extension WaitOutcome {

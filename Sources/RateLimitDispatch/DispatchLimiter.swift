@@ -83,7 +83,8 @@ where C.Duration == Duration {
     // MARK: Events (REG-10)
 
     /// A new stream of the events reported from now on, in order; it ends when the limiter closes.
-    public func events() -> AsyncStream<RegistryEvent> {
+    /// Registries only: a single limiter has no keys to report on.
+    public func events<Strategy>() -> AsyncStream<RegistryEvent> where Machine == RateLimitRegistry<Strategy> {
         queue.sync { subscribers.subscribe { [weak self] id in self?.unsubscribe(id) } }
     }
 
@@ -93,7 +94,7 @@ where C.Duration == Duration {
 
     /// Calls `handler` with every event, in order and one at a time, on the callback queue (`nil`
     /// removes it).
-    public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) {
+    public func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?) where Machine == RateLimitRegistry<Strategy> {
         queue.sync { eventHandler = handler }
     }
 

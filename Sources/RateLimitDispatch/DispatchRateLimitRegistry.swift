@@ -22,7 +22,7 @@ extension DispatchLimiter {
     }
 
     /// Requests `permits` on `key`, waiting when the key's rule queues (REG-5); `completion` runs
-    /// once on the callback queue with the grant or the error.
+    /// once on the callback queue with the grant or the error. A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
     public func acquire<Strategy>(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
         completion: @escaping @Sendable (Result<RateLimitGrant, RateLimitAcquireError>) -> Void

@@ -22,6 +22,7 @@ extension DispatchLimiter {
 
     /// Requests `permits`, waiting in the queue if needed; `completion` runs once on the callback
     /// queue with the grant (after the scheduled start of a `delayed` grant) or the error.
+    /// A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
     public func acquire<Strategy>(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
         completion: @escaping @Sendable (Result<RateLimitGrant, RateLimitAcquireError>) -> Void

@@ -50,9 +50,11 @@ public struct Backoff: Hashable, Sendable {
     /// 2 retries, 2 s base, 15 s cap, full jitter.
     public static let conservative = try! Backoff(maximumRetries: 2, base: .seconds(2), cap: .seconds(15))  // constant, valid
 
-    /// The wait before retry number `retry` (0 for the first retry), in nanoseconds; `previous` is
-    /// the wait before the previous retry (decorrelated jitter grows from it; `nil` for the first).
+    /// The wait before retry number `retry` (0 for the first retry; a negative one counts as 0),
+    /// in nanoseconds, within `0 ... cap`; `previous` is the wait before the previous retry
+    /// (decorrelated jitter grows from it, taken within `base ... cap`; `nil` for the first).
     public func delay(retry: Int, previous: Int64?, using random: inout some RandomNumberGenerator) -> Int64 {
+        let retry = max(0, retry)
         let exponential = retry >= 63 || baseNanoseconds > capNanoseconds >> retry ? capNanoseconds : baseNanoseconds << retry
         switch jitter {
         case .none:
@@ -63,7 +65,7 @@ public struct Backoff: Hashable, Sendable {
             let half = exponential / 2
             return exponential - half + Int64(uniform(through: UInt64(half), using: &random))
         case .decorrelated:
-            let last = previous ?? baseNanoseconds
+            let last = min(max(previous ?? baseNanoseconds, baseNanoseconds), capNanoseconds)
             let upper = last > capNanoseconds / 3 ? capNanoseconds : max(baseNanoseconds, last * 3)
             return baseNanoseconds + Int64(uniform(through: UInt64(upper - baseNanoseconds), using: &random))
         }

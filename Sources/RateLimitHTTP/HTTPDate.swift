@@ -12,10 +12,17 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     public static func < (lhs: HTTPDate, rhs: HTTPDate) -> Bool { lhs.secondsSinceEpoch < rhs.secondsSinceEpoch }
 
-    /// The IMF-fixdate form, e.g. `Sun, 06 Nov 1994 08:49:37 GMT` (years 0 ... 9999).
+    /// The first and last instants IMF-fixdate can write (years 0000 and 9999).
+    public static let earliestWritable = HTTPDate(secondsSinceEpoch: -62_167_219_200)
+    public static let latestWritable = HTTPDate(secondsSinceEpoch: 253_402_300_799)
+
+    /// The IMF-fixdate form, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`. IMF-fixdate has four-digit
+    /// years: a date before year 0 or after year 9999 is written as the nearest of
+    /// ``earliestWritable`` and ``latestWritable`` (HTTP-2).
     public var description: String {
-        let days = Int64(floorDivide(secondsSinceEpoch, 86_400))
-        let seconds = secondsSinceEpoch - days * 86_400
+        let clamped = min(max(secondsSinceEpoch, Self.earliestWritable.secondsSinceEpoch), Self.latestWritable.secondsSinceEpoch)
+        let days = floorDivide(clamped, 86_400)
+        let seconds = floorModulo(clamped, 86_400)
         let (year, month, day) = Self.civil(fromDays: days)
         let weekday = Self.dayNames[Int(floorModulo(days, 7))]
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
@@ -25,7 +32,8 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     /// Parses an IMF-fixdate, an RFC 850 date or an asctime date (HTTP-2); `nil` when the value
     /// matches none. An RFC 850 two-digit year is the year with those last two digits that is not
-    /// more than 50 years after `reference` (RFC 9110 §5.6.7).
+    /// more than 50 years after `reference` (RFC 9110 §5.6.7), a reference outside the years
+    /// 0000–9999 counting as the nearest end of them.
     public init?(_ value: some StringProtocol, reference: HTTPDate) {
         let bytes = Array(value.utf8)
         guard let parsed = Self.imfFixdate(bytes) ?? Self.rfc850(bytes, reference: reference) ?? Self.asctime(bytes) else { return nil }
@@ -62,8 +70,9 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
               rest[20...].elementsEqual(gmt),
               let day = digits(rest[1..<3]), let month = month(rest[4..<7]), let twoDigits = digits(rest[8..<10]),
               let time = timeOfDay(rest[11..<19]) else { return nil }
-        // The most recent year with these last two digits that is not more than 50 years ahead.
-        let referenceYear = civil(fromDays: floorDivide(reference.secondsSinceEpoch, 86_400)).year
+        // The most recent year with these last two digits that is not more than 50 years ahead
+        // of the reference year (taken within 0000–9999, so the result is always representable).
+        let referenceYear = min(max(civil(fromDays: floorDivide(reference.secondsSinceEpoch, 86_400)).year, 0), 9_999)
         var year = referenceYear - floorModulo(referenceYear, 100) + twoDigits
         if year > referenceYear + 50 { year -= 100 }
         if year < referenceYear - 49 { year += 100 }
@@ -110,6 +119,7 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     private static func make(year: Int64, month: Int64, day: Int64, time: Int64) -> HTTPDate? {
         guard day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+        // Years here are within −49 … 10049: the product and the sum cannot overflow.
         return HTTPDate(secondsSinceEpoch: days(fromCivil: year, month, day) * 86_400 + time)
     }
 
@@ -151,5 +161,8 @@ func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
     return a % b < 0 ? quotient - 1 : quotient
 }
 
-/// a mod b in 0..<b for b > 0.
-func floorModulo(_ a: Int64, _ b: Int64) -> Int64 { a - floorDivide(a, b) * b }
+/// a mod b in 0..<b for b > 0, for every `a` (no overflow at `Int64.min`).
+func floorModulo(_ a: Int64, _ b: Int64) -> Int64 {
+    let remainder = a % b
+    return remainder < 0 ? remainder + b : remainder
+}

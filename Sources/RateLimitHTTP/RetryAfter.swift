@@ -21,10 +21,11 @@ public enum RetryAfter: Hashable, Sendable {
     }
 
     /// The wait it asks for, in nanoseconds from the response, given the response's date: 0 for
-    /// a date already past; saturated at `Int64.max` (292 years).
+    /// a date already past (or a negative delay, which a parsed field never holds); saturated at
+    /// `Int64.max` (292 years).
     public func nanoseconds(after responseDate: HTTPDate) -> Int64 {
         switch self {
-        case .delay(let seconds): return saturatingNanoseconds(seconds: seconds)
+        case .delay(let seconds): return max(0, saturatingNanoseconds(seconds: seconds))
         case .date(let date):
             let (seconds, overflow) = date.secondsSinceEpoch.subtractingReportingOverflow(responseDate.secondsSinceEpoch)
             if overflow { return date.secondsSinceEpoch > responseDate.secondsSinceEpoch ? .max : 0 }

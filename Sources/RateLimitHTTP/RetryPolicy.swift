@@ -40,10 +40,13 @@ public struct RetryPolicy: Hashable, Sendable {
     /// The decision after an attempt (HTTP-8). `retries` is how many retries came before it,
     /// `elapsedNanoseconds` the time since the first attempt, `serverWaitNanoseconds` the wait the
     /// response asked for (HTTP-6), `previousDelay` the last backoff wait (decorrelated jitter).
+    /// Negative counts, times and waits count as 0; a retry waits `0 ... maximumWait`.
     public func decide(
         _ outcome: AttemptOutcome, retries: Int, elapsedNanoseconds: Int64, serverWaitNanoseconds: Int64?, previousDelay: Int64?,
         using random: inout some RandomNumberGenerator
     ) -> RetryDecision {
+        let (retries, elapsedNanoseconds) = (max(0, retries), max(0, elapsedNanoseconds))
+        let serverWaitNanoseconds = serverWaitNanoseconds.map { max(0, $0) }
         let wait: Int64
         switch outcome {
         case .response(let status) where status < 400:

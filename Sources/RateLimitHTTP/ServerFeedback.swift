@@ -5,10 +5,17 @@
 public struct ServerFeedback: Hashable, Sendable {
     /// The status code.
     public let status: Int
-    /// The `Date` field, if present and valid: the reference for absolute times.
+    /// The `Date` field, if present and valid.
     public let date: HTTPDate?
-    /// The wall-clock time the response was received at (the reference when `Date` is absent).
+    /// The wall-clock time the response was received at.
     public let receivedAt: HTTPDate
+    /// What absolute times of the response (a date-form `Retry-After`, `X-RateLimit-Reset`) are
+    /// read against: its `Date`, unless absent or farther than ``trustedClockSkewSeconds`` from
+    /// `receivedAt` (a server clock that far off is taken as skew, not trusted), else `receivedAt`.
+    public let reference: HTTPDate
+
+    /// How far a response's `Date` may lie from the local clock and still be trusted: one hour.
+    public static let trustedClockSkewSeconds: Int64 = 3_600
     public let retryAfter: RetryAfter?
     /// `RateLimit-Policy` members (informative, §7 of the draft).
     public let policies: [QuotaPolicy]
@@ -40,7 +47,17 @@ public struct ServerFeedback: Hashable, Sendable {
             if date == nil { diagnostics.append(FieldDiagnostic(field: "Date", value: value, problem: "not an HTTP-date")) }
         }
         self.date = date
-        let reference = date ?? receivedAt
+        var reference = receivedAt
+        if let date, let value = single("Date") {
+            let (skew, overflow) = date.secondsSinceEpoch.subtractingReportingOverflow(receivedAt.secondsSinceEpoch)
+            if !overflow, skew.magnitude <= UInt64(Self.trustedClockSkewSeconds) {
+                reference = date
+            } else {
+                diagnostics.append(FieldDiagnostic(
+                    field: "Date", value: value, problem: "more than \(Self.trustedClockSkewSeconds) s from the local clock: taken as clock skew"))
+            }
+        }
+        self.reference = reference
 
         var retryAfter: RetryAfter?
         if let value = single("Retry-After") {
@@ -95,11 +112,10 @@ public struct ServerFeedback: Hashable, Sendable {
 
     /// The time the server asks the client to wait before its next request, in nanoseconds from
     /// the response, if it asks for one (HTTP-6), in this order of precedence:
-    /// 1. `Retry-After` (a date counts from the response's `Date`, or from its receipt);
+    /// 1. `Retry-After` (a date counts from ``reference``);
     /// 2. a `RateLimit` member with `r = 0`: its `t` (the longest, when several are exhausted);
-    /// 3. `X-RateLimit-Remaining: 0`: until `X-RateLimit-Reset` (from `Date`, or from receipt).
+    /// 3. `X-RateLimit-Remaining: 0`: until `X-RateLimit-Reset` (from ``reference``).
     public var requestedWaitNanoseconds: Int64? {
-        let reference = date ?? receivedAt
         if let retryAfter { return retryAfter.nanoseconds(after: reference) }
         let exhausted = limits.filter { $0.remaining == 0 }.compactMap(\.resetSeconds)
         if let longest = exhausted.max() { return saturatingNanoseconds(seconds: longest) }
@@ -115,7 +131,7 @@ public struct ServerFeedback: Hashable, Sendable {
             return (tightest.remaining, saturatingNanoseconds(seconds: reset))
         }
         if let remaining = github.remaining, let reset = github.reset {
-            return (remaining, RetryAfter.date(reset).nanoseconds(after: date ?? receivedAt))
+            return (remaining, RetryAfter.date(reset).nanoseconds(after: reference))
         }
         return nil
     }

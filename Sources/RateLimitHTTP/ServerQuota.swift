@@ -16,45 +16,66 @@ public enum ServerPermit: Hashable, Sendable {
 public struct ServerQuota: Hashable, Sendable {
     /// The wait after a 429 that names none: the first time (HTTP-9).
     public let defaultWaitNanoseconds: Int64
-    /// The longest wait after such 429s in a row (each doubles the previous one).
+    /// The longest wait after such 429s (each new signal doubles the previous wait).
     public let maximumWaitNanoseconds: Int64
+    /// The longest any server makes the client wait, however long it asks for (its
+    /// `Retry-After`, its `t`, its reset): one reply never locks an endpoint out (HTTP-9).
+    public let longestWaitNanoseconds: Int64
     /// Until when the server asked the client to wait (`nil`: it has not).
     public private(set) var blockedUntil: RateLimitInstant?
     /// The quota the server reported left, and until when that report holds.
     public private(set) var budget: ReportedQuota?
-    /// 429s in a row that named no wait.
+    /// 429s that named no wait, counted as signals: in a row, and one per group of requests that
+    /// were in flight together (the current wait is the default doubled this many times less one).
     public private(set) var silentRejections = 0
+    /// Counts the signals so far: a request records it when sent (``record(_:at:othersInFlight:sentInEpoch:)``).
+    public private(set) var rejectionEpoch = 0
 
     /// A server quota (HTTP-9): after a 429 that names no wait, wait `defaultWait`, doubling for
-    /// each such 429 in a row up to `maximumWait`.
+    /// each such signal in a row up to `maximumWait`; no server wait longer than `longestWait`.
     ///
-    /// - Throws: `RateLimitHTTPError` naming `defaultWait` (not positive) or `maximumWait` (below it).
-    public init(defaultWait: Duration = .seconds(1), maximumWait: Duration = .seconds(60)) throws(RateLimitHTTPError) {
+    /// - Throws: `RateLimitHTTPError` naming `defaultWait` (not positive), `maximumWait` (below it)
+    ///   or `longestWait` (below `maximumWait`), or a duration finer than a nanosecond.
+    public init(
+        defaultWait: Duration = .seconds(1), maximumWait: Duration = .seconds(60), longestWait: Duration = .seconds(3_600)
+    ) throws(RateLimitHTTPError) {
         defaultWaitNanoseconds = try nanoseconds(defaultWait, "defaultWait")
         maximumWaitNanoseconds = try nanoseconds(maximumWait, "maximumWait")
+        longestWaitNanoseconds = try nanoseconds(longestWait, "longestWait")
         guard defaultWaitNanoseconds > 0 else { throw .invalid(field: "defaultWait", reason: "must be positive") }
         guard maximumWaitNanoseconds >= defaultWaitNanoseconds else { throw .invalid(field: "maximumWait", reason: "must be at least defaultWait") }
+        guard longestWaitNanoseconds >= maximumWaitNanoseconds else { throw .invalid(field: "longestWait", reason: "must be at least maximumWait") }
     }
 
-    /// After a 429 that names no wait: 1 s, doubling for each such 429 in a row, up to 60 s.
+    /// After a 429 that names no wait: 1 s, doubling for each such signal, up to 60 s; no server
+    /// wait longer than an hour (a quota that resets hourly is the longest usual one).
     public static let standard = try! ServerQuota()  // constant, valid
 
     /// Learns from a response received at `now` (HTTP-9); returns until when the server now asks
-    /// the client to wait, if it does. `othersInFlight` counts the other requests sent to this
-    /// endpoint whose responses have not come back: the server's report may not count them yet, so
-    /// they are taken from the quota it reports (never below 0).
+    /// the client to wait, if it does (never longer than ``longestWaitNanoseconds``).
+    /// `othersInFlight` counts the other requests sent to this endpoint whose responses have not
+    /// come back: the server's report may not count them yet, so they are taken from the quota it
+    /// reports (never below 0). `sentInEpoch` is ``rejectionEpoch`` when the request was sent: a
+    /// 429 naming no wait escalates the wait only when no such 429 escalated it since (requests in
+    /// flight together that meet one server burst are one signal); `nil` counts as sent after.
     @discardableResult
-    public mutating func record(_ feedback: ServerFeedback, at now: RateLimitInstant, othersInFlight: Int64 = 0) -> RateLimitInstant? {
-        var wait = feedback.requestedWaitNanoseconds
+    public mutating func record(
+        _ feedback: ServerFeedback, at now: RateLimitInstant, othersInFlight: Int64 = 0, sentInEpoch: Int? = nil
+    ) -> RateLimitInstant? {
+        var wait = feedback.requestedWaitNanoseconds.map { min($0, longestWaitNanoseconds) }
         if wait == nil, feedback.status == 429 {
-            // No time given: the default, doubled for each such 429 in a row, capped.
-            let doubled = silentRejections >= 62 || defaultWaitNanoseconds > maximumWaitNanoseconds >> silentRejections
-                ? maximumWaitNanoseconds : defaultWaitNanoseconds << silentRejections
-            wait = min(doubled, maximumWaitNanoseconds)
-            silentRejections += 1
+            if sentInEpoch.map({ $0 == rejectionEpoch }) ?? true || silentRejections == 0 {
+                silentRejections += 1
+                rejectionEpoch += 1
+            }
+            // No time given: the default, doubled for each signal before this one, capped.
+            let doublings = silentRejections - 1
+            wait = doublings >= 62 || defaultWaitNanoseconds > maximumWaitNanoseconds >> doublings
+                ? maximumWaitNanoseconds : min(defaultWaitNanoseconds << doublings, maximumWaitNanoseconds)
         } else {
             silentRejections = 0
         }
+        let ceiling = now.advanced(byNanoseconds: longestWaitNanoseconds) ?? .end
         if let wait, wait > 0 {
             // A later-arriving response never shortens a wait already asked for.
             let until = now.advanced(byNanoseconds: wait) ?? .end
@@ -62,9 +83,18 @@ public struct ServerQuota: Hashable, Sendable {
         }
         if let quota = feedback.remainingQuota, quota.resetNanoseconds > 0 {
             let remaining = quota.remaining > othersInFlight ? quota.remaining - max(0, othersInFlight) : 0
-            budget = ReportedQuota(remaining: remaining, until: now.advanced(byNanoseconds: quota.resetNanoseconds) ?? .end)
+            let until = min(now.advanced(byNanoseconds: quota.resetNanoseconds) ?? .end, ceiling)
+            budget = ReportedQuota(remaining: remaining, until: until)
         }
         return blockedUntil.flatMap { $0 > now ? $0 : nil }
+    }
+
+    /// Forgets what the server said (HTTP-11: an app that resumes an endpoint, or clears what the
+    /// client learned of it).
+    public mutating func forget() {
+        blockedUntil = nil
+        budget = nil
+        silentRejections = 0
     }
 
     /// How long the server's answers hold requests back at `now`, without taking from the

@@ -89,14 +89,15 @@ where C.Duration == Duration {
     // MARK: Events (REG-10)
 
     /// A new stream of the events reported from now on, in order; it ends when the limiter closes.
-    public func events() -> AsyncStream<RegistryEvent> {
+    /// Registries only: a single limiter has no keys to report on.
+    public func events<Strategy>() -> AsyncStream<RegistryEvent> where Machine == RateLimitRegistry<Strategy> {
         condition.lock()
         defer { condition.unlock() }
         return subscribers.subscribe { [weak self] id in self?.unsubscribe(id) }
     }
 
     /// Calls `handler` with every event, in order, on a serial queue (`nil` removes it).
-    public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) {
+    public func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?) where Machine == RateLimitRegistry<Strategy> {
         condition.lock()
         eventHandler = handler
         condition.unlock()

@@ -18,7 +18,7 @@ extension LockedLimiter {
     }
 
     /// Parks the calling thread until `permits` on `key` are granted, refused, timed out or closed
-    /// (REG-5); the rule's timeout applies when `timeout` is `nil`.
+    /// (REG-5); the rule's timeout applies when `timeout` is `nil`. A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
     public func acquireBlocking<Strategy>(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
     ) throws(RateLimitAcquireError) -> RateLimitGrant where Machine == RateLimitRegistry<Strategy> {
@@ -28,7 +28,7 @@ extension LockedLimiter {
     }
 
     /// Waits asynchronously until `permits` on `key` are granted (REG-5); cancelling the task
-    /// cancels the request.
+    /// cancels the request. A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
     public func acquire<Strategy>(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant where Machine == RateLimitRegistry<Strategy> {

@@ -19,6 +19,7 @@ extension LockedLimiter {
 
     /// Parks the calling thread until `permits` are granted, the timeout passes, or the limiter is
     /// closed. A `delayed` grant (leaky bucket queue) also waits for its scheduled start.
+    /// A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
     public func acquireBlocking<Strategy>(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
     ) throws(RateLimitAcquireError) -> RateLimitGrant where Machine == WaitQueue<Strategy> {
@@ -26,6 +27,7 @@ extension LockedLimiter {
     }
 
     /// Waits asynchronously until `permits` are granted; cancelling the task cancels the request.
+    /// A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
     public func acquire<Strategy>(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant where Machine == WaitQueue<Strategy> {

@@ -75,34 +75,49 @@ final class ChildProcess {
         Self.track(child, running: true)
     }
 
-    /// The process groups of the children still running, for ``killAll()``.
-    // nonisolated(unsafe): every access (track and killAll) holds `runningLock`.
+    /// The process groups of the children still running, for ``endHarness(status:message:)``, and whether the
+    /// harness is ending (then a child that starts is killed at once).
+    // nonisolated(unsafe): every access (track and endHarness) holds `runningLock`.
     nonisolated(unsafe) private static var runningGroups: Set<pid_t> = []
+    nonisolated(unsafe) private static var terminating = false
     private static let runningLock = NSLock()
 
     private static func track(_ group: pid_t, running: Bool) {
         runningLock.withLock {
             if running { runningGroups.insert(group) } else { runningGroups.remove(group) }
+            // A child started while the harness ends (it saw the last one die and replaced it)
+            // must not outlive it either.
+            if running, terminating { kill(-group, SIGKILL) }
         }
     }
 
-    /// Kills every child's process group that is still running: on SIGINT or SIGTERM, so that no
-    /// implementation (nor anything it started) outlives the harness.
-    static func killAll() {
-        for group in runningLock.withLock({ runningGroups }) { kill(-group, SIGKILL) }
+    /// Ends the harness with `status`, once: kills every child's process group still running (and
+    /// any started from now on), then exits. The first caller, a signal's handler or the run's end,
+    /// decides the status; a later one waits for that exit. So no implementation (nor anything it
+    /// started) outlives the harness, and a signal is never reported as the run's own failure.
+    static func endHarness(status: Int32, message: String? = nil) -> Never {
+        let groups = runningLock.withLock { () -> Set<pid_t>? in
+            guard !terminating else { return nil }
+            terminating = true
+            return runningGroups
+        }
+        guard let groups else {
+            while true { pause() }  // the other caller is exiting
+        }
+        for group in groups { kill(-group, SIGKILL) }
+        if let message { FileHandle.standardError.write(Data(message.utf8)) }
+        exit(status)
     }
 
-    /// Makes SIGINT, SIGTERM and SIGHUP kill every child's process group, then exit with status
-    /// 128 + the signal. The handlers run on a Dispatch queue, not in signal context; keep the
+    /// Makes SIGINT, SIGTERM and SIGHUP end the harness with status 128 + the signal, its
+    /// children first. The handlers run on a Dispatch queue, not in signal context; keep the
     /// sources returned alive.
     static func endEveryGroupOnSignal() -> [DispatchSourceSignal] {
         [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                killAll()
-                FileHandle.standardError.write(Data("\r\u{1B}[Kratelimit-conformance: stopped by signal \(number)\n".utf8))
-                exit(128 + number)
+                endHarness(status: 128 + number, message: "\r\u{1B}[Kratelimit-conformance: stopped by signal \(number)\n")
             }
             source.resume()
             return source

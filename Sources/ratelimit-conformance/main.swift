@@ -68,7 +68,7 @@ func fail(_ message: String) -> Never {
     if jsonRequested {
         print(JSONValue.object([("passed", .bool(false)), ("error", .string(message))]).prettyText, terminator: "")
     }
-    exit(2)
+    ChildProcess.endHarness(status: 2)
 }
 
 func parse(_ arguments: [String]) -> Options {
@@ -125,7 +125,7 @@ func parse(_ arguments: [String]) -> Options {
         case "--write-vectors": options.writeVectors = value(argument)
         case "--help", "-h":
             print(usage)
-            exit(0)
+            ChildProcess.endHarness(status: 0)
         default: fail("unknown argument \(argument)")
         }
     }
@@ -149,7 +149,7 @@ let signalSources = ChildProcess.endEveryGroupOnSignal()
 if let directory = options.writeVectors {
     do {
         for path in try VectorFiles.write(try VectorGenerator.files(), to: directory) { print("wrote \(path)") }
-        exit(0)
+        ChildProcess.endHarness(status: 0)
     } catch {
         fail("cannot write vectors: \(error)")
     }
@@ -354,7 +354,7 @@ if options.mutationScore, let command = options.exec {
         print("")
         print("mutation score: \(caught)/\(bugs.count) injected bugs caught, each at the level it declares")
     }
-    exit(cleanPasses && caught == bugs.count ? 0 : 1)
+    ChildProcess.endHarness(status: cleanPasses && caught == bugs.count ? 0 : 1)
 }
 
 let (report, version) = runSuite(command: options.exec)
@@ -373,4 +373,4 @@ if options.json {
     printReport(report, version: version)
 }
 withExtendedLifetime(signalSources) {}
-exit(report.passes(at: options.level) ? 0 : 1)
+ChildProcess.endHarness(status: report.passes(at: options.level) ? 0 : 1)

@@ -6,6 +6,7 @@ import RateLimitConformance
 import RateLimitCore
 import RateLimitDispatch
 import RateLimitLock
+import RateLimitTestSupport
 import Testing
 
 /// One operation of a stress history: an event at an instant.
@@ -35,13 +36,18 @@ private func model<S: RateLimitStrategy>(_ state: RateLimiter<S>, _ input: Stres
 
 /// Runs `workers` concurrent workers on real threads, each calling `body(worker, index)` `operations` times.
 private func onThreads(workers: Int, operations: Int, _ body: @escaping @Sendable (Int, Int) -> Void) async {
+    // A thread per worker, not `concurrentPerform`: that runs on Dispatch's global queue, which on
+    // Linux is the cooperative pool the tasks these workers wait for need.
     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-        Thread {
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+        let group = DispatchGroup()
+        for worker in 0..<workers {
+            group.enter()
+            Thread {
                 for index in 0..<operations { body(worker, index) }
-            }
-            done.resume()
-        }.start()
+                group.leave()
+            }.start()
+        }
+        group.notify(queue: .global()) { done.resume() }
     }
 }
 
@@ -80,7 +86,7 @@ private func stress<S: RateLimitStrategy>(
             }
         }
     }
-    return LinearizabilityChecker.check(recorder.history, initial: RateLimiter(strategy, at: .origin), step: model)
+    return await offThePool { LinearizabilityChecker.check(recorder.history, initial: RateLimiter(strategy, at: .origin), step: model) }
 }
 
 @Suite("Adapters under concurrency")

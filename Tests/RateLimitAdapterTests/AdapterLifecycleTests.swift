@@ -90,13 +90,14 @@ struct AdapterLifecycleTests {
         #expect(timeline.deadline(after: .nanoseconds(Int64.max - 1_001), from: now) == ns(Int64.max - 1))
     }
 
-    @Test("WQ-11 through every adapter, a timeout of zero or less is granted at once or times out at once, never waits")
+    @Test("WQ-11 through every adapter, a timeout of zero or less, or under a nanosecond, is granted at once or times out at once, never waits")
     func zeroTimeouts() async throws {
         let bucket = try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100)
         for (adapter, _) in try adapters(bucket, queueLimit: 10) where adapter.queues {
             let first = await finishes(within: 10) { await adapter.acquire(1, priority: .normal, timeout: .zero) }
             #expect((try? first?.get())?.permits == 1, "\(adapter.name): \(String(describing: first))")
-            for timeout in [Duration.zero, .nanoseconds(-1), .seconds(-60)] {
+            let halfNanosecond = Duration(secondsComponent: 0, attosecondsComponent: 500_000_000)
+            for timeout in [Duration.zero, .nanoseconds(-1), .seconds(-60), halfNanosecond, .seconds(Int64.min)] {
                 let refused = await finishes(within: 10) { await adapter.acquire(1, priority: .normal, timeout: timeout) }
                 #expect(refused == .failure(.timedOut), "\(adapter.name) timeout \(timeout): \(String(describing: refused))")
             }

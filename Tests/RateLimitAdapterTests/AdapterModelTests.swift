@@ -1,14 +1,9 @@
 import Foundation
 import RateLimitConformance
 import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
-/// Records a failure with its seed; returns `condition`.
-@discardableResult
-func holds(_ condition: Bool, _ message: @autoclosure () -> String, replay: String, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
-    if !condition { Issue.record("\(message())\n  \(replay)", sourceLocation: sourceLocation) }
-    return condition
-}
 
 /// The answer `event` gets from the model at `now` (queue empty, so tryAcquire semantics).
 private func modelAnswer<S: RateLimitStrategy>(

@@ -2,6 +2,7 @@ import Foundation
 import RateLimitDispatch
 import RateLimitConformance
 import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 /// Three rules with random limits: an exact key that queues, a prefix that rejects, a default

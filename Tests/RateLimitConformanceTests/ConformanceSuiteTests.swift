@@ -1,5 +1,6 @@
 import RateLimitConformance
 import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 /// The reference with a bug planted in its answers: `mutate` rewrites each answer (given the
@@ -83,7 +84,9 @@ private let timed = Set(StrategyConfiguration.identifiers).subtracting([Concurre
 @Suite("The conformance suite judges implementations")
 struct ConformanceSuiteTests {
     @Test("CONF-3 The reference passes every vector and random trace at level exact, admitting 100% of the Spec's permits")
-    func referencePasses() throws {
+    func referencePasses() async throws { try await offThePool { try referencePassesOnThread() } }
+
+    private func referencePassesOnThread() throws {
         let report = try run(ReferenceSubject(), ConformanceOptions(randomTraces: 5, seed: 3))
         #expect(report.passes(at: .exact))
         #expect(report.strategies.count == 9)
@@ -99,14 +102,18 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-2 Random traces alone are a run: no vector selected, every trace passing, is a pass")
-    func randomTracesAloneRun() throws {
+    func randomTracesAloneRun() async throws { try await offThePool { try randomTracesAloneRunOnThread() } }
+
+    private func randomTracesAloneRunOnThread() throws {
         let report = try run(ReferenceSubject(), ConformanceOptions(cases: [], randomTraces: 4, seed: 8))
         #expect(report.passes(at: .exact))
         #expect(report.strategies.allSatisfy { $0.level == .exact && $0.stories.isEmpty && $0.randomTraces.count == 4 })
     }
 
     @Test("CONF-4 A retry-after one nanosecond short fails both levels and names the step")
-    func shortRetryAfterFails() throws {
+    func shortRetryAfterFails() async throws { try await offThePool { try shortRetryAfterFailsOnThread() } }
+
+    private func shortRetryAfterFailsOnThread() throws {
         let bug = PlantedBug { _, result in
             if case .rejected(let wait) = result, wait > 1 { return .rejected(retryAfterNanoseconds: wait - 1) }
             return result
@@ -122,7 +129,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-3 A retry-after one nanosecond long is safe but not exact")
-    func longRetryAfterIsSafe() throws {
+    func longRetryAfterIsSafe() async throws { try await offThePool { try longRetryAfterIsSafeOnThread() } }
+
+    private func longRetryAfterIsSafeOnThread() throws {
         let bug = PlantedBug(mutate: { _, result, now in
             if case .rejected(let wait) = result, wait < Int64.max - now { return .rejected(retryAfterNanoseconds: wait + 1) }
             return result
@@ -136,7 +145,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-4 Admitting what the Spec refuses fails safety; promising more remaining fails safety")
-    func overAdmissionFails() throws {
+    func overAdmissionFails() async throws { try await offThePool { try overAdmissionFailsOnThread() } }
+
+    private func overAdmissionFailsOnThread() throws {
         let admitsAll = PlantedBug { event, result in
             if case .acquire = event, case .rejected = result { return .allowed(remaining: 0) }
             return result
@@ -153,7 +164,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-4 CL-8 A release the Spec refuses, applied anyway, fails safety")
-    func overReleaseFails() throws {
+    func overReleaseFails() async throws { try await offThePool { try overReleaseFailsOnThread() } }
+
+    private func overReleaseFailsOnThread() throws {
         let bug = PlantedBug { event, result in
             if case .release = event, case .invalid = result { return .allowed(remaining: 3) }
             return result
@@ -185,7 +198,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-4 CORE-9 An admission in answer to an invalid event is an over-admission, and the case stops there")
-    func admittedInvalidEventFails() throws {
+    func admittedInvalidEventFails() async throws { try await offThePool { try admittedInvalidEventFailsOnThread() } }
+
+    private func admittedInvalidEventFailsOnThread() throws {
         let bug = PlantedBug { event, result in
             if case .acquire(let permits) = event, permits < 0 { return .allowed(remaining: 1_000) }
             return result
@@ -199,7 +214,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-4 CORE-7 Rejected where the Spec says neverAllowed fails safety: a caller would retry forever")
-    func rejectedForNeverFails() throws {
+    func rejectedForNeverFails() async throws { try await offThePool { try rejectedForNeverFailsOnThread() } }
+
+    private func rejectedForNeverFailsOnThread() throws {
         let bug = PlantedBug(mutate: { _, result, now in
             result == .neverAllowed && now < Int64.max ? .rejected(retryAfterNanoseconds: 1) : result
         })
@@ -209,7 +226,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-5 CORE-7 neverAllowed where time admits the acquire fails liveness at every level")
-    func neverForRejectedFails() throws {
+    func neverForRejectedFails() async throws { try await offThePool { try neverForRejectedFailsOnThread() } }
+
+    private func neverForRejectedFailsOnThread() throws {
         let bug = PlantedBug { _, result in
             if case .rejected = result { return .neverAllowed }
             return result
@@ -238,7 +257,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-2 A conservative refusal is not held against later steps: they are judged on the implementation's own history")
-    func continuationAfterConservativeStep() throws {
+    func continuationAfterConservativeStep() async throws { try await offThePool { try continuationAfterConservativeStepOnThread() } }
+
+    private func continuationAfterConservativeStepOnThread() throws {
         // Refuses the first admission of each case for 1 ns without taking it, then answers
         // exactly from its own state (which kept the permits the Spec's reference took).
         // Refuses a case's first event for 1 ns when it is an acquire the Spec admits, without
@@ -259,7 +280,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-6 Admissions up to T ns early are exact within a tolerance of T, and fail without it")
-    func tolerance() throws {
+    func tolerance() async throws { try await offThePool { try toleranceOnThread() } }
+
+    private func toleranceOnThread() throws {
         // Admits an acquire the Spec admits within 3 ns, taking it when the Spec would.
         let early = OwnHistory(strategies: timed) { event, state, now, _ in
             let spec = state.probe(event, at: .generated(now))
@@ -283,7 +306,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-7 Cases are generated within the declared profile, the rest skipped, and what was not checked is named")
-    func profileIsRespected() throws {
+    func profileIsRespected() async throws { try await offThePool { try profileIsRespectedOnThread() } }
+
+    private func profileIsRespectedOnThread() throws {
         let profile = ImplementationProfile(
             timeUnitNanoseconds: 1_000, largestInstantNanoseconds: 1_000_000_000_000_000, monotonic: true, events: [.weighted, .query])
         final class Seen: @unchecked Sendable {
@@ -317,7 +342,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-11 A strategy stops after three consecutive cases in which the implementation crashed")
-    func consecutiveCrashesStop() throws {
+    func consecutiveCrashesStop() async throws { try await offThePool { try consecutiveCrashesStopOnThread() } }
+
+    private func consecutiveCrashesStopOnThread() throws {
         struct Crashes: ConformanceSubject {
             var name: String { "crashes" }
             var strategies: Set<String> { [GCRA.identifier] }
@@ -334,7 +361,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("Unsupported strategies and configurations are skipped with their reason, not failed")
-    func unsupportedIsSkipped() throws {
+    func unsupportedIsSkipped() async throws { try await offThePool { try unsupportedIsSkippedOnThread() } }
+
+    private func unsupportedIsSkippedOnThread() throws {
         var bug = PlantedBug { _, result in result }
         bug.strategies = [TokenBucket.identifier]
         bug.unsupported = { configuration in
@@ -351,7 +380,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-8 CORE-3 Accepting a configuration the Spec refuses fails validation, reported under CORE-3, not as an over-admission")
-    func refusalsChecked() throws {
+    func refusalsChecked() async throws { try await offThePool { try refusalsCheckedOnThread() } }
+
+    private func refusalsCheckedOnThread() throws {
         var bug = PlantedBug { _, result in result }
         bug.acceptsEverything = true
         let report = try run(bug, ConformanceOptions(strategies: [FixedWindow.identifier]))
@@ -366,7 +397,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-3 CONF-8 A failed validation fails the run even when every story of the strategy was unsupported")
-    func validationAloneCounts() throws {
+    func validationAloneCounts() async throws { try await offThePool { try validationAloneCountsOnThread() } }
+
+    private func validationAloneCountsOnThread() throws {
         var bug = PlantedBug { _, result in result }
         bug.strategies = [TokenBucket.identifier]
         bug.acceptsEverything = true
@@ -379,7 +412,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("--case filters by id or by prefix")
-    func caseFilter() throws {
+    func caseFilter() async throws { try await offThePool { try caseFilterOnThread() } }
+
+    private func caseFilterOnThread() throws {
         let one = try run(ReferenceSubject(), ConformanceOptions(cases: ["gcra/boundary-conforms"]))
         #expect(one.strategies.flatMap(\.outcomes).map(\.id) == ["gcra/boundary-conforms"])
         let refusals = try run(ReferenceSubject(), ConformanceOptions(strategies: [GCRA.identifier], cases: ["gcra/refuse-zero-burst", "gcra/random-1"]))
@@ -387,7 +422,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("Random traces find an edge bug the vectors were not written for, and shrink it to a minimal trace")
-    func randomFindsAndShrinks() throws {
+    func randomFindsAndShrinks() async throws { try await offThePool { try randomFindsAndShrinksOnThread() } }
+
+    private func randomFindsAndShrinksOnThread() throws {
         let edge = EdgeBug()
         let report = try run(edge, ConformanceOptions(strategies: [FixedWindow.identifier], randomTraces: 200, randomSteps: 60, seed: 11))
         let strategy = try #require(report.strategies.first)
@@ -404,7 +441,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("Shrinking keeps the most severe kind: an over-admission does not shrink into a retry-after 1 ns short")
-    func shrinkingKeepsTheKind() throws {
+    func shrinkingKeepsTheKind() async throws { try await offThePool { try shrinkingKeepsTheKindOnThread() } }
+
+    private func shrinkingKeepsTheKindOnThread() throws {
         // Every retry-after 1 ns short, and an over-admission when a bucket's whole capacity is
         // asked for and refused: the over-admission is the failure to shrink.
         let bug = PlantedBug(mutate: { event, result, _ in
@@ -423,7 +462,9 @@ struct ConformanceSuiteTests {
     }
 
     @Test("CONF-10 CORE-10 Go's re-grant after time went back is found under CORE-10 by experiment, not by the step alone")
-    func causeByExperiment() throws {
+    func causeByExperiment() async throws { try await offThePool { try causeByExperimentOnThread() } }
+
+    private func causeByExperimentOnThread() throws {
         let report = try run(GoLikeBucket(), ConformanceOptions(strategies: [TokenBucket.identifier], cases: ["token-bucket/go-backward-time"]))
         let outcome = try #require(report.strategies.first?.outcomes.first)
         #expect(outcome.level == .failed)

@@ -1,6 +1,7 @@
 import Foundation
 import RateLimitConformance
 import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 private let vectorFolder = "Spec/vectors"
@@ -15,13 +16,17 @@ private func committedFiles() throws -> [(name: String, json: JSONValue)] {
 @Suite("Vector files (Spec/vectors)")
 struct VectorFileTests {
     @Test("There is one vector file per strategy")
-    func onePerStrategy() throws {
+    func onePerStrategy() async throws { try await offThePool { try onePerStrategyOnThread() } }
+
+    private func onePerStrategyOnThread() throws {
         let names = try committedFiles().map(\.name)
         #expect(names == StrategyConfiguration.identifiers.map { "\($0).json" }.sorted())
     }
 
     @Test("Every vector file validates against schema.json")
-    func schemaValid() throws {
+    func schemaValid() async throws { try await offThePool { try schemaValidOnThread() } }
+
+    private func schemaValidOnThread() throws {
         let validator = JSONSchemaValidator(root: try Repository.json("\(vectorFolder)/schema.json"))
         for (name, json) in try committedFiles() {
             let violations = validator.violations(of: json)
@@ -30,7 +35,9 @@ struct VectorFileTests {
     }
 
     @Test("The schema refuses a file with a wrong kind, a negative instant or a missing field")
-    func schemaCatchesDefects() throws {
+    func schemaCatchesDefects() async throws { try await offThePool { try schemaCatchesDefectsOnThread() } }
+
+    private func schemaCatchesDefectsOnThread() throws {
         let validator = JSONSchemaValidator(root: try Repository.json("\(vectorFolder)/schema.json"))
         let good = try Repository.json("\(vectorFolder)/gcra.json").compactText
         for (from, to) in [("\"kind\": \"allowed\"", "\"kind\": \"permitted\""), ("\"now\":", "\"now\": -1, \"x\":"),
@@ -41,7 +48,9 @@ struct VectorFileTests {
     }
 
     @Test("Each file's header holds its case count, step count and generator version")
-    func headerCounts() throws {
+    func headerCounts() async throws { try await offThePool { try headerCountsOnThread() } }
+
+    private func headerCountsOnThread() throws {
         for (name, json) in try committedFiles() {
             let file = try VectorFile(json: json)  // refuses mismatched counts
             #expect(json["caseCount"]?.int64 == Int64(file.stories.count + file.refusals.count), "\(name)")
@@ -52,7 +61,9 @@ struct VectorFileTests {
     }
 
     @Test("A file whose counts do not match its cases is refused")
-    func wrongCountRefused() throws {
+    func wrongCountRefused() async throws { try await offThePool { try wrongCountRefusedOnThread() } }
+
+    private func wrongCountRefusedOnThread() throws {
         let text = try String(contentsOfFile: Repository.path("\(vectorFolder)/fixed-window.json"), encoding: .utf8)
         guard let caseCount = try JSONValue(parsing: text)["caseCount"]?.int64 else { Issue.record("no caseCount"); return }
         let tampered = try JSONValue(parsing: text.replacingOccurrences(of: "\"caseCount\": \(caseCount)", with: "\"caseCount\": \(caseCount + 1)"))
@@ -60,7 +71,9 @@ struct VectorFileTests {
     }
 
     @Test("Regenerating from the model reproduces the committed files byte for byte (make vectors)")
-    func regenerationIsByteForByte() throws {
+    func regenerationIsByteForByte() async throws { try await offThePool { try regenerationIsByteForByteOnThread() } }
+
+    private func regenerationIsByteForByteOnThread() throws {
         for file in try VectorGenerator.files() {
             let committed = try String(contentsOfFile: Repository.path("\(vectorFolder)/\(file.fileName)"), encoding: .utf8)
             #expect(committed == file.json.prettyText, "\(file.fileName) differs from the model: run `make vectors` and review the diff")
@@ -68,7 +81,9 @@ struct VectorFileTests {
     }
 
     @Test("A loader that finds zero vector files fails")
-    func emptyFolderFails() throws {
+    func emptyFolderFails() async throws { try await offThePool { try emptyFolderFailsOnThread() } }
+
+    private func emptyFolderFailsOnThread() throws {
         let empty = try Repository.temporaryDirectory()
         #expect(throws: ConformanceFormatError.self) { try VectorFiles.load(directory: empty) }
         #expect(throws: ConformanceFormatError.self) { try VectorFiles.load(directory: empty + "/missing") }
@@ -77,7 +92,9 @@ struct VectorFileTests {
     }
 
     @Test("Case ids are unique and start with their strategy")
-    func stableIDs() throws {
+    func stableIDs() async throws { try await offThePool { try stableIDsOnThread() } }
+
+    private func stableIDsOnThread() throws {
         var seen: Set<String> = []
         for file in try VectorGenerator.files() {
             for id in file.stories.map(\.id) + file.refusals.map(\.id) {
@@ -88,7 +105,9 @@ struct VectorFileTests {
     }
 
     @Test("Every clause of every strategy, and CORE-3 to CORE-13, is exercised by some vector case")
-    func clauseCoverage() throws {
+    func clauseCoverage() async throws { try await offThePool { try clauseCoverageOnThread() } }
+
+    private func clauseCoverageOnThread() throws {
         var covered: Set<String> = []
         for file in try VectorGenerator.files() {
             for clauses in file.stories.map(\.clauses) + file.refusals.map(\.clauses) { covered.formUnion(clauses) }
@@ -102,14 +121,18 @@ struct VectorFileTests {
     }
 
     @Test("TB-12 the vectors hold the backward-time trace on which Go's x/time/rate re-grants a token")
-    func goBackwardTimeStory() throws {
+    func goBackwardTimeStory() async throws { try await offThePool { try goBackwardTimeStoryOnThread() } }
+
+    private func goBackwardTimeStoryOnThread() throws {
         let story = try #require(try VectorGenerator.file(TokenBucket.identifier).stories.first { $0.id == "token-bucket/go-backward-time" })
         #expect(story.steps.map(\.now) == [1_100_000_000, 1_000_000_000, 1_000_000_000, 1_000_000_000, 1_100_000_000])
         #expect(story.steps.last?.expected == .rejected(retryAfterNanoseconds: 100_000_000))
     }
 
     @Test("Every refusal is refused by the reference with the field and problem the file names")
-    func refusalsRefused() throws {
+    func refusalsRefused() async throws { try await offThePool { try refusalsRefusedOnThread() } }
+
+    private func refusalsRefusedOnThread() throws {
         for file in try VectorGenerator.files() {
             for refusal in file.refusals {
                 #expect(throws: ConformanceFormatError.self, "\(refusal.id) was accepted") {

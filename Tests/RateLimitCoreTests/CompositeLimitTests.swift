@@ -1,5 +1,6 @@
 @testable import RateLimitCore
 import RateLimitConformance
+import RateLimitTestSupport
 import Testing
 
 /// The eight strategies a composite accepts (COMP-2: not the leaky bucket queue).
@@ -49,7 +50,9 @@ struct CompositeLimitTests {
     }
 
     @Test("COMP-1 a state of another strategy, or a reconfigure to another strategy, is invalid and changes nothing")
-    func anyRefusesForeign() throws {
+    func anyRefusesForeign() async throws { try await offThePool { try anyRefusesForeignOnThread() } }
+
+    private func anyRefusesForeignOnThread() throws {
         let bucket = AnyRateLimitStrategy.tokenBucket(try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 10))
         let window = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 3, windowNanoseconds: 10))
         var state = window.initialState(at: t(0))
@@ -67,7 +70,9 @@ struct CompositeLimitTests {
     }
 
     @Test("COMP-2 a composite needs at least one limit and refuses a leaky bucket queue, naming it")
-    func validation() throws {
+    func validation() async throws { try await offThePool { try validationOnThread() } }
+
+    private func validationOnThread() throws {
         #expect(throws: RateLimitInputError(field: "limits", value: 0, problem: .mustBePositive,
                                             reason: "a composite needs at least one limit")) { try CompositeLimit([]) }
         let queue = AnyRateLimitStrategy.leakyBucketQueue(try LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 10))
@@ -82,7 +87,9 @@ struct CompositeLimitTests {
     }
 
     @Test("COMP-4 COMP-5 10 per second and 1,000 per hour: both must allow, neither records a refusal, the longest wait wins")
-    func secondAndHour() throws {
+    func secondAndHour() async throws { try await offThePool { try secondAndHourOnThread() } }
+
+    private func secondAndHourOnThread() throws {
         let second: Int64 = 1_000_000_000
         let composite = try CompositeLimit(
             .fixedWindow(try FixedWindow(limit: 10, windowNanoseconds: second)),
@@ -104,7 +111,9 @@ struct CompositeLimitTests {
     }
 
     @Test("COMP-3 COMP-4 COMP-5 COMP-6 COMP-7 COMP-8 random composites: all or nothing, the smallest remaining, the Spec's answer, exact and tight")
-    func randomComposites() throws {
+    func randomComposites() async throws { try await offThePool { try randomCompositesOnThread() } }
+
+    private func randomCompositesOnThread() throws {
         var idleSeen = 0
         for trace in 0..<60 {
             var rng = PropertySeed.generator("randomComposites", trace: trace)
@@ -190,7 +199,9 @@ struct CompositeLimitTests {
     }
 
     @Test("COMP-7 a release goes to the concurrency limits only; a release beyond what one holds changes nothing")
-    func release() throws {
+    func release() async throws { try await offThePool { try releaseOnThread() } }
+
+    private func releaseOnThread() throws {
         let composite = try CompositeLimit(
             .concurrency(try ConcurrencyLimiter(limit: 2)),
             .tokenBucket(try TokenBucket(capacity: 5, permitsPerPeriod: 1, periodNanoseconds: 100)))
@@ -209,7 +220,9 @@ struct CompositeLimitTests {
     }
 
     @Test("COMP-8 a composite is reconfigured limit by limit; another count or another strategy is invalid and changes nothing")
-    func reconfigureShape() throws {
+    func reconfigureShape() async throws { try await offThePool { try reconfigureShapeOnThread() } }
+
+    private func reconfigureShapeOnThread() throws {
         let window = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 3, windowNanoseconds: 10))
         let bucket = AnyRateLimitStrategy.tokenBucket(try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 10))
         var limiter = RateLimiter(try CompositeLimit(window, bucket), at: t(0))

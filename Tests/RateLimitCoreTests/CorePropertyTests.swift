@@ -1,5 +1,6 @@
 @testable import RateLimitCore
 import RateLimitConformance
+import RateLimitTestSupport
 import Testing
 
 // The rules every strategy shares (Spec/Core.md), each checked over random traces of every
@@ -30,7 +31,7 @@ struct CorePropertyTests {
 
     @Test("CORE-5 spans are positive, counts never negative, now + retry-after stays on the timeline",
           arguments: StrategyKind.all)
-    func spansAndCounts(_ kind: StrategyKind) { kind.dispatch(SpansAndCounts()) }
+    func spansAndCounts(_ kind: StrategyKind) async { await offThePool { kind.dispatch(SpansAndCounts()) } }
 
     struct RemainingIsExact: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -52,7 +53,7 @@ struct CorePropertyTests {
     }
 
     @Test("CORE-6 remaining is the largest acquire admitted at the same instant", arguments: StrategyKind.all)
-    func remainingIsExact(_ kind: StrategyKind) { kind.dispatch(RemainingIsExact()) }
+    func remainingIsExact(_ kind: StrategyKind) async { await offThePool { kind.dispatch(RemainingIsExact()) } }
 
     struct RetryAfterIsTight: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -80,7 +81,7 @@ struct CorePropertyTests {
     }
 
     @Test("CORE-7 retry-after is tight: admitted at now + retry-after, rejected 1 ns earlier", arguments: StrategyKind.all)
-    func retryAfterIsTight(_ kind: StrategyKind) { kind.dispatch(RetryAfterIsTight()) }
+    func retryAfterIsTight(_ kind: StrategyKind) async { await offThePool { kind.dispatch(RetryAfterIsTight()) } }
 
     struct RefusalChangesNothing: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -97,7 +98,7 @@ struct CorePropertyTests {
     }
 
     @Test("CORE-8 a rejected, never-allowed or invalid event leaves the state unchanged", arguments: StrategyKind.all)
-    func refusalChangesNothing(_ kind: StrategyKind) { kind.dispatch(RefusalChangesNothing()) }
+    func refusalChangesNothing(_ kind: StrategyKind) async { await offThePool { kind.dispatch(RefusalChangesNothing()) } }
 
     struct ZeroAndNegativePermits: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -121,7 +122,7 @@ struct CorePropertyTests {
 
     @Test("CORE-9 acquire(0) is an allowed query that records nothing; negative permits are invalid",
           arguments: StrategyKind.all)
-    func zeroAndNegativePermits(_ kind: StrategyKind) { kind.dispatch(ZeroAndNegativePermits()) }
+    func zeroAndNegativePermits(_ kind: StrategyKind) async { await offThePool { kind.dispatch(ZeroAndNegativePermits()) } }
 
     struct BackwardTime: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -141,7 +142,7 @@ struct CorePropertyTests {
     }
 
     @Test("CORE-10 an instant earlier than the state's is evaluated at the state's instant", arguments: StrategyKind.all)
-    func backwardTime(_ kind: StrategyKind) { kind.dispatch(BackwardTime()) }
+    func backwardTime(_ kind: StrategyKind) async { await offThePool { kind.dispatch(BackwardTime()) } }
 
     struct WaitingNeverHurts: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -160,7 +161,7 @@ struct CorePropertyTests {
 
     @Test("CORE-10 an acquire admitted at an instant is admitted at every later one (waiting never hurts)",
           arguments: StrategyKind.all)
-    func waitingNeverHurts(_ kind: StrategyKind) { kind.dispatch(WaitingNeverHurts()) }
+    func waitingNeverHurts(_ kind: StrategyKind) async { await offThePool { kind.dispatch(WaitingNeverHurts()) } }
 
     struct IdleIsFresh: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -198,7 +199,7 @@ struct CorePropertyTests {
     }
 
     @Test("CORE-15 an idle state answers everything from then on exactly as a new limiter would", arguments: StrategyKind.all)
-    func idleIsFresh(_ kind: StrategyKind) { kind.dispatch(IdleIsFresh()) }
+    func idleIsFresh(_ kind: StrategyKind) async { await offThePool { kind.dispatch(IdleIsFresh()) } }
 
     struct ResetIsFresh: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -213,7 +214,7 @@ struct CorePropertyTests {
     }
 
     @Test("CORE-12 reset gives exactly the state of a new limiter created at that instant", arguments: StrategyKind.all)
-    func resetIsFresh(_ kind: StrategyKind) { kind.dispatch(ResetIsFresh()) }
+    func resetIsFresh(_ kind: StrategyKind) async { await offThePool { kind.dispatch(ResetIsFresh()) } }
 
     struct CreatedAtAnInstant: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -230,7 +231,7 @@ struct CorePropertyTests {
     }
 
     @Test("CORE-4 a limiter is created at an instant in its strategy's initial state", arguments: StrategyKind.all)
-    func createdAtAnInstant(_ kind: StrategyKind) { kind.dispatch(CreatedAtAnInstant()) }
+    func createdAtAnInstant(_ kind: StrategyKind) async { await offThePool { kind.dispatch(CreatedAtAnInstant()) } }
 
     struct ReleaseOnlyWhereHeld: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -243,7 +244,7 @@ struct CorePropertyTests {
     }
 
     @Test("CORE-11 release is invalid on every strategy but the concurrency limiter", arguments: StrategyKind.all)
-    func releaseOnlyWhereHeld(_ kind: StrategyKind) { kind.dispatch(ReleaseOnlyWhereHeld()) }
+    func releaseOnlyWhereHeld(_ kind: StrategyKind) async { await offThePool { kind.dispatch(ReleaseOnlyWhereHeld()) } }
 
     struct Deterministic: StrategyProperty {
         func check<S: RandomizedStrategy>(_ type: S.Type) {
@@ -262,5 +263,5 @@ struct CorePropertyTests {
     }
 
     @Test("CORE-14 the same trace gives the same answers", arguments: StrategyKind.all)
-    func deterministic(_ kind: StrategyKind) { kind.dispatch(Deterministic()) }
+    func deterministic(_ kind: StrategyKind) async { await offThePool { kind.dispatch(Deterministic()) } }
 }

@@ -1,4 +1,5 @@
 @testable import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 /// Three permits per window [10·j, 10·(j+1)).

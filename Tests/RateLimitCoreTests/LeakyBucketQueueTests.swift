@@ -1,4 +1,5 @@
 @testable import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 /// Starts one permit every 10 ns; up to 2 permits wait.

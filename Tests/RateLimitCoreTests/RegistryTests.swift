@@ -1,5 +1,6 @@
 @testable import RateLimitCore
 import RateLimitConformance
+import RateLimitTestSupport
 import Testing
 
 /// The keys random traces use: exact, prefixed (two prefix lengths), and default-ruled ones.
@@ -216,7 +217,9 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
 @Suite("Registry: limiters by key (Spec/Registry.md)")
 struct RegistryTests {
     @Test("REG-1 rules are refused by name: empty keys, duplicates, bad queue limits, timeouts and thresholds, no room for keys")
-    func ruleValidation() throws {
+    func ruleValidation() async throws { try await offThePool { try ruleValidationOnThread() } }
+
+    private func ruleValidationOnThread() throws {
         let bucket = try TokenBucket(capacity: 5, permitsPerPeriod: 1, periodNanoseconds: 10)
         #expect(throws: RateLimitRegistryError.emptyKey(.exact(""))) { try RateLimitRule(.exact(""), bucket) }
         #expect(throws: RateLimitRegistryError.emptyKey(.prefix(""))) { try RateLimitRule(.prefix(""), bucket) }
@@ -238,7 +241,9 @@ struct RegistryTests {
     }
 
     @Test("REG-2 an exact rule wins over prefixes, the longest prefix over shorter ones, any prefix over the default; no match is unknownKey")
-    func precedence() throws {
+    func precedence() async throws { try await offThePool { try precedenceOnThread() } }
+
+    private func precedenceOnThread() throws {
         func fixed(_ limit: Int64) throws -> FixedWindow { try FixedWindow(limit: limit, windowNanoseconds: 100) }
         let rules = [
             try RateLimitRule(.prefix("api/"), try fixed(2)), try RateLimitRule(.prefix("api/v2/"), try fixed(3)),
@@ -268,7 +273,9 @@ struct RegistryTests {
     }
 
     @Test("REG-4 a throttle refuses until its end with a tight retry-after, lets critical requests through, wakes waiters at its end, and is reported once each way")
-    func throttle() throws {
+    func throttle() async throws { try await offThePool { try throttleOnThread() } }
+
+    private func throttleOnThread() throws {
         let bucket = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100)
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 5))], at: t(0))
         let started = registry.throttle("k", until: t(1_000), at: t(10))
@@ -340,7 +347,9 @@ struct RegistryTests {
     }
 
     @Test("REG-4 disable lets everything through at once, waiters included, keeps the limit's state, ignores throttles; resume restores")
-    func disable() throws {
+    func disable() async throws { try await offThePool { try disableOnThread() } }
+
+    private func disableOnThread() throws {
         let window = try FixedWindow(limit: 1, windowNanoseconds: 1_000)
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 5))], at: t(0))
         #expect(registry.tryAcquire("k", at: t(0)).outcome == .granted(.allowed(remaining: 0)))
@@ -360,7 +369,9 @@ struct RegistryTests {
     }
 
     @Test("REG-6 the quota status goes ok, warning, limited as permits are taken, and back at the exact instants time restores them")
-    func quotaStatus() throws {
+    func quotaStatus() async throws { try await offThePool { try quotaStatusOnThread() } }
+
+    private func quotaStatusOnThread() throws {
         let bucket = try TokenBucket(capacity: 5, permitsPerPeriod: 1, periodNanoseconds: 100)
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, bucket, warningThreshold: 2)], at: t(0))
         #expect(registry.quota(of: "k", at: t(0))?.status == .ok)
@@ -380,7 +391,9 @@ struct RegistryTests {
     }
 
     @Test("REG-7 a key's own configuration and a rule's new one carry the state over; a threshold that no longer fits is refused")
-    func reconfigure() throws {
+    func reconfigure() async throws { try await offThePool { try reconfigureOnThread() } }
+
+    private func reconfigureOnThread() throws {
         let bucket = try TokenBucket(capacity: 4, permitsPerPeriod: 1, periodNanoseconds: 100)
         let rule = try RateLimitRule(.prefix("api/"), bucket, warningThreshold: 2)
         var registry = try RateLimitRegistry(rules: [rule], at: t(0))
@@ -402,7 +415,9 @@ struct RegistryTests {
     }
 
     @Test("REG-8 forgetting idle keys never changes a decision; a registry full of busy keys refuses new keys", arguments: 0..<4)
-    func eviction(_ batch: Int) throws {
+    func eviction(_ batch: Int) async throws { try await offThePool { try evictionOnThread(batch) } }
+
+    private func evictionOnThread(_ batch: Int) throws {
         var forgotten = 0
         for trace in (batch * 10)..<(batch * 10 + 10) {
             var rng = PropertySeed.generator("eviction", trace: trace)
@@ -444,7 +459,9 @@ struct RegistryTests {
     }
 
     @Test("REG-8 the compact key index finds every key held and none forgotten, through random inserts and removals")
-    func keyIndex() {
+    func keyIndex() async { await offThePool { keyIndexOnThread() } }
+
+    private func keyIndexOnThread() {
         var rng = PropertySeed.generator("keyIndex", trace: 0)
         var index = KeyIndex()
         var storage: [String] = []  // slot → key ("" when free)
@@ -470,7 +487,9 @@ struct RegistryTests {
     }
 
     @Test("REG-7 a key reconfigured into exhaustion reports it at once and wakes at the new configuration's recovery")
-    func reconfigureReports() throws {
+    func reconfigureReports() async throws { try await offThePool { try reconfigureReportsOnThread() } }
+
+    private func reconfigureReportsOnThread() throws {
         func window(_ limit: Int64, _ nanoseconds: Int64) throws -> FixedWindow { try FixedWindow(limit: limit, windowNanoseconds: nanoseconds) }
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, try window(10, 10_000))], at: t(0))
         _ = registry.tryAcquire("k", permits: 2, at: t(1))
@@ -481,7 +500,9 @@ struct RegistryTests {
     }
 
     @Test("REG-7 a rule reconfigured to another strategy is refused and changes nothing")
-    func reconfigureRuleRefused() throws {
+    func reconfigureRuleRefused() async throws { try await offThePool { try reconfigureRuleRefusedOnThread() } }
+
+    private func reconfigureRuleRefusedOnThread() throws {
         let gcra = AnyRateLimitStrategy.gcra(try GCRA(burst: 5, emissionIntervalNanoseconds: 100))
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, gcra)], at: t(0))
         #expect(registry.tryAcquire("k", at: t(1)).outcome == .granted(.allowed(remaining: 4)))
@@ -498,7 +519,9 @@ struct RegistryTests {
     }
 
     @Test("REG-5 a queue policy with a limit of 0 refuses with queueFull, as the wait queue does")
-    func zeroQueue() throws {
+    func zeroQueue() async throws { try await offThePool { try zeroQueueOnThread() } }
+
+    private func zeroQueueOnThread() throws {
         let window = try FixedWindow(limit: 1, windowNanoseconds: 1_000)
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 0))], at: t(0))
         _ = registry.acquire("k", at: t(1))
@@ -507,7 +530,9 @@ struct RegistryTests {
     }
 
     @Test("REG-6 quota a waiter takes at the instant it comes back is not reported as recovered")
-    func noFlicker() throws {
+    func noFlicker() async throws { try await offThePool { try noFlickerOnThread() } }
+
+    private func noFlickerOnThread() throws {
         let window = try FixedWindow(limit: 1, windowNanoseconds: 1_000)
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 5))], at: t(0))
         _ = registry.acquire("k", at: t(1))

@@ -1,4 +1,5 @@
 @testable import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 /// Four estimated permits per sliding 10 ns.

@@ -1,4 +1,5 @@
 @testable import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 /// Three permits in any window (t − 10, t].

@@ -1,5 +1,6 @@
 @testable import RateLimitCore
 import RateLimitConformance
+import RateLimitTestSupport
 import Testing
 
 /// One permit per 10 ns, burst 1: every second request must wait.
@@ -17,14 +18,18 @@ private func outcome(_ ticket: WaitTicket, _ completions: [WaitCompletion]) -> W
 @Suite("Wait queue (Spec/WaitQueue.md)")
 struct WaitQueueTests {
     @Test("WQ-1 a negative queue limit is refused by name")
-    func validation() {
+    func validation() async { await offThePool { validationOnThread() } }
+
+    private func validationOnThread() {
         expectRefused(field: "queueLimit", .mustNotBeNegative) { () throws(RateLimitInputError) in
             try WaitQueue(onePerTen, queueLimit: -1, at: t(0))
         }
     }
 
     @Test("WQ-2 WQ-4 a newcomer is granted, rejected or made to wait, as its case says")
-    func newcomers() throws {
+    func newcomers() async throws { try await offThePool { try newcomersOnThread() } }
+
+    private func newcomersOnThread() throws {
         var waits = queue(onePerTen, limit: 2)
         #expect(outcome(waits.acquire(1, at: t(0)).ticket, waits.acquire(0, at: t(0)).completions) == nil)  // first took the permit
         var fresh = queue(onePerTen, limit: 2)
@@ -48,7 +53,9 @@ struct WaitQueueTests {
     }
 
     @Test("WQ-4 critical requests take permits when they can and bypass the limit when they cannot")
-    func critical() {
+    func critical() async { await offThePool { criticalOnThread() } }
+
+    private func criticalOnThread() {
         var waits = queue(onePerTen)
         let first = waits.acquire(1, priority: .critical, at: t(0))
         #expect(outcome(first.ticket, first.completions) == .granted(.allowed(remaining: 0)))
@@ -58,7 +65,9 @@ struct WaitQueueTests {
     }
 
     @Test("WQ-3 waiters are served by priority, then in arrival order; nobody overtakes the head")
-    func order() throws {
+    func order() async throws { try await offThePool { try orderOnThread() } }
+
+    private func orderOnThread() throws {
         let bucket = try TokenBucket(capacity: 4, permitsPerPeriod: 1, periodNanoseconds: 10, initialTokens: 0)
         var waits = queue(bucket)
         let low = waits.acquire(1, priority: .low, at: t(0)).ticket
@@ -73,7 +82,9 @@ struct WaitQueueTests {
     }
 
     @Test("WQ-4 a newcomer does not overtake waiters of its own or a higher priority, but does overtake lower ones")
-    func noOvertaking() throws {
+    func noOvertaking() async throws { try await offThePool { try noOvertakingOnThread() } }
+
+    private func noOvertakingOnThread() throws {
         let bucket = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 10, initialTokens: 0)
         var waits = queue(bucket)
         _ = waits.acquire(2, priority: .normal, at: t(0))  // waits for 2 tokens
@@ -83,7 +94,9 @@ struct WaitQueueTests {
     }
 
     @Test("WQ-5 a deadline at the instant of the grant is in time; one before it has passed")
-    func deadlines() {
+    func deadlines() async { await offThePool { deadlinesOnThread() } }
+
+    private func deadlinesOnThread() {
         var waits = queue(onePerTen)
         _ = waits.acquire(1, at: t(0))
         let onTime = waits.acquire(1, deadline: t(10), at: t(0)).ticket
@@ -97,7 +110,9 @@ struct WaitQueueTests {
     }
 
     @Test("WQ-5 a head that times out at now uncovers the waiter behind it, served at the same instant")
-    func timeoutUncoversNext() throws {
+    func timeoutUncoversNext() async throws { try await offThePool { try timeoutUncoversNextOnThread() } }
+
+    private func timeoutUncoversNextOnThread() throws {
         let bucket = try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 10, initialTokens: 0)
         var waits = queue(bucket)
         let big = waits.acquire(3, deadline: t(20), at: t(0)).ticket  // needs 3 tokens (at 30)
@@ -109,7 +124,9 @@ struct WaitQueueTests {
     }
 
     @Test("WQ-6 cancelling gives one outcome, takes nothing, and lets the next waiter move up")
-    func cancellation() {
+    func cancellation() async { await offThePool { cancellationOnThread() } }
+
+    private func cancellationOnThread() {
         var waits = queue(onePerTen)
         _ = waits.acquire(1, at: t(0))
         let first = waits.acquire(1, at: t(0)).ticket
@@ -123,7 +140,9 @@ struct WaitQueueTests {
     }
 
     @Test("WQ-7 the next wake-up is the head's admission instant or the earliest deadline")
-    func wakeUp() throws {
+    func wakeUp() async throws { try await offThePool { try wakeUpOnThread() } }
+
+    private func wakeUpOnThread() throws {
         var waits = queue(onePerTen)
         #expect(waits.nextWakeUp(at: t(0)) == nil)
         _ = waits.acquire(1, at: t(0))
@@ -138,7 +157,9 @@ struct WaitQueueTests {
     }
 
     @Test("WQ-8 a release, a reset or a reconfigure serves the waiters from the new state")
-    func events() throws {
+    func events() async throws { try await offThePool { try eventsOnThread() } }
+
+    private func eventsOnThread() throws {
         var held = queue(try ConcurrencyLimiter(limit: 2))
         _ = held.acquire(2, at: t(0))
         let waiting = held.acquire(1, at: t(0)).ticket
@@ -158,7 +179,9 @@ struct WaitQueueTests {
     }
 
     @Test("WQ-9 closing gives every waiter its outcome")
-    func close() {
+    func close() async { await offThePool { closeOnThread() } }
+
+    private func closeOnThread() {
         var waits = queue(onePerTen)
         _ = waits.acquire(1, at: t(0))
         let tickets = (0..<3).map { _ in waits.acquire(1, at: t(0)).ticket }
@@ -366,7 +389,9 @@ struct WaitQueueTests {
     func nobodyWaitsFastPath(_ kind: StrategyKind) { kind.dispatch(NobodyWaitsFastPath()) }
 
     @Test("WQ-13 effects with nothing in them are one value, however they were made")
-    func emptyEffects() {
+    func emptyEffects() async { await offThePool { emptyEffectsOnThread() } }
+
+    private func emptyEffectsOnThread() {
         let none = RateLimitEffects()
         #expect(none.isEmpty && none.completions.isEmpty && none.events.isEmpty)
         #expect(RateLimitEffects(completions: [], events: []) == none)

@@ -1,6 +1,7 @@
 import RateLimitConformance
 import RateLimitCore
 @testable import RateLimitHTTP
+import RateLimitTestSupport
 import Testing
 
 // HTTP-10: every parser gets 100,000 generated values: valid ones (which must read back exactly),
@@ -89,7 +90,9 @@ private func validLimits(_ rng: inout SeededGenerator) -> (String, [ServiceLimit
 @Suite("Hostile input never traps (Spec/HTTP.md HTTP-10)")
 struct FuzzTests {
     @Test("HTTP-10 100,000 generated HTTP-dates: valid ones read back exactly, the rest never trap")
-    func dates() async {
+    func dates() async { await offThePool { await datesOnThread() } }
+
+    private func datesOnThread() async {
         var rng = TestSeed.generator("fuzzDates", trace: 0)
         for index in 0..<values {
             if index % 500 == 0 { await Task.yield() }
@@ -101,7 +104,9 @@ struct FuzzTests {
     }
 
     @Test("HTTP-10 100,000 generated Retry-After values never trap; digits read exactly or saturate")
-    func retryAfter() async {
+    func retryAfter() async { await offThePool { await retryAfterOnThread() } }
+
+    private func retryAfterOnThread() async {
         var rng = TestSeed.generator("fuzzRetryAfter", trace: 0)
         for index in 0..<values {
             if index % 500 == 0 { await Task.yield() }
@@ -116,7 +121,9 @@ struct FuzzTests {
     }
 
     @Test("HTTP-10 100,000 generated structured lists never trap")
-    func structuredLists() async {
+    func structuredLists() async { await offThePool { await structuredListsOnThread() } }
+
+    private func structuredListsOnThread() async {
         var rng = TestSeed.generator("fuzzStructured", trace: 0)
         var parsed = 0
         for index in 0..<values {
@@ -128,7 +135,9 @@ struct FuzzTests {
     }
 
     @Test("HTTP-10 100,000 generated RateLimit fields: valid ones read back exactly, the rest are ignored, never trap")
-    func rateLimitFields() async {
+    func rateLimitFields() async { await offThePool { await rateLimitFieldsOnThread() } }
+
+    private func rateLimitFieldsOnThread() async {
         var rng = TestSeed.generator("fuzzRateLimit", trace: 0)
         for index in 0..<values {
             if index % 500 == 0 { await Task.yield() }
@@ -142,7 +151,9 @@ struct FuzzTests {
     }
 
     @Test("HTTP-10 100,000 generated X-RateLimit, Date and Retry-After fields together never trap")
-    func gitHubFields() async {
+    func gitHubFields() async { await offThePool { await gitHubFieldsOnThread() } }
+
+    private func gitHubFieldsOnThread() async {
         var rng = TestSeed.generator("fuzzGitHub", trace: 0)
         for index in 0..<values {
             if index % 500 == 0 { await Task.yield() }

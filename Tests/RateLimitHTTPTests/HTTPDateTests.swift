@@ -1,5 +1,6 @@
 import RateLimitConformance
 @testable import RateLimitHTTP
+import RateLimitTestSupport
 import Testing
 
 /// 2026-11-21T00:00:00Z, the reference of most tests.
@@ -8,7 +9,9 @@ let reference = HTTPDate(secondsSinceEpoch: 1_795_219_200)
 @Suite("HTTP-date and Retry-After (Spec/HTTP.md)")
 struct HTTPDateTests {
     @Test("HTTP-2 the three formats RFC 9110 requires read the same instant")
-    func threeFormats() {
+    func threeFormats() async { await offThePool { threeFormatsOnThread() } }
+
+    private func threeFormatsOnThread() {
         let expected = HTTPDate(secondsSinceEpoch: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
         #expect(HTTPDate("Sun, 06 Nov 1994 08:49:37 GMT", reference: reference) == expected)
         #expect(HTTPDate("Sunday, 06-Nov-94 08:49:37 GMT", reference: HTTPDate(secondsSinceEpoch: 800_000_000)) == expected)
@@ -29,7 +32,9 @@ struct HTTPDateTests {
     }
 
     @Test("HTTP-2 a leap second and 29 February of leap years are accepted")
-    func edges() {
+    func edges() async { await offThePool { edgesOnThread() } }
+
+    private func edgesOnThread() {
         #expect(HTTPDate("Wed, 31 Dec 2008 23:59:60 GMT", reference: reference) == HTTPDate("Thu, 01 Jan 2009 00:00:00 GMT", reference: reference))
         #expect(HTTPDate("Tue, 29 Feb 2000 00:00:00 GMT", reference: reference) != nil)
         #expect(HTTPDate("Sat, 01 Jan 0000 00:00:00 GMT", reference: reference) == HTTPDate(secondsSinceEpoch: -62_167_219_200))
@@ -37,7 +42,9 @@ struct HTTPDateTests {
     }
 
     @Test("HTTP-2 a two-digit year is read within 49 years before and 50 after the reference year")
-    func twoDigitYears() {
+    func twoDigitYears() async { await offThePool { twoDigitYearsOnThread() } }
+
+    private func twoDigitYearsOnThread() {
         func year(_ digits: String, reference: Int64) -> Int64? {
             let start = HTTPDate(secondsSinceEpoch: HTTPDate.days(fromCivil: reference, 6, 1) * 86_400)
             return HTTPDate("Monday, 01-Jan-\(digits) 00:00:00 GMT", reference: start)
@@ -51,7 +58,9 @@ struct HTTPDateTests {
     }
 
     @Test("HTTP-2 every instant from year 0 to 9999 prints as an IMF-fixdate that reads back exactly", arguments: 0..<4)
-    func roundTrip(_ batch: Int) {
+    func roundTrip(_ batch: Int) async { await offThePool { roundTripOnThread(batch) } }
+
+    private func roundTripOnThread(_ batch: Int) {
         var rng = TestSeed.generator("httpDateRoundTrip", trace: batch)
         for _ in 0..<25_000 {
             let seconds = rng.int(in: -62_167_219_200...253_402_300_799)
@@ -62,7 +71,9 @@ struct HTTPDateTests {
     }
 
     @Test("HTTP-3 Retry-After is delay-seconds or an HTTP-date, counted from the response's Date")
-    func retryAfter() {
+    func retryAfter() async { await offThePool { retryAfterOnThread() } }
+
+    private func retryAfterOnThread() {
         #expect(RetryAfter("120", reference: reference) == .delay(seconds: 120))
         #expect(RetryAfter(" \t7 ", reference: reference) == .delay(seconds: 7))
         #expect(RetryAfter("0", reference: reference) == .delay(seconds: 0))

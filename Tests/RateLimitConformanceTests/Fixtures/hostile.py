@@ -200,9 +200,12 @@ for line in sys.stdin:
             configurations[lid] = event["configuration"]
         if answer["result"]["kind"] == "rejected":
             promised[lid] = (event.get("permits", 0), now + answer["result"]["retryAfterNanoseconds"])
-        send(answer)
         if mode == "answer-twice" and events_per_limiter[lid] == 2:
-            send(answer)
+            line = json.dumps(answer, separators=(",", ":")) + "\n"
+            sys.stdout.write(line + line)  # one write, as a buffered double print would come
+            sys.stdout.flush()
+            continue
+        send(answer)
         continue
     if kind == "create":
         strategies[message["id"]] = message["strategy"]

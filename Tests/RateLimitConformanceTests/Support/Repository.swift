@@ -1,5 +1,6 @@
 import Foundation
 import RateLimitConformance
+import RateLimitTestSupport
 
 /// Paths of the repository, found from this file's location.
 enum Repository {
@@ -45,11 +46,17 @@ struct CommandRun {
 
 /// Runs `ratelimit-conformance` with `arguments` from the repository root, killing it after
 /// `limit` seconds so that a hang fails the test instead of stalling it. It suspends instead of
-/// blocking: Swift Testing runs tests on the cooperative pool (two threads on a 2-core machine),
-/// and a thread blocked for a command's minute starved the adapter tests' tasks of the other.
+/// blocking, and reads the command's output on threads of its own: Swift Testing runs tests on
+/// the cooperative pool (two threads on a 2-core machine), which on Linux is Dispatch's global
+/// queue, so a blocking read there for a command's minute starved every other test's tasks.
 func runCommand(
     _ arguments: [String], limit: Double = 120, environment: [String: String] = [:], executable: String = Repository.command
 ) async throws -> CommandRun {
+    // The command and the implementation it runs take a core each: one command at a time.
+    try await inHeavyLane { try await runCommandNow(arguments, limit: limit, environment: environment, executable: executable) }
+}
+
+private func runCommandNow(_ arguments: [String], limit: Double, environment: [String: String], executable: String) async throws -> CommandRun {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -63,10 +70,20 @@ func runCommand(
     let started = Date()
     // Read both pipes while it runs (on Dispatch's threads), so a chatty command cannot block on a full pipe.
     final class Collected: @unchecked Sendable {
-        // Each property is written by exactly one reader block and read only after the group has
-        // notified, which orders the write before the read.
-        var output = Data()
-        var errors = Data()
+        // Each property is written by exactly one reader block and read after the group has
+        // notified; the lock makes that order visible to ThreadSanitizer too, which does not
+        // follow it through the notification and the continuation.
+        private let lock = NSLock()
+        private var storedOutput = Data()
+        private var storedErrors = Data()
+        var output: Data {
+            get { lock.withLock { storedOutput } }
+            set { lock.withLock { storedOutput = newValue } }
+        }
+        var errors: Data {
+            get { lock.withLock { storedErrors } }
+            set { lock.withLock { storedErrors = newValue } }
+        }
     }
     let collected = Collected()
     let group = DispatchGroup()
@@ -76,8 +93,10 @@ func runCommand(
             process.terminationHandler = nil
             return continuation.resume(throwing: error)
         }
-        DispatchQueue.global().async(group: group) { collected.output = output.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { collected.errors = errors.fileHandleForReading.readDataToEndOfFile() }
+        group.enter()
+        Thread { collected.output = output.fileHandleForReading.readDataToEndOfFile(); group.leave() }.start()
+        group.enter()
+        Thread { collected.errors = errors.fileHandleForReading.readDataToEndOfFile(); group.leave() }.start()
         let identifier = process.processIdentifier
         DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
             guard process.isRunning else { return }

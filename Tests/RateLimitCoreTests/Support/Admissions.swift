@@ -1,4 +1,5 @@
 @testable import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 /// One admitted acquire of a random trace.

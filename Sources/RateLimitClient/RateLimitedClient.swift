@@ -106,8 +106,18 @@ where C.Duration == Duration {
     private let newQuota: ServerQuota
     private var quotas: [String: ServerQuota] = [:]
     private var inFlight: [String: Int64] = [:]
-    /// Until when the client throttled each endpoint's key for the server.
-    private var heldUntil: [String: RateLimitInstant] = [:]
+    /// The client's hold on each endpoint's key for the server (HTTP-12).
+    private var holds: [String: Hold] = [:]
+    /// Bumped each time the client forgets an endpoint's server state, so that a hold still on
+    /// its way to the registry when that happened puts the registry right when it lands.
+    private var generations: [String: Int] = [:]
+
+    /// A hold: until when the client asked the registry to throttle the key (recorded before
+    /// asking), and how many of those requests have not reached the registry yet.
+    private struct Hold {
+        var until: RateLimitInstant
+        var pending = 0
+    }
     private var random: SeededGenerator
     private var subscribers: [Int: AsyncStream<ClientEvent>.Continuation] = [:]
     private var nextSubscriber = 0
@@ -131,7 +141,9 @@ where C.Duration == Duration {
         self.operation = operation
         self.timeline = limiter.timeline
         self.wallClock = wallClock
-        self.newQuota = serverQuota
+        var template = serverQuota
+        template.forget()  // the configuration only: a quota's state belongs to its own endpoint and timeline
+        self.newQuota = template
         self.random = SeededGenerator(seed: seed)
     }
 
@@ -165,15 +177,19 @@ where C.Duration == Duration {
     }
 
     /// What the server has told the client about `endpoint` so far (HTTP-9), `nil` when nothing
-    /// it said still matters.
-    public func serverQuota(for endpoint: String) -> ServerQuota? { quotas[endpoint] }
+    /// it said still matters; empty once the app resumed the endpoint's key (HTTP-12).
+    public func serverQuota(for endpoint: String) async -> ServerQuota? {
+        await forgetIfLifted(endpoint)
+        return quotas[endpoint]
+    }
 
     /// Forgets what the server said about `endpoint` (its waits, its reported quota, its silent
-    /// 429s) and lifts the hold the client put on the endpoint's key (HTTP-11). Resuming the key
+    /// 429s) and lifts the hold the client put on the endpoint's key (HTTP-12). Resuming the key
     /// on ``limiter`` does the same: the client then no longer holds the endpoint for the server.
     public func forgetServerState(for endpoint: String) async {
-        quotas[endpoint]?.forget()
-        if let held = heldUntil.removeValue(forKey: endpoint), held > timeline.now() { await limiter.resume(endpoint) }
+        let held = holds[endpoint].map { $0.until > timeline.now() || $0.pending > 0 } ?? false
+        forget(endpoint)
+        if held { await limiter.resume(endpoint) }
     }
 
     /// A new stream of the client's events from now on, in order.
@@ -225,10 +241,10 @@ where C.Duration == Duration {
                 // The wait the client honours: the server's, at most the ceiling (HTTP-12).
                 serverWait = feedback.requestedWaitNanoseconds.map { min($0, newQuota.longestWaitNanoseconds) }
                 emit(.received(endpoint: endpoint, status: response.status, at: now))
-                let heldUntil = quotas[endpoint]?.blockedUntil
+                let asked = quotas[endpoint]?.blockedUntil
                 let recorded = quotas[endpoint, default: newQuota].record(
                     feedback, at: now, othersInFlight: inFlight[endpoint] ?? 0, sentInEpoch: epoch)
-                if let until = recorded, until != heldUntil {
+                if let until = recorded, until != asked || holds[endpoint] == nil {
                     await hold(endpoint, until: until, at: now)
                 }
             case .failure:
@@ -247,7 +263,8 @@ where C.Duration == Duration {
                 // A refusal the server still insists on is an error (the fallback's case); any
                 // other last response is the caller's to read.
                 guard response.status == 429 || (response.status == 503 && serverWait != nil) else { return response }
-                throw .serverLimited(endpoint: endpoint, status: response.status, retryAfterNanoseconds: serverWait)
+                // The wait the client honours, a silent 429's included (HTTP-12).
+                throw .serverLimited(endpoint: endpoint, status: response.status, retryAfterNanoseconds: serverWait ?? quotas[endpoint]?.wait(at: now))
             case (.stop, .failure(let error)), (.deliver, .failure(let error)):
                 throw .transport(endpoint: endpoint, error)
             case (.retry(let wait), _):
@@ -267,7 +284,7 @@ where C.Duration == Duration {
             guard !Task.isCancelled else { throw .cancelled }
             // The server's wait first, so that no permit is taken only to be wasted: the endpoint
             // is held, and the acquire below waits (or is refused) until it ends.
-            await forgetIfResumed(endpoint)
+            await forgetIfLifted(endpoint)
             if let wait = quotas[endpoint]?.wait(at: timeline.now()) {
                 try await waitOut(endpoint, wait, priority, bypassing: priority == .critical)
                 if priority == .critical { continue }
@@ -284,6 +301,7 @@ where C.Duration == Duration {
                 }
             }
             let taken = grant.answer != nil
+            if taken, liftedBeforeGrant(endpoint) { forget(endpoint) }
             guard case .wait(let wait) = quotas[endpoint, default: newQuota].permit(at: timeline.now()) else { return taken }
             // A response that arrived while this request waited spent the server's quota.
             if taken { await giveBack(endpoint, permits) }
@@ -305,30 +323,64 @@ where C.Duration == Duration {
     }
 
     /// Throttles the endpoint's key until `until` on the registry's timeline, the instant the
-    /// server's quota returns (REG-4); a throttle only ever grows while it lasts. The hold is
-    /// recorded once the key is throttled, so that ``forgetIfResumed(_:)`` never mistakes a hold
-    /// on its way for one the app lifted.
-    private func hold(_ endpoint: String, until: RateLimitInstant, at now: RateLimitInstant) async {
-        let until = max(until, heldUntil[endpoint].flatMap { $0 > now ? $0 : nil } ?? until)
+    /// server's quota returns (REG-4); a hold only ever grows while it lasts. The hold is recorded
+    /// before the registry is asked, and counted as on its way until it lands, so that a grant or
+    /// an accepting key in the meantime is never taken for the app's resume. When the client
+    /// forgot the endpoint's server state meanwhile, or holds were asked for out of order, the
+    /// registry is put right once the last of them lands.
+    private func hold(_ endpoint: String, until requested: RateLimitInstant, at now: RateLimitInstant) async {
+        var hold = holds[endpoint].flatMap { $0.until > now || $0.pending > 0 ? $0 : nil } ?? Hold(until: requested)
+        hold.until = max(hold.until, requested)
+        hold.pending += 1
+        holds[endpoint] = hold
+        let (until, generation) = (hold.until, generations[endpoint, default: 0])
         emit(.serverWait(endpoint: endpoint, until: until, at: now))
         await limiter.throttle(endpoint, until: until)
-        heldUntil[endpoint] = max(until, heldUntil[endpoint] ?? until)
+        guard generations[endpoint, default: 0] == generation else {
+            // Forgotten while on its way: leave the registry as the client now wants it.
+            if let current = holds[endpoint] { await limiter.throttle(endpoint, until: current.until) } else { await limiter.resume(endpoint) }
+            return
+        }
+        holds[endpoint]?.pending -= 1
+        // The last of several holds to land makes sure the longest one is the registry's.
+        guard let current = holds[endpoint], current.pending == 0, current.until != until else { return }
+        await limiter.throttle(endpoint, until: current.until)
     }
 
     /// When the app resumed the endpoint's key while the client held it for the server, the app
-    /// meant it: the client forgets what the server said, instead of holding the key again (HTTP-11).
-    private func forgetIfResumed(_ endpoint: String) async {
-        guard let held = heldUntil[endpoint], held > timeline.now() else { return }
-        guard case .accepting? = await limiter.quota(of: endpoint)?.state, heldUntil[endpoint] == held else { return }
-        heldUntil[endpoint] = nil
+    /// meant it: the client forgets what the server said, instead of holding the key again
+    /// (HTTP-12). The registry answers for its own instant; the client's clock, read after that
+    /// answer, shows whether the hold should still have been in force then.
+    private func forgetIfLifted(_ endpoint: String) async {
+        guard let hold = holds[endpoint], hold.pending == 0, hold.until > timeline.now() else { return }
+        guard case .accepting? = await limiter.quota(of: endpoint)?.state else { return }
+        guard let again = holds[endpoint], again.pending == 0, again.until == hold.until, timeline.now() < hold.until else { return }
+        forget(endpoint)
+    }
+
+    /// Whether the registry just granted a request that the client's hold should have kept back:
+    /// a hold none of whose throttles is still on its way, in force by the client's clock now, and
+    /// covering every wait the server asked for (a longer one not yet sent to the registry is the
+    /// hold's business, not the app's).
+    private func liftedBeforeGrant(_ endpoint: String) -> Bool {
+        guard let hold = holds[endpoint], hold.pending == 0 else { return false }
+        let now = timeline.now()
+        guard hold.until > now, let wait = quotas[endpoint]?.wait(at: now) else { return false }
+        return (now.advanced(byNanoseconds: wait) ?? .end) <= hold.until
+    }
+
+    /// Forgets everything the client learned of `endpoint`'s server and its hold on the key.
+    private func forget(_ endpoint: String) {
         quotas[endpoint]?.forget()
+        holds[endpoint] = nil
+        generations[endpoint, default: 0] += 1
     }
 
     /// Forgets what the server said of `endpoint` once it no longer matters (bounded memory).
     private func forgetIfIdle(_ endpoint: String, at now: RateLimitInstant) {
         guard (inFlight[endpoint] ?? 0) == 0 else { return }
         inFlight[endpoint] = nil
-        if heldUntil[endpoint].map({ $0 <= now }) ?? false { heldUntil[endpoint] = nil }
+        if let hold = holds[endpoint], hold.pending == 0, hold.until <= now { holds[endpoint] = nil }
         if quotas[endpoint]?.isIdle(at: now) ?? false { quotas[endpoint] = nil }
     }
 

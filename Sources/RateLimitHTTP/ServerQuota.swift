@@ -57,7 +57,8 @@ public struct ServerQuota: Hashable, Sendable {
     /// come back: the server's report may not count them yet, so they are taken from the quota it
     /// reports (never below 0). `sentInEpoch` is ``rejectionEpoch`` when the request was sent: a
     /// 429 naming no wait escalates the wait only when no such 429 escalated it since (requests in
-    /// flight together that meet one server burst are one signal); `nil` counts as sent after.
+    /// flight together that meet one server burst are one signal), or when no silent 429 is in a
+    /// row any more (an answer in between ended the run); `nil` counts as sent after.
     @discardableResult
     public mutating func record(
         _ feedback: ServerFeedback, at now: RateLimitInstant, othersInFlight: Int64 = 0, sentInEpoch: Int? = nil
@@ -89,12 +90,13 @@ public struct ServerQuota: Hashable, Sendable {
         return blockedUntil.flatMap { $0 > now ? $0 : nil }
     }
 
-    /// Forgets what the server said (HTTP-11: an app that resumes an endpoint, or clears what the
-    /// client learned of it).
+    /// Forgets what the server said, keeping the configuration (HTTP-12: an app that resumes an
+    /// endpoint, or clears what the client learned of it).
     public mutating func forget() {
         blockedUntil = nil
         budget = nil
         silentRejections = 0
+        rejectionEpoch = 0
     }
 
     /// How long the server's answers hold requests back at `now`, without taking from the

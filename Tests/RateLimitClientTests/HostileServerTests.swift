@@ -78,6 +78,49 @@ struct HostileServerTests {
         #expect(await client.serverQuota(for: "api")?.wait(at: .origin) == nil)
     }
 
+    @Test("HTTP-12 resuming the key releases a request already queued behind the client's hold, and serverQuota(for:) shows it at once")
+    func resumeReleasesTheQueue() async throws {
+        let noRetries = try Backoff(maximumRetries: 0, base: .seconds(1), cap: .seconds(1))
+        let (client, server, _) = try scriptedClient([.success(Reply(429, ["Retry-After": "600"])), .success(Reply(200))], backoff: noRetries)
+        _ = try? await client.send("a", to: "api")
+        let b = Task { try await client.send("b", to: "api").status }
+        #expect(await eventually { await client.limiter.waitingCount == 1 }, "b waits behind the hold")
+        await client.limiter.resume("api")
+        #expect(await client.serverQuota(for: "api")?.wait(at: .origin) == nil, "resumed: nothing held any more")
+        #expect(try await b.value == 200)
+        #expect(await server.requests == ["a", "b"])
+        #expect(await client.limiter.quota(of: "api")?.state == .accepting, "the client did not hold the key again")
+    }
+
+    @Test("HTTP-12 forgetServerState(for:) as soon as the client reports a server wait still lifts the hold, which was on its way")
+    func forgetWhileHolding() async throws {
+        let noRetries = try Backoff(maximumRetries: 0, base: .seconds(1), cap: .seconds(1))
+        let (client, server, _) = try scriptedClient([.success(Reply(429, ["Retry-After": "600"])), .success(Reply(200))], rule: .reject, backoff: noRetries)
+        let events = await client.events()
+        let watcher = Task {
+            for await event in events {
+                if case .serverWait = event { await client.forgetServerState(for: "api"); return }
+            }
+        }
+        _ = try? await client.send("a", to: "api")
+        await watcher.value
+        #expect(await client.limiter.quota(of: "api")?.state == .accepting)
+        #expect(try await client.send("b", to: "api").status == 200)
+        #expect(await server.requests == ["a", "b"])
+    }
+
+    @Test("HTTP-12 a silent 429 that stops the retries fails with the wait the client holds the endpoint for")
+    func silentStopCarriesTheWait() async throws {
+        let noRetries = try Backoff(maximumRetries: 0, base: .seconds(1), cap: .seconds(1))
+        let (client, _, _) = try scriptedClient([.success(Reply(429))], rule: .reject, backoff: noRetries)
+        do throws(RateLimitClientError) {
+            _ = try await client.send("a", to: "api")
+            Issue.record("the 429 must fail the request")
+        } catch {
+            #expect(error.retryAfter == .seconds(1), "\(error)")
+        }
+    }
+
     @Test("HTTP-12 forgetServerState(for:) clears what the client learned of an endpoint and lifts its hold")
     func forgetServerState() async throws {
         let (client, server, _) = try scriptedClient([.success(Reply(200, ["RateLimit": #""p";r=0;t=600"#])), .success(Reply(200))], rule: .reject)

@@ -314,17 +314,23 @@ struct VerdictTests {
             Thread { opened.resume(returning: open(pids, O_RDONLY)) }.start()  // blocks until the child opens it
         }
         defer { close(reader) }
-        var line = ""
-        while !line.hasSuffix("\n"), let text = readChunk(reader, waiting: 30_000) { line += text }
+        // The FIFO is polled off the cooperative pool: a test blocks none of its threads.
+        let line = await offThePool {
+            var line = ""
+            while !line.hasSuffix("\n"), let text = readChunk(reader, waiting: 30_000) { line += text }
+            return line
+        }
         #expect(line.split(separator: " ").count == 2, "the child wrote its pid and its grandchild's: \(line)")
         kill(process.processIdentifier, signal)
         await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
             Thread { process.waitUntilExit(); ended.resume() }.start()
         }
         #expect(process.terminationStatus == 128 + signal)
-        var rest = ""
-        while let text = readChunk(reader, waiting: 10_000), !text.isEmpty { rest += text }
-        #expect(readChunk(reader, waiting: 0) == "", "the child or its grandchild outlived the harness (\(line))")
+        let ended = await offThePool {
+            while let text = readChunk(reader, waiting: 10_000), !text.isEmpty {}
+            return readChunk(reader, waiting: 0) == ""
+        }
+        #expect(ended, "the child or its grandchild outlived the harness (\(line))")
     }
 
     @Test("The printed replay command reproduces the shrunk failure exactly, --random-steps included")

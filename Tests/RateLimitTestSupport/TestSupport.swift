@@ -35,11 +35,13 @@ public func offThePool<T>(_ body: () async throws -> T) async rethrows -> T {
 }
 
 /// Runs `body` when no other long test runs (see ``offThePool(_:)``): for tests that start other
-/// processes, which take a core each while the test itself only waits for them.
+/// processes, which take a core each while the test itself only waits for them. A test already in
+/// the lane passes straight through (the lane is held by its task).
 public func inHeavyLane<T>(_ body: () async throws -> T) async rethrows -> T {
+    guard !HeavyLane.held else { return try await body() }
     await HeavyLane.shared.enter()
     do {
-        let value = try await body()
+        let value = try await HeavyLane.$held.withValue(true) { try await body() }
         await HeavyLane.shared.leave()
         return value
     } catch {
@@ -51,6 +53,8 @@ public func inHeavyLane<T>(_ body: () async throws -> T) async rethrows -> T {
 /// One long test at a time, in the order they asked.
 actor HeavyLane {
     static let shared = HeavyLane()
+    /// Whether the current task holds the lane.
+    @TaskLocal static var held = false
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 

@@ -2,11 +2,12 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify test tsan build core-purity vectors conformance bench bench-smoke clean
+.PHONY: verify test tsan build core-purity api api-check readme readme-check vectors conformance bench bench-smoke clean
 
-## Build everything with warnings as errors, check the core's purity, run every test, run the
+## Build everything with warnings as errors, check the core's purity, run every test, check the
+## public API against its listing and the README's examples against their files, run the
 ## benchmark's smoke mode, then the concurrent code's tests again under ThreadSanitizer.
-verify: core-purity test bench-smoke tsan
+verify: core-purity test api-check readme-check bench-smoke tsan
 
 ## Build (warnings are errors) and run all tests in one process; RATELIMIT_SEED=<n> replays
 ## property tests. Long tests take turns in one heavy lane off the cooperative pool (RateLimitTestSupport),
@@ -25,18 +26,36 @@ tsan:
 build:
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 
-## RateLimitCore imports nothing but the standard library, RateLimitHTTP nothing but the core, and
-## neither uses floating point (CORE-2).
+## RateLimitCore imports nothing but the standard library, reads no clock and touches no
+## concurrency (outside comments); RateLimitHTTP imports nothing but the core; neither uses
+## floating point (CORE-2).
+CONCURRENCY_WORDS = Clock|ContinuousClock|SuspendingClock|Task|AsyncStream|AsyncSequence|CheckedContinuation|UnsafeContinuation|withTaskCancellationHandler|withCheckedContinuation|actor|async|await|Mutex|Atomic|nonisolated|Thread|DispatchQueue
 core-purity:
 	@if grep -rnE '^[[:space:]]*(@_[a-zA-Z]+[[:space:]]+)?import[[:space:]]' Sources/RateLimitCore; then \
 		echo "RateLimitCore must import nothing (standard library only)"; exit 1; fi
 	@if grep -rnwE 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitCore; then \
 		echo "RateLimitCore must not use floating point"; exit 1; fi
+	@if grep -rnwE '$(CONCURRENCY_WORDS)' Sources/RateLimitCore | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//'; then \
+		echo "RateLimitCore must not read a clock or touch concurrency (shell code lives in RateLimitShell and the adapters)"; exit 1; fi
 	@if grep -rnE '^[[:space:]]*(@_[a-zA-Z]+[[:space:]]+)?import[[:space:]]' Sources/RateLimitHTTP | grep -v 'import RateLimitCore$$'; then \
 		echo "RateLimitHTTP must import nothing but RateLimitCore"; exit 1; fi
 	@if grep -rnwE 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitHTTP; then \
 		echo "RateLimitHTTP must not use floating point"; exit 1; fi
-	@echo "core-purity: RateLimitCore imports nothing, RateLimitHTTP only the core; neither uses floating point"
+	@echo "core-purity: RateLimitCore imports nothing, reads no clock and touches no concurrency, RateLimitHTTP imports only the core; neither uses floating point"
+
+## Each product's public API, listed from the toolchain's symbol graphs into API/<Product>.md;
+## api-check fails when the built API and the committed listing differ (run `make api` and commit).
+api: build
+	python3 .ci/public-api.py write
+api-check: build
+	python3 .ci/public-api.py check
+
+## The README's Swift examples are Examples/Swift/*/main.swift verbatim (each an executable target
+## built with its one product); readme copies the files into the README.
+readme:
+	python3 .ci/readme-examples.py write
+readme-check:
+	python3 .ci/readme-examples.py check
 
 ## The benchmarks in release mode: each cost with its ratio to the bare primitive measured in the
 ## same run (README, "Benchmarks"); BENCH_FLAGS=--json for machines, --check to fail on a missed target.

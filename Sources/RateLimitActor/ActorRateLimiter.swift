@@ -1,91 +1,114 @@
-// One rate limiter as an actor (Spec/WaitQueue.md): the shell of `ActorLimiter.swift` executing
-// the wait queue of one strategy.
+// One rate limiter as an actor (Spec/WaitQueue.md): the wait queue of one strategy, executed by
+// the shell of `ActorShell.swift`.
 
-import RateLimitCore
+@_exported import RateLimitCore
+import RateLimitShell
 
 /// A rate limiter of any strategy, as an actor: `tryAcquire` answers at once, `acquire` waits in a
-/// bounded priority queue until it is granted, times out or is cancelled.
-public typealias ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock> = ActorLimiter<WaitQueue<Strategy>, C>
-    where C.Duration == Duration
+/// bounded priority queue until the request is granted, times out or is cancelled
+/// (Spec/WaitQueue.md).
+///
+/// ```swift
+/// let limiter = try ActorRateLimiter(GCRA(burst: 10, emissionInterval: .milliseconds(100)))
+/// try await limiter.acquire()
+/// ```
+public final actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock>: ActorShellHost where C.Duration == Duration {
+    @usableFromInline package let shell: ActorShell<WaitQueue<Strategy>, C>
 
-extension ActorLimiter {
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`.
     ///
     /// - Throws: ``RateLimitInputError`` when `queueLimit` is negative.
-    public init<Strategy>(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C) throws(RateLimitInputError)
-    where Machine == WaitQueue<Strategy> {
-        self.init(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
+    public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C) throws(RateLimitInputError) {
+        shell = ActorShell(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
     }
 
     /// Takes `permits` now if the limiter and the waiters ahead allow it; never waits (WQ-4).
     @inlinable
-    public func tryAcquire<Strategy>(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome
-    where Machine == WaitQueue<Strategy> {
-        guard !isClosed else { return .closed }
-        return run { queue, now in
-            let (outcome, completions) = queue.tryAcquire(permits, priority: priority, at: now)
-            return (outcome, RateLimitEffects(completions: completions))
-        }
+    public func tryAcquire(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        runIfOpen(otherwise: .closed) { queue, now in queue.tryAcquire(permits, priority: priority, at: now) }
     }
 
-    /// Waits until `permits` are granted (WQ-4, WQ-5). A `delayed` grant (leaky bucket queue) also
-    /// waits for its scheduled start before returning.
+    /// What ``tryAcquire(_:priority:)`` would answer now, without taking anything: whether
+    /// `permits` are available and, when the strategy refuses, the exact wait until they are.
+    public func availability(of permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        runIfOpen(otherwise: .closed) { queue, now in (queue.availability(of: permits, priority: priority, at: now), RateLimitEffects()) }
+    }
+
+    /// Waits until `permits` are granted (WQ-4, WQ-5); cancelling the task cancels the request. A
+    /// `delayed` grant (leaky bucket queue) also waits for its scheduled start before returning.
     ///
     /// - Parameter timeout: how long to wait at most; `nil` waits as long as it takes; zero or
     ///   less, or under a nanosecond, is granted or times out at once (WQ-11).
     /// - Throws: ``RateLimitAcquireError``: rejected at once, timed out, cancelled, or closed.
-    public func acquire<Strategy>(
+    public func acquire(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
-    ) async throws(RateLimitAcquireError) -> RateLimitGrant where Machine == WaitQueue<Strategy> {
-        guard !isClosed else { throw .closed }
-        let now = timeline.now()
-        let deadline = timeout.map { timeline.deadline(after: $0, from: now) }
-        let (ticket, completions) = machine.acquire(permits, priority: priority, deadline: deadline, at: now)
-        return try await outcome(of: ticket, permits: permits, effects: RateLimitEffects(completions: completions), at: now)
+    ) async throws(RateLimitAcquireError) -> RateLimitGrant {
+        let timeline = shell.timeline
+        return try await outcome(permits: permits) { queue, now in
+            queue.acquire(permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
+        }
     }
 
     /// Gives back permits (concurrency limiter) and serves the waiters (WQ-8).
     @discardableResult
-    public func release<Strategy>(_ permits: Int64) -> RateLimitResult where Machine == WaitQueue<Strategy> {
-        run { queue, now in
-            let (result, completions) = queue.release(permits, at: now)
-            return (result, RateLimitEffects(completions: completions))
-        }
+    public func release(_ permits: Int64) -> RateLimitResult {
+        run { queue, now in queue.release(permits, at: now) }
     }
 
     /// Resets the strategy's state; waiters are served from the fresh state (WQ-8).
     @discardableResult
-    public func reset<Strategy>() -> RateLimitResult where Machine == WaitQueue<Strategy> {
-        run { queue, now in
-            let (result, completions) = queue.reset(at: now)
-            return (result, RateLimitEffects(completions: completions))
-        }
+    public func reset() -> RateLimitResult {
+        run { queue, now in queue.reset(at: now) }
     }
 
     /// Replaces the configuration; waiters are served under the new one (WQ-8).
     @discardableResult
-    public func reconfigure<Strategy>(_ strategy: Strategy) -> RateLimitResult where Machine == WaitQueue<Strategy> {
-        run { queue, now in
-            let (result, completions) = queue.reconfigure(strategy, at: now)
-            return (result, RateLimitEffects(completions: completions))
-        }
+    public func reconfigure(_ strategy: Strategy) -> RateLimitResult {
+        run { queue, now in queue.reconfigure(strategy, at: now) }
     }
 
-    /// The permits an acquire could take now, without taking any: `tryAcquire(0)`, which serves
-    /// the waiters due first (0 once closed).
+    /// The permits an acquire could take now: `tryAcquire(0)`, which serves the waiters due first
+    /// (0 once closed).
     @inlinable
-    public func remaining<Strategy>() -> Int64 where Machine == WaitQueue<Strategy> {
+    public func remaining() -> Int64 {
         if case .granted(let answer) = tryAcquire(0) { answer.remaining ?? 0 } else { 0 }
     }
 
     /// The strategy in force.
-    public func strategy<Strategy>() -> Strategy where Machine == WaitQueue<Strategy> { machine.limiter.strategy }
+    public var strategy: Strategy { shell.machine.limiter.strategy }
+
+    /// Requests waiting for a grant.
+    public var waitingCount: Int { shell.machine.waitingCount }
+
+    /// Granted requests waiting for their scheduled start (leaky bucket queue).
+    public var scheduledCount: Int { shell.scheduledStarts }
+
+    /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
+    public func close() { closeShell() }
 }
 
-extension ActorLimiter where C == ContinuousClock {
+extension ActorRateLimiter where C == ContinuousClock {
     /// A limiter of `strategy` on the continuous clock.
-    public init<Strategy>(_ strategy: Strategy, queueLimit: Int64 = 0) throws(RateLimitInputError)
-    where Machine == WaitQueue<Strategy> {
+    public init(_ strategy: Strategy, queueLimit: Int64 = 0) throws(RateLimitInputError) {
         try self.init(strategy, queueLimit: queueLimit, clock: ContinuousClock())
+    }
+}
+
+extension ActorRateLimiter where Strategy == ConcurrencyLimiter {
+    /// Runs `body` holding `permits`, acquired as ``acquire(_:priority:timeout:)`` does, and
+    /// releases them however `body` ends: returning, throwing, or cancelled (CL). `body` runs
+    /// where the caller runs, not on the actor.
+    public nonisolated(nonsending) func withPermits<T>(
+        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil, _ body: () async throws -> T
+    ) async throws -> T {
+        let grant = try await acquire(permits, priority: priority, timeout: timeout)
+        do {
+            let value = try await body()
+            if !grant.bypassedLimit { await release(permits) }  // a bypass took nothing
+            return value
+        } catch {
+            if !grant.bypassedLimit { await release(permits) }
+            throw error
+        }
     }
 }

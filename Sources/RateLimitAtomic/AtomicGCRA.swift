@@ -12,8 +12,10 @@
 // every call would look up generic metadata at run time (ratelimit-bench measured 74 ns against
 // a 40 ns floor before, see README "Benchmarks").
 
+@_exported import RateLimitCore
+
 #if _pointerBitWidth(_64)
-import RateLimitCore
+import RateLimitShell
 import Synchronization
 
 /// GCRA on one lock-free atomic: `tryAcquire`, `remaining`, `reset`, and a sleeping `acquire`.
@@ -86,8 +88,8 @@ public final class AtomicGCRA<C: Clock>: Sendable where C.Duration == Duration {
                 throw .rejected(.neverAllowed)
             case .invalid(let error):
                 throw .rejected(.invalid(error))
-            case .rejectedUntilRelease:
-                throw .rejected(.limited(answer))  // GCRA never answers this
+            case .rejectedUntilRelease(let shortfall):
+                throw .rejected(.untilRelease(shortfall: shortfall))  // GCRA never answers this
             case .rejected(let retryAfter):
                 let retry = timeline.deadline(after: .nanoseconds(retryAfter), from: decided)  // the exact admission instant
                 if let deadline, retry > deadline { throw .timedOut }

@@ -5,10 +5,10 @@
 // wait them out), and retries as the retry policy decides (HTTP-8). Every decision is the
 // registry's, the server quota's or the retry policy's; this file only sequences them.
 
+@_exported import RateLimitActor
+@_exported import RateLimitHTTP
 import Foundation
-import RateLimitActor
-import RateLimitCore
-import RateLimitHTTP
+import RateLimitShell
 
 /// What the client reads of a response: its status and its fields.
 public protocol ServerResponse: Sendable {

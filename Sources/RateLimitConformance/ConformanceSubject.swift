@@ -12,7 +12,7 @@ public protocol ConformanceSubject {
     /// The implementation's name, for reports.
     var name: String { get }
 
-    /// The strategy identifiers it implements (``StrategyConfiguration/identifiers``); the others
+    /// The strategy identifiers it implements (``AnyRateLimitStrategy/identifiers``); the others
     /// are reported as skipped, not failed.
     var strategies: Set<String> { get }
 
@@ -43,7 +43,7 @@ public struct CreateRequest: Sendable {
     /// The configuration fields as sent (possibly ones the Spec refuses).
     public var fields: JSONValue
     /// The configuration, or `nil` when the Spec refuses the fields (a refusal case).
-    public var configuration: StrategyConfiguration?
+    public var configuration: AnyRateLimitStrategy?
 }
 
 /// The implementation's answer to a `create`.
@@ -94,12 +94,12 @@ public struct SubjectFailure: Error, Hashable, Sendable, CustomStringConvertible
 public struct ReferenceSubject: ConformanceSubject {
     public init() {}
     public var name: String { "swift-rate-limit reference model" }
-    public var strategies: Set<String> { Set(StrategyConfiguration.identifiers) }
+    public var strategies: Set<String> { Set(AnyRateLimitStrategy.identifiers) }
 
     public func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<ReferenceLimiter> {
         guard let configuration = request.configuration else {
             // Re-parse to name the field and problem the Spec refuses.
-            let parsed = Result { () throws(ConformanceFormatError) in try StrategyConfiguration(strategy: request.strategy, json: request.fields) }
+            let parsed = Result { () throws(ConformanceFormatError) in try AnyRateLimitStrategy(strategy: request.strategy, json: request.fields) }
             if case .failure(let error) = parsed, let refusal = error.refusedBySpec {
                 return .refused(field: refusal.field, problem: refusal.problem)
             }

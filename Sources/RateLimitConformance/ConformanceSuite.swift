@@ -110,7 +110,7 @@ public struct CaseOutcome: Sendable {
     public var answers: [RateLimitResult] = []
     public var expected: [RateLimitResult] = []
 
-    public init(id: String, origin: Origin) {
+    package init(id: String, origin: Origin) {
         self.id = id
         self.origin = origin
     }
@@ -279,7 +279,7 @@ public struct ConformanceReport: Sendable {
 public enum ConformanceSuite {
     /// A strategy stops after this many consecutive cases in which the implementation misbehaved
     /// the same way (crashed, hung, broke the protocol): the rest is reported as not run (CONF-11).
-    public static let consecutiveFailureLimit = 3
+    package static let consecutiveFailureLimit = 3
 
     /// Runs every vector of `vectors` (the built-in ones when `nil`) and `options.randomTraces`
     /// random traces per strategy against `subject`. `progress` receives a line per case.
@@ -290,7 +290,7 @@ public enum ConformanceSuite {
         let files: [VectorFile]
         if let vectors { files = vectors } else { files = try VectorGenerator.files() }
         var reports: [StrategyReport] = []
-        for strategy in StrategyConfiguration.identifiers where options.includes(strategy: strategy) {
+        for strategy in AnyRateLimitStrategy.identifiers where options.includes(strategy: strategy) {
             var report = StrategyReport(strategy: strategy)
             guard subject.strategies.contains(strategy) else {
                 report.skippedBecause = "\(subject.name) does not implement \(strategy)"
@@ -486,7 +486,7 @@ struct StrategyRun {
                 kind, strategy: strategy, trace: trace, index: index, expected: verdict.expected, got: got,
                 specAdmission: verdict.specAdmission, admitted: admitted.dropLast(got.isAdmitted ? 1 : 0), configuration: configuration)
             if verdict.brokenPromise {
-                let prefix = StrategyConfiguration.clausePrefixes[strategy] ?? strategy
+                let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
                 cause = FindingCause("\(prefix)-6", "retry-after not honoured")
             }
             outcome.findings.append(StepFinding(
@@ -520,7 +520,7 @@ struct StrategyRun {
                 outcome.outsideProfile = true
                 return outcome
             }
-            let parsed = Result { () throws(ConformanceFormatError) in try StrategyConfiguration(strategy: strategy, json: scaled) }
+            let parsed = Result { () throws(ConformanceFormatError) in try AnyRateLimitStrategy(strategy: strategy, json: scaled) }
             guard case .failure(let refused) = parsed, let refusedBySpec = refused.refusedBySpec else {
                 outcome.skippedBecause = "the Spec accepts it once scaled to the profile's unit of \(profile.timeUnitNanoseconds) ns"
                 outcome.outsideProfile = true

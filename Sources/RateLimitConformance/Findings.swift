@@ -142,9 +142,9 @@ extension FindingCause {
     /// that lie in the history (``HistoryFeature``) are found by experiment instead.
     static func ofStep(
         _ kind: FindingKind, strategy: String, trace: Trace, index: Int, expected: RateLimitResult, got: RateLimitResult?,
-        specAdmission: Int64?, admitted: [Int64], configuration: StrategyConfiguration
+        specAdmission: Int64?, admitted: [Int64], configuration: AnyRateLimitStrategy
     ) -> (cause: FindingCause, definitive: Bool) {
-        let prefix = StrategyConfiguration.clausePrefixes[strategy] ?? strategy
+        let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
         func own(_ number: Int, _ title: String) -> FindingCause { FindingCause("\(prefix)-\(number)", title) }
         let step = trace.steps[index]
         if kind == .misbehaved { return (.misbehaviour, true) }
@@ -201,7 +201,7 @@ enum HistoryFeature: CaseIterable {
     case unalignedCreation
 
     func cause(strategy: String) -> FindingCause {
-        let prefix = StrategyConfiguration.clausePrefixes[strategy] ?? strategy
+        let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
         switch self {
         case .backwardTime: return .backwardTime
         case .reset: return FindingCause("\(prefix)-9", "reset")

@@ -122,7 +122,7 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// What the Spec requires and this profile keeps the harness from checking, one line each,
     /// naming the clause (CONF-7).
     public func notChecked(strategy: String) -> [String] {
-        let prefix = StrategyConfiguration.clausePrefixes[strategy] ?? strategy
+        let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
         var lines: [String] = []
         if timeUnitNanoseconds > 1 {
             lines.append("CORE-1 instants and spans finer than the profile's unit of \(timeUnitNanoseconds) ns")

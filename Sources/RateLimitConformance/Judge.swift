@@ -14,7 +14,7 @@ struct Judge {
     let largestInstant: Int64
     private(set) var shadow: ReferenceLimiter
     /// The shadow's configuration (a reconfigure the implementation applied replaces it).
-    private(set) var configuration: StrategyConfiguration
+    private(set) var configuration: AnyRateLimitStrategy
     /// The implementation's last answer when it refused an acquire with a retry-after: the
     /// promise CONF-5 holds it to at the next step.
     private var promise: (step: Int, permits: Int64, now: Int64, retryAfter: Int64)?
@@ -22,7 +22,7 @@ struct Judge {
     /// the Spec has admitted it at every step from then on.
     private var debt: (permits: Int64, since: Int64)?
 
-    init(configuration: StrategyConfiguration, createdAt: Int64, profile: ImplementationProfile, tolerance: Int64) {
+    init(configuration: AnyRateLimitStrategy, createdAt: Int64, profile: ImplementationProfile, tolerance: Int64) {
         self.tolerance = tolerance
         largestInstant = profile.largestInstantNanoseconds
         shadow = ReferenceLimiter(configuration, at: .generated(createdAt))
@@ -285,7 +285,7 @@ struct Judge {
     /// The liveness quantum of CONF-5: the time the Spec takes to make one more permit available
     /// (a window, an interval, an emission interval, a period per permit); 0 for the concurrency
     /// limiter, which has no time.
-    static func quantum(_ configuration: StrategyConfiguration) -> Int64 {
+    static func quantum(_ configuration: AnyRateLimitStrategy) -> Int64 {
         func perPermit(_ period: Int64, _ permits: Int64) -> Int64 { period / permits + (period % permits == 0 ? 0 : 1) }
         switch configuration {
         case .tokenBucket(let s): return perPermit(s.periodNanoseconds, s.permitsPerPeriod)

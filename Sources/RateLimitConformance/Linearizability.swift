@@ -139,15 +139,15 @@ private struct SearchKey<State: Hashable>: Hashable {
 
 /// Records a concurrent history: stamps calls and returns from one counter, from any thread.
 // @unchecked: `counter` and `operations` are touched only while `lock` is held.
-public final class HistoryRecorder<Input: Sendable, Output: Sendable>: @unchecked Sendable {
+package final class HistoryRecorder<Input: Sendable, Output: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var counter: UInt64 = 0
     private var operations: [HistoryOperation<Input, Output>] = []
 
-    public init() {}
+    package init() {}
 
     /// A fresh stamp; take one just before calling the operation.
-    public func stamp() -> UInt64 {
+    package func stamp() -> UInt64 {
         lock.withLock {
             counter += 1
             return counter
@@ -155,7 +155,7 @@ public final class HistoryRecorder<Input: Sendable, Output: Sendable>: @unchecke
     }
 
     /// Records an operation called at `call` (a stamp) that has just returned `output`.
-    public func record(call: UInt64, input: Input, output: Output) {
+    package func record(call: UInt64, input: Input, output: Output) {
         lock.withLock {
             counter += 1
             operations.append(HistoryOperation(call: call, returned: counter, input: input, output: output))
@@ -163,5 +163,5 @@ public final class HistoryRecorder<Input: Sendable, Output: Sendable>: @unchecke
     }
 
     /// The operations recorded so far.
-    public var history: [HistoryOperation<Input, Output>] { lock.withLock { operations } }
+    package var history: [HistoryOperation<Input, Output>] { lock.withLock { operations } }
 }

@@ -5,7 +5,7 @@ public enum ConformanceEvent: Hashable, Sendable, CustomStringConvertible {
     case acquire(Int64)
     case release(Int64)
     case reset
-    case reconfigure(StrategyConfiguration)
+    case reconfigure(AnyRateLimitStrategy)
 
     /// `{"kind": "acquire", "permits": 3}`, `{"kind": "reset"}`, ...
     public var json: JSONValue {
@@ -36,7 +36,7 @@ public enum ConformanceEvent: Hashable, Sendable, CustomStringConvertible {
             guard json.keys.sorted() == ["configuration", "kind"], let configuration = json["configuration"] else {
                 throw ConformanceFormatError("a reconfigure event has exactly \"kind\" and \"configuration\"")
             }
-            self = .reconfigure(try StrategyConfiguration(strategy: strategy, json: configuration))
+            self = .reconfigure(try AnyRateLimitStrategy(strategy: strategy, json: configuration))
         default: throw ConformanceFormatError("unknown event kind \"\(kind)\"")
         }
     }
@@ -157,7 +157,7 @@ public struct ReferenceLimiter: Sendable {
     private var limiter: RateLimiter<AnyRateLimitStrategy>
 
     /// A limiter of `configuration` created at `now`.
-    public init(_ configuration: StrategyConfiguration, at now: RateLimitInstant) {
+    public init(_ configuration: AnyRateLimitStrategy, at now: RateLimitInstant) {
         limiter = RateLimiter(configuration, at: now)
     }
 

@@ -5,11 +5,11 @@ import RateLimitCore
 
 extension ConformanceReport {
     /// Differing steps listed per case after its first, and random traces listed per strategy.
-    public static let stepsPerCase = 5
-    public static let randomCasesListed = 5
+    package static let stepsPerCase = 5
+    package static let randomCasesListed = 5
 
     /// The per-strategy summary table.
-    public var table: [String] {
+    package var table: [String] {
         let header = ["strategy", "level", "cases", "steps", "exact", "safe", "failed", "skipped", "random e/s/f", "admitted", "validation", "time"]
         let rows = strategies.map { report -> [String] in
             let stories = report.stories.filter { $0.skippedBecause == nil }
@@ -27,7 +27,7 @@ extension ConformanceReport {
     }
 
     /// What each strategy's profile kept from being checked, and the cases skipped, by reason.
-    public var skippedLines: [String] {
+    package var skippedLines: [String] {
         var lines: [String] = []
         for report in strategies {
             if let reason = report.skippedBecause { lines.append("SKIP \(report.strategy): \(reason)"); continue }
@@ -48,7 +48,7 @@ extension ConformanceReport {
     }
 
     /// Findings grouped by cause, the most severe first, each with its smallest case (CONF-10).
-    public var findingLines: [String] {
+    package var findingLines: [String] {
         var lines: [String] = []
         for report in strategies {
             for group in report.groups {
@@ -67,7 +67,7 @@ extension ConformanceReport {
 
     /// One entry per case that is not exact: its failing (or first differing) step, then up to
     /// ``stepsPerCase`` more differing steps; random traces up to ``randomCasesListed`` per strategy.
-    public var caseLines: [String] {
+    package var caseLines: [String] {
         var lines: [String] = []
         for report in strategies {
             var randomListed = 0
@@ -89,7 +89,7 @@ extension ConformanceReport {
     }
 
     /// `step 3 at 10 ns acquire(2): expected allowed(0), got rejected(1ns) [early retry: ...]`.
-    public static func describe(_ finding: StepFinding) -> String {
+    package static func describe(_ finding: StepFinding) -> String {
         let place = finding.step == 0 ? finding.event : "step \(finding.step) at \(finding.now) ns \(finding.event)"
         var text = finding.kind == .misbehaved
             ? "\(place): \(finding.explanation ?? "")" + (finding.got.hasPrefix("received ") ? "; received: \(finding.got.dropFirst(9))" : "")
@@ -147,7 +147,7 @@ extension ConformanceReport {
 
 extension StrategyReport {
     /// `exact`, or `exact ±5ns` when judged with a tolerance.
-    public var levelText: String {
+    package var levelText: String {
         toleranceNanoseconds > 0 && (level == .exact || level == .safety) ? "\(level.rawValue) ±\(toleranceNanoseconds)ns" : level.rawValue
     }
 
@@ -230,7 +230,7 @@ extension FindingSeverity {
 extension ShrunkFailure {
     /// The shrunk trace as a table, the failing step marked, then the failing step of the
     /// original trace.
-    public var lines: [String] {
+    package var lines: [String] {
         var lines = ConformanceReport.rows(of: outcome, upTo: outcome.primary?.step ?? trace.steps.count)
         if let finding = outcome.primary, finding.kind != .difference || finding.explanation != nil {
             lines.append("\(finding.kind.name): \(finding.explanation ?? "")")

@@ -106,16 +106,16 @@ enum Shrinker {
 
     /// The configuration with one of its numbers made smaller (1, or halved; a span stays a whole
     /// multiple of `unit`), when still valid.
-    static func simplifications(of configuration: StrategyConfiguration, unit: Int64) -> [StrategyConfiguration] {
+    static func simplifications(of configuration: AnyRateLimitStrategy, unit: Int64) -> [AnyRateLimitStrategy] {
         guard case .object(let members) = configuration.json else { return [] }
-        var result: [StrategyConfiguration] = []
+        var result: [AnyRateLimitStrategy] = []
         for (position, (key, value)) in members.enumerated() {
             let step: Int64 = key.hasSuffix("Nanoseconds") ? unit : 1
             guard let number = value.int64, number > step else { continue }
             for smaller in [step, number / 2 - (number / 2) % step] where smaller < number && smaller >= step {
                 var fields = members
                 fields[position] = (key, .integer(smaller))
-                if let simpler = try? StrategyConfiguration(strategy: configuration.kind, json: .object(fields)) {
+                if let simpler = try? AnyRateLimitStrategy(strategy: configuration.kind, json: .object(fields)) {
                     result.append(simpler)
                 }
             }
@@ -125,9 +125,9 @@ enum Shrinker {
 }
 
 /// Plain-text tables with aligned columns.
-public enum TextTable {
+package enum TextTable {
     /// The header, a rule and the rows, each column padded to its widest cell.
-    public static func render(header: [String], rows: [[String]], rightAligned: Set<Int> = []) -> [String] {
+    package static func render(header: [String], rows: [[String]], rightAligned: Set<Int> = []) -> [String] {
         var widths = header.map(\.count)
         for row in rows {
             for (column, cell) in row.enumerated() where column < widths.count { widths[column] = max(widths[column], cell.count) }

@@ -4,8 +4,8 @@ import RateLimitCore
 /// The seed of a test run, shared by every property test: `RATELIMIT_SEED` when set (to replay a
 /// failure), otherwise a fresh one. It is printed when first used, so that even a crash (which
 /// cannot print afterwards) can be replayed; failures print it again with the replay command.
-public enum TestSeed {
-    public static let base: UInt64 = {
+package enum TestSeed {
+    package static let base: UInt64 = {
         let seed: UInt64
         if let text = ProcessInfo.processInfo.environment["RATELIMIT_SEED"], let given = UInt64(text) {
             seed = given
@@ -17,12 +17,12 @@ public enum TestSeed {
     }()
 
     /// A generator for trace `index` of the test named `name`.
-    public static func generator(_ name: String, trace index: Int) -> SeededGenerator {
+    package static func generator(_ name: String, trace index: Int) -> SeededGenerator {
         SeededGenerator(seed: base, stream: name, index: index)
     }
 
     /// How to replay a failure of the test function `name`.
-    public static func replay(_ name: String, trace index: Int) -> String {
+    package static func replay(_ name: String, trace index: Int) -> String {
         "seed \(base), trace \(index); replay with: RATELIMIT_SEED=\(base) swift test --filter \(name)"
     }
 }

@@ -3,21 +3,21 @@ import RateLimitCore
 /// Draws for generated traces; the generator itself is the core's (`SeededGenerator`).
 extension SeededGenerator {
     /// A uniformly drawn value in `range`.
-    public mutating func int(in range: ClosedRange<Int64>) -> Int64 { Int64.random(in: range, using: &self) }
+    package mutating func int(in range: ClosedRange<Int64>) -> Int64 { Int64.random(in: range, using: &self) }
 
     /// True with probability `percent` / 100.
-    public mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
+    package mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
 
     /// One of `choices`, uniformly.
-    public mutating func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &self)] }
+    package mutating func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &self)] }
 
     /// A count: usually small, sometimes one of the extreme values.
-    public mutating func count(small: ClosedRange<Int64> = 1...6) -> Int64 {
+    package mutating func count(small: ClosedRange<Int64> = 1...6) -> Int64 {
         chance(85) ? int(in: small) : pick(TraceGenerator.extremeValues)
     }
 
     /// A span in nanoseconds: usually small, sometimes one of the extreme values.
-    public mutating func span(small: ClosedRange<Int64> = 1...40) -> Int64 {
+    package mutating func span(small: ClosedRange<Int64> = 1...40) -> Int64 {
         chance(85) ? int(in: small) : pick(TraceGenerator.extremeValues)
     }
 }
@@ -25,11 +25,11 @@ extension SeededGenerator {
 /// A configuration and a sequence of events at instants: what the randomized runs and shrinking
 /// work on.
 public struct Trace: Hashable, Sendable {
-    public var configuration: StrategyConfiguration
+    public var configuration: AnyRateLimitStrategy
     public var createdAt: Int64
     public var steps: [TraceStep]
 
-    public init(configuration: StrategyConfiguration, createdAt: Int64, steps: [TraceStep]) {
+    public init(configuration: AnyRateLimitStrategy, createdAt: Int64, steps: [TraceStep]) {
         self.configuration = configuration
         self.createdAt = createdAt
         self.steps = steps
@@ -50,22 +50,22 @@ public struct TraceStep: Hashable, Sendable {
 /// Random configurations, events and instants biased to the edges the Spec cares about: window
 /// and period edges, exact retry-afters, zero and excess permits, time going backwards, long idle
 /// periods and the end of the timeline.
-public enum TraceGenerator {
+package enum TraceGenerator {
     /// Values near the integer limits that random configurations sometimes take.
-    public static let extremeValues: [Int64] = [
+    package static let extremeValues: [Int64] = [
         1, 2, 7, 1_000, 1_000_000_007, 31_557_600_000_000_000 /* a year in ns */, Int64.max / 3, Int64.max - 1, Int64.max,
     ]
 
-    /// A valid configuration of `strategy` (one of ``StrategyConfiguration/identifiers``) whose
+    /// A valid configuration of `strategy` (one of ``AnyRateLimitStrategy/identifiers``) whose
     /// spans, multiplied by `unit`, still form a valid configuration.
-    public static func configuration(_ strategy: String, unit: Int64 = 1, using rng: inout SeededGenerator) -> StrategyConfiguration? {
-        guard StrategyConfiguration.identifiers.contains(strategy) else { return nil }
+    package static func configuration(_ strategy: String, unit: Int64 = 1, using rng: inout SeededGenerator) -> AnyRateLimitStrategy? {
+        guard AnyRateLimitStrategy.identifiers.contains(strategy) else { return nil }
         while true {
             if let configuration = try? draw(strategy, using: &rng), configuration.scaled(by: unit) != nil { return configuration }
         }
     }
 
-    private static func draw(_ strategy: String, using rng: inout SeededGenerator) throws(RateLimitInputError) -> StrategyConfiguration {
+    private static func draw(_ strategy: String, using rng: inout SeededGenerator) throws(RateLimitInputError) -> AnyRateLimitStrategy {
         switch strategy {
         case TokenBucket.identifier:
             let capacity = rng.count()
@@ -100,7 +100,7 @@ public enum TraceGenerator {
     }
 
     /// The span instants are drawn around: the time per permit, the window or the interval.
-    public static func characteristicNanoseconds(_ configuration: StrategyConfiguration) -> Int64 {
+    package static func characteristicNanoseconds(_ configuration: AnyRateLimitStrategy) -> Int64 {
         switch configuration {
         case .tokenBucket(let s): max(1, s.periodNanoseconds / s.permitsPerPeriod)
         case .intervalTokenBucket(let s): s.intervalNanoseconds
@@ -117,8 +117,8 @@ public enum TraceGenerator {
     /// An event: mostly acquires of edge-biased sizes, sometimes releases, resets and reconfigures.
     /// An event `profile` lacks becomes `acquire(1)` (drawn the same way, so the Spec's own profile
     /// draws what it always drew).
-    public static func event(
-        for configuration: StrategyConfiguration, profile: ImplementationProfile = .full, using rng: inout SeededGenerator
+    package static func event(
+        for configuration: AnyRateLimitStrategy, profile: ImplementationProfile = .full, using rng: inout SeededGenerator
     ) -> ConformanceEvent {
         let maximum = configuration.maximumPermits
         let roll = rng.int(in: 0...99)
@@ -135,7 +135,7 @@ public enum TraceGenerator {
     }
 
     /// Permits for an acquire: 0, 1, the maximum, one above it, a random amount, or bad input.
-    public static func permits(maximum: Int64, using rng: inout SeededGenerator) -> Int64 {
+    package static func permits(maximum: Int64, using rng: inout SeededGenerator) -> Int64 {
         switch rng.int(in: 0...99) {
         case 0..<5: 0
         case 5..<45: 1
@@ -148,7 +148,7 @@ public enum TraceGenerator {
 
     /// The next instant: repeats, one-nanosecond steps, window edges (span − 1, span, span + 1),
     /// exact retry-afters, long idles, jumps back, and the end of the timeline.
-    public static func nextInstant(
+    package static func nextInstant(
         after now: Int64, span: Int64, retryAfter: Int64?, using rng: inout SeededGenerator
     ) -> Int64 {
         func forward(_ delta: Int64) -> Int64 { now > Int64.max - delta ? Int64.max : now + delta }
@@ -171,7 +171,7 @@ public enum TraceGenerator {
 
     /// The first instant of a trace: near the origin, sometimes near the end of the timeline
     /// (`last`, in the trace's unit).
-    public static func firstInstant(last: Int64 = .max, using rng: inout SeededGenerator) -> Int64 {
+    package static func firstInstant(last: Int64 = .max, using rng: inout SeededGenerator) -> Int64 {
         rng.chance(90) ? min(last, rng.int(in: 0...100)) : max(0, last - rng.int(in: 0...1_000))
     }
 
@@ -179,7 +179,7 @@ public enum TraceGenerator {
     /// profile's time unit, then scaled to nanoseconds; never past its largest instant, never
     /// backwards on a monotonic clock, only events it has. Retry-afters steer later instants, so
     /// the trace is drawn against the reference model as it goes.
-    public static func trace(
+    package static func trace(
         _ strategy: String, steps: Int, profile: ImplementationProfile = .full, using rng: inout SeededGenerator
     ) -> Trace? {
         let unit = profile.timeUnitNanoseconds

@@ -35,7 +35,7 @@ public enum VectorFiles {
 
     /// Writes `files` into `directory` (created if needed), one `<strategy>.json` each, and
     /// returns the paths written.
-    public static func write(_ files: [VectorFile], to directory: String) throws -> [String] {
+    package static func write(_ files: [VectorFile], to directory: String) throws -> [String] {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var written: [String] = []
         for file in files {

@@ -80,7 +80,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
     }
 
     /// The configuration's fields, named and ordered as in the strategy's Spec table, every one written out.
-    public var fields: [(name: String, value: Int64)] {
+    package var fields: [(name: String, value: Int64)] {
         switch self {
         case .tokenBucket(let s):
             [("capacity", s.capacity), ("permitsPerPeriod", s.permitsPerPeriod), ("periodNanoseconds", s.periodNanoseconds),

@@ -41,10 +41,11 @@ struct KeyLimit<Inner: RateLimitStrategy>: RateLimitStrategy {
             if permits == 0 { return .allowed(remaining: 0) }  // nothing can be taken before the throttle ends
             // Throttled: the strategy is asked on a copy, so it records nothing.
             let gate = state.throttledUntil - now.nanoseconds
-            switch inner.step(state.inner, .acquire(permits), at: now).result {
+            let answer = inner.step(state.inner, .acquire(permits), at: now).result
+            switch answer {
             case .allowed, .delayed: return .rejected(retryAfterNanoseconds: gate)
             case .rejected(let wait): return .rejected(retryAfterNanoseconds: max(wait, gate))
-            case let other: return other  // rejectedUntilRelease, neverAllowed, invalid
+            case .rejectedUntilRelease, .neverAllowed, .invalid: return answer
             }
         case .release(let permits): return inner.step(&state.inner, .release(permits), at: now)
         case .reset: return inner.step(&state.inner, .reset, at: now)  // the throttle is the key's, not the limit's

@@ -97,7 +97,7 @@ extension RateLimitInputError {
 extension Duration {
     /// This duration as whole nanoseconds, or a ``RateLimitInputError`` naming `field` when it is
     /// negative, exceeds `Int64.max` nanoseconds, or has a part finer than a nanosecond.
-    public func wholeNanoseconds(field: String) throws(RateLimitInputError) -> Int64 {
+    package func wholeNanoseconds(field: String) throws(RateLimitInputError) -> Int64 {
         // Compare before reading `components`: durations of 2^63 seconds or more trap there.
         guard self >= .zero else {
             let value = self >= .nanoseconds(-Int64.max) ? Self.exactNanoseconds(self) : nil

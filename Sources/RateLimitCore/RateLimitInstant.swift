@@ -22,7 +22,7 @@ public struct RateLimitInstant: Hashable, Comparable, Sendable, CustomStringConv
     }
 
     @usableFromInline
-    init(validated nanoseconds: Int64) {
+    package init(validated nanoseconds: Int64) {
         self.nanoseconds = nanoseconds
     }
 

@@ -46,7 +46,8 @@ public struct KeyStatistics: Hashable, Sendable {
     /// Requests waiting now.
     public internal(set) var waiting: Int = 0
 
-    public init() {}
+    @usableFromInline
+    package init() {}
 
     /// Counts a request (the setters are internal, so inlined registry code counts through these).
     @usableFromInline mutating func countAdmitted() { admitted += 1 }
@@ -213,12 +214,8 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         let ticket = issue()
         request(key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false, at: instant, &effects)
         var rest = end(effects, now)
-        // A request that cannot wait is always decided, usually alone.
-        if rest.completions.count == 1, rest.completions[0].ticket == ticket {
-            return (rest.completions.removeLast().outcome, rest)
-        }
-        let outcome = rest.completions.first { $0.ticket == ticket }?.outcome ?? .closed
-        rest.completions.removeAll { $0.ticket == ticket }
+        // A request that cannot wait is always decided.
+        let outcome = rest.removeCompletion(of: ticket)?.outcome ?? .closed
         return (outcome, rest)
     }
 
@@ -226,7 +223,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @inlinable public mutating func cancel(_ ticket: WaitTicket, at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
         if let (slot, _) = waiting[ticket] {
-            inQueue(slot, at: instant, &effects) { $0.cancel(ticket, at: instant) }
+            inQueue(slot, at: instant, &effects) { $0.cancel(ticket, at: instant).completions }
         }
         return end(effects, now)
     }
@@ -342,7 +339,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @inlinable mutating func transition(_ key: String, to target: KeyState, at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
         guard let slot = slot(for: key, at: instant, &effects) else { return end(effects, now) }
-        inQueue(slot, at: instant, &effects) { $0.advance(to: instant) }  // what fell due before now happens first
+        inQueue(slot, at: instant, &effects) { $0.advance(to: instant).completions }  // what fell due before now happens first
         let before = keyState(slot, at: instant)
         switch target {
         case .throttled(let until):
@@ -357,10 +354,10 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         }
         let after = keyState(slot, at: instant)
         if case .throttled = after { entries[Int(slot)].throttleReported = true } else { entries[Int(slot)].throttleReported = false }
-        if before != after { effects.events.append(.stateChanged(key: key, from: before, to: after, at: instant)) }
+        if before != after { effects.append(.stateChanged(key: key, from: before, to: after, at: instant)) }
         inQueue(slot, at: instant, &effects) { queue in
             if case .disabled = target { return queue.drain(.bypassed) }
-            return queue.advance(to: instant)
+            return queue.advance(to: instant).completions
         }
         return end(effects, now)
     }
@@ -368,8 +365,25 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// Ends every waiter with `closed` (WQ-9).
     public mutating func close(at now: RateLimitInstant) -> RateLimitEffects {
         var (instant, effects) = begin(at: now)
-        for slot in queues.slots.sorted() { inQueue(slot, at: instant, &effects) { $0.close() } }
+        for slot in queues.slots.sorted() { inQueue(slot, at: instant, &effects) { $0.close(at: instant).completions } }
         return end(effects, now)
+    }
+
+    /// Removes `key` (REG-12): its waiters end `closed`, and everything the registry kept for it
+    /// goes (its state, throttle, disable, own configuration and statistics; the totals keep its
+    /// requests). The next request on `key` creates it anew from its rule, as a key never used.
+    /// Answers whether the key was held.
+    public mutating func remove(_ key: String, at now: RateLimitInstant) -> (removed: Bool, effects: RateLimitEffects) {
+        var (instant, effects) = begin(at: now)
+        guard let slot = slot(of: key) else { return (false, end(effects, now)) }
+        if var queue = queues.removeValue(forKey: slot) {
+            for completion in queue.close(at: instant).completions {
+                guard let (_, permits) = waiting.removeValue(forKey: completion.ticket) else { continue }
+                finish(completion.ticket, key: key, slot: slot, permits: permits, outcome: completion.outcome, at: instant, &effects)
+            }
+        }
+        forget(slot)
+        return (true, end(effects, now))
     }
 
     // MARK: Reading (REG-6, REG-9)
@@ -397,6 +411,39 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             statistics: statistics)
     }
 
+    /// The keys held now (used, and neither forgotten nor removed since), sorted.
+    public var keys: [String] { heldSlots.map { entries[Int($0)].key }.sorted() }
+
+    /// The outcome ``tryAcquire(_:permits:priority:at:)`` would give at `now`, without taking
+    /// anything or changing the registry: whether `permits` on `key` are available now and, when
+    /// its limit refuses, the exact wait until they are (REG-5). A key not held reads as a new one.
+    public func availability(
+        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, at now: RateLimitInstant
+    ) -> WaitOutcome {
+        let instant = RateLimitInstant(validated: max(now.nanoseconds, latest))
+        let outcome: WaitOutcome
+        if let slot = slot(of: key) {
+            if entries[Int(slot)].disabled {
+                outcome = permits < 0 ? .rejected(.invalid(.negativePermits(permits))) : .bypassed
+            } else if var queue = queues[slot] {
+                outcome = queue.tryAcquire(permits, priority: priority, at: instant).outcome
+            } else {
+                var limiter = limiter(slot)
+                outcome = WaitQueue.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
+            }
+        } else if let rule = ruleIndex(for: key) {
+            if index.count >= maximumKeys, !heldSlots.contains(where: { isForgettable($0, at: instant, served: false) }) {
+                outcome = .rejected(.tooManyKeys)
+            } else {
+                var limiter = RateLimiter(Limit(rules[rule].strategy), at: instant)
+                outcome = WaitQueue.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
+            }
+        } else {
+            outcome = .rejected(.unknownKey)
+        }
+        return outcome.shifted(by: instant.nanoseconds - now.nanoseconds)
+    }
+
     // MARK: Operations
 
     /// REG-3: the instant an operation at `now` applies at, after serving everything due by then.
@@ -414,7 +461,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             scheduled[slot] = nil
             guard entries[Int(slot)].held else { continue }  // forgotten
             let due = RateLimitInstant(validated: first.deadline)
-            inQueue(slot, at: due, &effects) { $0.advance(to: due) }
+            inQueue(slot, at: due, &effects) { $0.advance(to: due).completions }
         }
         return (instant, effects)
     }
@@ -448,16 +495,12 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             var limiter = limiter(slot)
             let outcome = WaitQueue.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
             store(limiter, in: slot)
-            if let outcome {
+            // The rule is read only for a refusal that may wait: the common answer copies nothing more.
+            guard outcome.mayWait, mayWait, case .queue = rules[Int(entries[Int(slot)].rule)].overflow else {
                 finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
                 return settle(slot, [], at: instant, &effects)
             }
             let rule = rules[Int(entries[Int(slot)].rule)]
-            guard mayWait, case .queue = rule.overflow else {
-                let refusal = limiter.strategy.step(limiter.state, .acquire(permits), at: instant).result
-                finish(ticket, key: key, slot: slot, permits: permits, outcome: .rejected(.limited(refusal)), at: instant, &effects)
-                return settle(slot, [], at: instant, &effects)
-            }
             queues[slot] = WaitQueue(limiter: limiter, queueLimit: rule.queueLimit, at: instant)
             return request(key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant, &effects)
         }
@@ -466,11 +509,12 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         if mayWait {
             let timeout = timeout.map(Self.nanoseconds) ?? rules[Int(entries[Int(slot)].rule)].timeoutNanoseconds
             let deadline = timeout.map { instant.advanced(byNanoseconds: $0) ?? .end }
-            completions = queue.acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: instant)
-            decided = completions.first { $0.ticket == ticket }?.outcome
-            completions.removeAll { $0.ticket == ticket }
+            var served = queue.acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: instant)
+            decided = served.removeCompletion(of: ticket)?.outcome
+            completions = served.completions
         } else {
-            (decided, completions) = queue.tryAcquire(permits, priority: priority, at: instant)
+            let (outcome, served) = queue.tryAcquire(permits, priority: priority, at: instant)
+            (decided, completions) = (outcome, served.completions)
         }
         queues[slot] = queue
         if let decided {
@@ -537,19 +581,30 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// REG-8: forgets every key that is idle at `instant`: a new key would answer exactly as it does.
     @inlinable mutating func forgetIdleKeys(at instant: RateLimitInstant) {
-        for slot in heldSlots {
-            let entry = entries[Int(slot)]
-            guard queues[slot] == nil, !entry.disabled, overrides[slot] == nil, entry.reported == .ok else { continue }
-            let limiter = limiter(slot)
-            guard limiter.strategy.isIdle(limiter.state, at: instant) else { continue }
-            index.remove(entry.key) { entries[Int($0)].key }
-            entries[Int(slot)].key = ""
-            entries[Int(slot)].held = false
-            throttles[slot] = nil
-            recoveries[slot] = nil
-            scheduled[slot] = nil
-            freeSlots.append(slot)
-        }
+        for slot in heldSlots where isForgettable(slot, at: instant) { forget(slot) }
+    }
+
+    /// REG-8: nobody waits on the key, it is accepting with its rule's configuration, its status
+    /// `ok` (as reported, or, for a registry that has not served `instant` yet, as it will be),
+    /// and its limit is idle at `instant`.
+    @inlinable func isForgettable(_ slot: UInt32, at instant: RateLimitInstant, served: Bool = true) -> Bool {
+        let entry = entries[Int(slot)]
+        guard queues[slot] == nil, !entry.disabled, overrides[slot] == nil else { return false }
+        guard (served ? entry.reported : status(slot, at: instant)) == .ok else { return false }
+        let limiter = limiter(slot)
+        return limiter.strategy.isIdle(limiter.state, at: instant)
+    }
+
+    /// Frees a held key's slot and everything kept for it (its waiters, if any, were ended first).
+    @inlinable mutating func forget(_ slot: UInt32) {
+        index.remove(entries[Int(slot)].key) { entries[Int($0)].key }
+        entries[Int(slot)].key = ""
+        entries[Int(slot)].held = false
+        overrides[slot] = nil
+        throttles[slot] = nil
+        recoveries[slot] = nil
+        scheduled[slot] = nil
+        freeSlots.append(slot)
     }
 
     /// The slots of the keys held, in slot order.
@@ -621,7 +676,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         let status = status(slot, at: instant)
         let reported = entries[Int(slot)].reported
         if status != reported {
-            effects.events.append(.statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: instant), at: instant))
+            effects.append(.statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: instant), at: instant))
             entries[Int(slot)].reported = status
         }
         recoveries[slot] = nextRecovery(slot, from: instant)
@@ -633,7 +688,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         _ ticket: WaitTicket, key: String, slot: UInt32?, permits: Int64, outcome: WaitOutcome, at instant: RateLimitInstant,
         _ effects: inout RateLimitEffects
     ) {
-        effects.completions.append(WaitCompletion(ticket: ticket, outcome: outcome, at: instant))
+        effects.append(WaitCompletion(ticket: ticket, outcome: outcome, at: instant))
         switch outcome {
         case .granted, .bypassed:
             counted.countAdmitted()
@@ -641,7 +696,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         case .rejected, .timedOut:
             counted.countRejected()
             if let slot { entries[Int(slot)].rejected += 1 }
-            effects.events.append(.rejected(key: key, permits: permits, outcome: outcome, at: instant))
+            effects.append(.rejected(key: key, permits: permits, outcome: outcome, at: instant))
         case .cancelled, .closed:
             break
         }
@@ -663,7 +718,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             let recovery = recoveries[slot].flatMap { $0 < instant.nanoseconds || (!served && $0 == instant.nanoseconds) ? $0 : nil }
             if let throttleEnd, recovery.map({ throttleEnd <= $0 }) ?? true {
                 let at = RateLimitInstant(validated: throttleEnd)
-                effects.events.append(.stateChanged(key: key, from: .throttled(until: at), to: .accepting, at: at))
+                effects.append(.stateChanged(key: key, from: .throttled(until: at), to: .accepting, at: at))
                 entries[Int(slot)].throttleReported = false
                 recoveries[slot] = nextRecovery(slot, from: at)
                 continue
@@ -676,7 +731,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
                 recoveries[slot] = nil  // an exact recovery instant always improves the status
                 return
             }
-            effects.events.append(.statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: at), at: at))
+            effects.append(.statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: at), at: at))
             entries[Int(slot)].reported = status
             recoveries[slot] = nextRecovery(slot, from: at)
         }
@@ -763,14 +818,17 @@ extension RateLimitEffects {
     /// The effects as seen from `shift` nanoseconds earlier (REG-3): waits and retry-afters grow.
     @inlinable
     func shifted(by shift: Int64) -> RateLimitEffects {
-        guard shift > 0 else { return self }
-        var copy = self
-        copy.completions = completions.map { WaitCompletion(ticket: $0.ticket, outcome: $0.outcome.shifted(by: shift), at: $0.at) }
-        copy.events = events.map { event in
-            guard case .rejected(let key, let permits, let outcome, let at) = event else { return event }
-            return .rejected(key: key, permits: permits, outcome: outcome.shifted(by: shift), at: at)
-        }
-        return copy
+        guard shift > 0, !isEmpty else { return self }
+        return mapped(
+            completion: { WaitCompletion(ticket: $0.ticket, outcome: $0.outcome.shifted(by: shift), at: $0.at) },
+            event: { event in
+                switch event {
+                case .rejected(let key, let permits, let outcome, let at):
+                    .rejected(key: key, permits: permits, outcome: outcome.shifted(by: shift), at: at)
+                case .stateChanged, .statusChanged:
+                    event
+                }
+            })
     }
 }
 
@@ -779,8 +837,8 @@ extension WaitOutcome {
     func shifted(by shift: Int64) -> WaitOutcome {
         switch self {
         case .granted(let answer): .granted(answer.shifted(by: shift))
-        case .rejected(.limited(let answer)): .rejected(.limited(answer.shifted(by: shift)))
-        default: self
+        case .rejected(.limited(let wait)): .rejected(.limited(retryAfterNanoseconds: RateLimitResult.grown(wait, by: shift)))
+        case .rejected, .bypassed, .timedOut, .cancelled, .closed: self
         }
     }
 }
@@ -790,13 +848,16 @@ extension RateLimitResult {
     @inlinable
     func shifted(by shift: Int64) -> RateLimitResult {
         guard shift > 0 else { return self }
-        func grown(_ span: Int64) -> Int64 { span > Int64.max - shift ? .max : span + shift }
         switch self {
-        case .rejected(let wait): return .rejected(retryAfterNanoseconds: grown(wait))
-        case .delayed(let wait, let remaining): return .delayed(waitNanoseconds: grown(wait), remaining: remaining)
+        case .rejected(let wait): return .rejected(retryAfterNanoseconds: Self.grown(wait, by: shift))
+        case .delayed(let wait, let remaining): return .delayed(waitNanoseconds: Self.grown(wait, by: shift), remaining: remaining)
         case .allowed, .rejectedUntilRelease, .neverAllowed, .invalid: return self
         }
     }
+
+    /// `span + shift`, saturated at `Int64.max`.
+    @inlinable
+    static func grown(_ span: Int64, by shift: Int64) -> Int64 { span > Int64.max - shift ? .max : span + shift }
 }
 
 /// A registry side table: what few keys have (a queue, a throttle, a pending wake-up), by slot.

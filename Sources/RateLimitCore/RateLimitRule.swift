@@ -53,8 +53,8 @@ public struct RateLimitRule<Strategy: RateLimitStrategy>: Hashable, Sendable {
         _ keys: KeyPattern, _ strategy: Strategy, overflow: OverflowPolicy = .reject, warningThreshold: Int64 = 0
     ) throws(RateLimitRegistryError) {
         switch keys {
-        case .exact(let key) where key.isEmpty, .prefix(let key) where key.isEmpty: throw .emptyKey(keys)
-        default: break
+        case .exact(let key), .prefix(let key): if key.isEmpty { throw .emptyKey(keys) }
+        case .anyKey: break
         }
         do {
             switch overflow {

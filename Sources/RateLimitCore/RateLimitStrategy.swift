@@ -89,6 +89,14 @@ public struct RateLimiter<Strategy: RateLimitStrategy>: Hashable, Sendable {
         storedStrategy.step(&storedState, .acquire(permits), at: now)
     }
 
+    /// The answer an acquire of `permits` would get at `now`, without taking anything: whether
+    /// they are available and, when the strategy refuses, the exact wait until they are (CORE-6).
+    @inlinable
+    public func availability(of permits: Int64 = 1, at now: RateLimitInstant) -> RateLimitResult {
+        var copy = storedState
+        return storedStrategy.step(&copy, .acquire(permits), at: now)
+    }
+
     /// The quota an acquire could take at `now`, without taking anything (an acquire of 0).
     @inlinable
     public func remaining(at now: RateLimitInstant) -> Int64 {

@@ -2,12 +2,12 @@
 // of the conformance suite draw from it, so a seed replays a sequence on every platform.
 
 /// SplitMix64: small, fast, and the same sequence on every platform for a given seed.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    public private(set) var state: UInt64
+package struct SeededGenerator: RandomNumberGenerator, Sendable {
+    package private(set) var state: UInt64
 
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -16,7 +16,7 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     }
 
     /// A generator for stream `index` of `name` under `seed`: independent, stable streams.
-    public init(seed: UInt64, stream name: String, index: Int) {
+    package init(seed: UInt64, stream name: String, index: Int) {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a: stable across runs and platforms
         for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
         var mixer = SeededGenerator(seed: seed ^ hash ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))

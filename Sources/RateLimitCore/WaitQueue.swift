@@ -12,70 +12,6 @@
 // ticket is skipped when it reaches the front). Finding the head, cancelling and expiring are
 // O(1) amortised or O(log n), so thousands of waiters with random cancellations stay cheap.
 
-/// How urgent a request is. Higher priorities are served first; `critical` never waits (WQ-4).
-public enum RateLimitPriority: Int, Comparable, CaseIterable, Hashable, Sendable {
-    case low, normal, high, critical
-
-    public static func < (lhs: RateLimitPriority, rhs: RateLimitPriority) -> Bool { lhs.rawValue < rhs.rawValue }
-}
-
-/// The identity of one request in a wait queue.
-public struct WaitTicket: Hashable, Comparable, Sendable, CustomStringConvertible {
-    public let rawValue: UInt64
-    @usableFromInline init(rawValue: UInt64) { self.rawValue = rawValue }
-    public static func < (lhs: WaitTicket, rhs: WaitTicket) -> Bool { lhs.rawValue < rhs.rawValue }
-    public var description: String { "#\(rawValue)" }
-}
-
-/// Why a request was refused without being served (WQ-2, WQ-4).
-public enum WaitRejection: Hashable, Sendable {
-    /// The permits already waiting plus this request's exceed the queue limit.
-    case queueFull
-    /// No instant on the timeline admits it (CORE-7).
-    case neverAllowed
-    /// Malformed (CORE-9, CORE-11). Boxed, as ``RateLimitResult/invalid(_:)`` is: it keeps
-    /// outcomes small enough to travel in registers.
-    indirect case invalid(RateLimitInputError)
-    /// `tryAcquire` only: the strategy refused; its answer carries the exact retry-after or shortfall.
-    case limited(RateLimitResult)
-    /// `tryAcquire` only: waiters of the same or a higher priority are ahead.
-    case waitersAhead
-    /// Registry only: no rule matches the key and there is no default rule (REG-2).
-    case unknownKey
-    /// Registry only: the key is new, the registry holds its maximum of keys and none is idle (REG-8).
-    case tooManyKeys
-}
-
-/// The one outcome of a request (WQ-2).
-public enum WaitOutcome: Hashable, Sendable {
-    /// Permits taken: the strategy's `allowed` or `delayed` (proceed after its wait).
-    case granted(RateLimitResult)
-    /// A critical request the strategy refused, let through without taking permits.
-    case bypassed
-    /// Refused without being served.
-    case rejected(WaitRejection)
-    /// Its deadline passed while it waited; nothing was taken.
-    case timedOut
-    /// Cancelled while it waited; nothing was taken.
-    case cancelled
-    /// The limiter was shut down while it waited.
-    case closed
-}
-
-/// A ticket's outcome, for the adapter to deliver, and the instant it was decided at (a
-/// scheduled start counts its wait from there, WQ-12).
-public struct WaitCompletion: Hashable, Sendable {
-    public let ticket: WaitTicket
-    public let outcome: WaitOutcome
-    public let at: RateLimitInstant
-
-    public init(ticket: WaitTicket, outcome: WaitOutcome, at: RateLimitInstant) {
-        self.ticket = ticket
-        self.outcome = outcome
-        self.at = at
-    }
-}
-
 /// A limiter with a queue of waiting requests: pure, generic over the strategy (Spec/WaitQueue.md).
 public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// The strategy and its state.
@@ -129,11 +65,11 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     // MARK: Requests
 
-    /// A request that may wait (WQ-4). The returned completions hold this ticket's outcome when it
-    /// was decided at once, and the outcomes of other waiters served at `now`.
+    /// A request that may wait (WQ-4). The effects hold this ticket's outcome when it was decided
+    /// at once, and the outcomes of other waiters served at `now`.
     public mutating func acquire(
         _ permits: Int64, priority: RateLimitPriority = .normal, deadline: RateLimitInstant? = nil, at now: RateLimitInstant
-    ) -> (ticket: WaitTicket, completions: [WaitCompletion]) {
+    ) -> (ticket: WaitTicket, effects: RateLimitEffects) {
         let ticket = issue()
         return (ticket, acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: now))
     }
@@ -143,15 +79,19 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     @usableFromInline
     mutating func acquire(
         _ permits: Int64, priority: RateLimitPriority, deadline: RateLimitInstant?, ticket: WaitTicket, at now: RateLimitInstant
-    ) -> [WaitCompletion] {
-        if isEmpty {  // the fast path of an admission with nobody waiting (WQ-4 steps 1–4)
+    ) -> RateLimitEffects {
+        var completions: [WaitCompletion] = []
+        let outcome: WaitOutcome
+        if isEmpty {  // nobody to catch up with or to serve: WQ-4 steps 1–4 alone
             servedUpTo = max(servedUpTo, now.nanoseconds)
-            if let outcome = admitNewcomer(permits, priority: priority, at: now) { return [WaitCompletion(ticket: ticket, outcome: outcome, at: now)] }
+            outcome = Self.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &storedLimiter, at: now)
+        } else {
+            completions = catchUp(before: now) + serve(at: now)
+            outcome = admitNewcomer(permits, priority: priority, at: now)
         }
-        var completions = catchUp(before: now) + serve(at: now)
-        if let outcome = admitNewcomer(permits, priority: priority, at: now) {
+        guard outcome.mayWait else {
             completions.append(WaitCompletion(ticket: ticket, outcome: outcome, at: now))
-            return completions + servedAfterNewcomer(outcome, at: now)
+            return RateLimitEffects(completions: completions + servedAfterNewcomer(outcome, at: now))
         }
         // WQ-4 step 5: wait, unless the deadline has passed or the queue is full.
         if let deadline, deadline <= now {
@@ -161,48 +101,38 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         } else {
             enqueue(ticket, Waiter(permits: permits, priority: priority, deadline: deadline?.nanoseconds))
         }
-        return completions
+        return RateLimitEffects(completions: completions)
     }
 
     /// A request that never waits (WQ-4): where it would wait, it is answered with the reason.
+    /// Its outcome is returned, not in the effects, which hold the other waiters served at `now`.
     @inlinable
     public mutating func tryAcquire(
         _ permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant
-    ) -> (outcome: WaitOutcome, completions: [WaitCompletion]) {
-        guard let outcome = tryAcquireIfNobodyWaits(permits, priority: priority, at: now) else {
-            return tryAcquireServing(permits, priority: priority, at: now)
-        }
-        return (outcome, [])
-    }
-
-    /// ``tryAcquire(_:priority:at:)`` when nobody waits (``isEmpty``), so that nothing is served
-    /// and no completion made: its outcome, or `nil` (nothing done) when requests are waiting.
-    /// The adapters' common path, which makes no array.
-    @inlinable
-    public mutating func tryAcquireIfNobodyWaits(
-        _ permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant
-    ) -> WaitOutcome? {
-        // Nobody to catch up with or to serve: the strategy alone decides. Inlined into the
-        // adapter, so it is specialized for the strategy (the benchmark's lock adapter).
-        guard isEmpty else { return nil }
+    ) -> (outcome: WaitOutcome, effects: RateLimitEffects) {
+        guard isEmpty else { return tryAcquireServing(permits, priority: priority, at: now) }
+        // Nobody to catch up with or to serve: the strategy alone decides, and no array is made.
+        // Inlined into the adapters, so it is specialized for the strategy.
         servedUpTo = max(servedUpTo, now.nanoseconds)
-        if let outcome = Self.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &storedLimiter, at: now) {
-            return outcome
-        }
-        return .rejected(.limited(storedLimiter.strategy.step(storedLimiter.state, .acquire(permits), at: now).result))
+        return (Self.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &storedLimiter, at: now), RateLimitEffects())
     }
 
     /// ``tryAcquire(_:priority:at:)`` with requests waiting: serves them first.
     @usableFromInline
     mutating func tryAcquireServing(
         _ permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant
-    ) -> (outcome: WaitOutcome, completions: [WaitCompletion]) {
+    ) -> (outcome: WaitOutcome, effects: RateLimitEffects) {
         let completions = catchUp(before: now) + serve(at: now)
-        if let outcome = admitNewcomer(permits, priority: priority, at: now) {
-            return (outcome, completions + servedAfterNewcomer(outcome, at: now))
-        }
-        if hasWaiters(atLeast: priority) { return (.rejected(.waitersAhead), completions) }
-        return (.rejected(.limited(storedLimiter.strategy.step(storedLimiter.state, .acquire(permits), at: now).result)), completions)
+        let outcome = admitNewcomer(permits, priority: priority, at: now)
+        return (outcome, RateLimitEffects(completions: completions + servedAfterNewcomer(outcome, at: now)))
+    }
+
+    /// The outcome ``tryAcquire(_:priority:at:)`` would give at `now`, without taking anything or
+    /// changing the queue: whether `permits` are available now and, when the strategy refuses, the
+    /// exact wait until they are (WQ-4).
+    public func availability(of permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant) -> WaitOutcome {
+        var copy = self  // the queue's storage is copied only when waiters are served in the copy
+        return copy.tryAcquire(permits, priority: priority, at: now).outcome
     }
 
     /// A newcomer that took permits (overtaking lower priorities, WQ-4) can leave the head never
@@ -212,17 +142,17 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         return serve(at: now)
     }
 
-    /// WQ-4 steps 1–4: the outcome decided at once, or `nil` when the request must wait.
-    private mutating func admitNewcomer(_ permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant) -> WaitOutcome? {
+    /// WQ-4 steps 1–4 behind the waiters now in the queue.
+    private mutating func admitNewcomer(_ permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant) -> WaitOutcome {
         Self.admitNewcomer(permits, priority: priority, waitersAhead: hasWaiters(atLeast: priority), to: &storedLimiter, at: now)
     }
 
-    /// WQ-4 steps 1–4 for `limiter`: the outcome decided at once, or `nil` when the request must
-    /// wait (behind `waitersAhead`, or refused by the strategy).
+    /// WQ-4 steps 1–4 for `limiter`: the outcome decided now. A refusal that lets the request wait
+    /// (``WaitOutcome/mayWait``) is `limited`, `untilRelease` or `waitersAhead`.
     @inlinable
     static func admitNewcomer(
         _ permits: Int64, priority: RateLimitPriority, waitersAhead: Bool, to limiter: inout RateLimiter<Strategy>, at now: RateLimitInstant
-    ) -> WaitOutcome? {
+    ) -> WaitOutcome {
         if permits < 0 { return .rejected(.invalid(.negativePermits(permits))) }
         if permits > limiter.strategy.maximumPermits { return .rejected(.neverAllowed) }
         if permits == 0 { return .granted(.allowed(remaining: limiter.remaining(at: now))) }
@@ -230,55 +160,56 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
             let answer = limiter.acquire(permits, at: now)
             return answer.isAdmitted ? .granted(answer) : .bypassed
         }
-        if waitersAhead { return nil }
+        if waitersAhead { return .rejected(.waitersAhead) }
         let answer = limiter.acquire(permits, at: now)
-        switch answer {
+        switch answer {  // `WaitOutcome.init(_:)`, written out: the initializer was not inlined here
         case .allowed, .delayed: return .granted(answer)
+        case .rejected(let wait): return .rejected(.limited(retryAfterNanoseconds: wait))
+        case .rejectedUntilRelease(let shortfall): return .rejected(.untilRelease(shortfall: shortfall))
         case .neverAllowed: return .rejected(.neverAllowed)
         case .invalid(let error): return .rejected(.invalid(error))
-        case .rejected, .rejectedUntilRelease: return nil
         }
     }
 
     /// Cancels a waiting request (WQ-6); a ticket that already has its outcome is left alone.
-    public mutating func cancel(_ ticket: WaitTicket, at now: RateLimitInstant) -> [WaitCompletion] {
+    public mutating func cancel(_ ticket: WaitTicket, at now: RateLimitInstant) -> RateLimitEffects {
         var completions = catchUp(before: now)
-        guard remove(ticket) != nil else { return completions + serve(at: now) }
-        completions.append(WaitCompletion(ticket: ticket, outcome: .cancelled, at: now))
-        return completions + serve(at: now)
+        if remove(ticket) != nil { completions.append(WaitCompletion(ticket: ticket, outcome: .cancelled, at: now)) }
+        return RateLimitEffects(completions: completions + serve(at: now))
     }
 
     /// Serves the queue up to `now` (WQ-7): what a wake-up does.
-    public mutating func advance(to now: RateLimitInstant) -> [WaitCompletion] {
-        catchUp(before: now) + serve(at: now)
+    public mutating func advance(to now: RateLimitInstant) -> RateLimitEffects {
+        RateLimitEffects(completions: catchUp(before: now) + serve(at: now))
     }
 
     // MARK: Other events (WQ-8)
 
     /// Gives back permits (concurrency limiter), then serves the queue.
-    public mutating func release(_ permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, completions: [WaitCompletion]) {
-        let completions = catchUp(before: now)
-        let result = storedLimiter.step(.release(permits), at: now)
-        return (result, completions + serve(at: now))
+    public mutating func release(_ permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+        step(.release(permits), at: now)
     }
 
     /// Resets the strategy's state; waiters stay and are served from the fresh state.
-    public mutating func reset(at now: RateLimitInstant) -> (result: RateLimitResult, completions: [WaitCompletion]) {
-        let completions = catchUp(before: now)
-        let result = storedLimiter.step(.reset, at: now)
-        return (result, completions + serve(at: now))
+    public mutating func reset(at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+        step(.reset, at: now)
     }
 
     /// Replaces the configuration; waiters stay and are served under the new one.
-    public mutating func reconfigure(_ strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, completions: [WaitCompletion]) {
-        let completions = catchUp(before: now)
-        let result = storedLimiter.step(.reconfigure(strategy), at: now)
-        return (result, completions + serve(at: now))
+    public mutating func reconfigure(_ strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+        step(.reconfigure(strategy), at: now)
     }
 
-    /// Shuts the queue down (WQ-9): every waiter is `closed`.
-    public mutating func close() -> [WaitCompletion] {
-        drain(.closed)
+    /// WQ-8: what was due before `now` first, then the event, then the queue served at `now`.
+    private mutating func step(_ event: RateLimitEvent<Strategy>, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+        let completions = catchUp(before: now)
+        let result = storedLimiter.step(event, at: now)
+        return (result, RateLimitEffects(completions: completions + serve(at: now)))
+    }
+
+    /// Shuts the queue down (WQ-9): what was due by `now` is served, then every waiter left is `closed`.
+    public mutating func close(at now: RateLimitInstant) -> RateLimitEffects {
+        RateLimitEffects(completions: catchUp(before: now) + serve(at: now) + drain(.closed))
     }
 
     /// Ends every waiter with `outcome`, in ticket order, and empties the queue.
@@ -412,7 +343,7 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     /// No waiter and no deadline: serving would change nothing but `servedUpTo`.
     @inlinable
-    var isEmpty: Bool { waiters.isEmpty && deadlines.isEmpty }
+    package var isEmpty: Bool { waiters.isEmpty && deadlines.isEmpty }
 
     private func hasWaiters(atLeast priority: RateLimitPriority) -> Bool {
         (priority.rawValue..<3).contains { liveCounts[$0] > 0 }
@@ -443,50 +374,5 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
             for ticket in lines[priority][lineStarts[priority]...] where waiters[ticket] != nil { return ticket }
         }
         return nil
-    }
-}
-
-/// A binary min-heap of (deadline, payload), ordered by deadline then payload.
-@usableFromInline
-struct DeadlineHeap<Payload: Comparable & Sendable>: Sendable {
-    @usableFromInline var items: [(deadline: Int64, payload: Payload)] = []
-
-    @inlinable var isEmpty: Bool { items.isEmpty }
-
-    @inlinable var first: (deadline: Int64, payload: Payload)? { items.first }
-
-    var count: Int { items.count }
-
-    private static func before(_ a: (deadline: Int64, payload: Payload), _ b: (deadline: Int64, payload: Payload)) -> Bool {
-        a.deadline != b.deadline ? a.deadline < b.deadline : a.payload < b.payload
-    }
-
-    @usableFromInline
-    mutating func insert(deadline: Int64, _ payload: Payload) {
-        items.append((deadline, payload))
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard Self.before(items[child], items[parent]) else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    @usableFromInline
-    mutating func removeFirst() {
-        guard !items.isEmpty else { return }
-        items.swapAt(0, items.count - 1)
-        items.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < items.count, Self.before(items[left], items[smallest]) { smallest = left }
-            if right < items.count, Self.before(items[right], items[smallest]) { smallest = right }
-            guard smallest != parent else { return }
-            items.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 }

@@ -1,43 +1,119 @@
-// Limiters by key on a serial dispatch queue (Spec/Registry.md): the shell of
-// `DispatchLimiter.swift` executing a registry.
+// Limiters by key on a serial dispatch queue (Spec/Registry.md): a registry executed by the shell
+// of `DispatchShell.swift`.
 
 import Dispatch
 import RateLimitCore
+import RateLimitShell
 
 /// Limiters by key (per endpoint, per user), configured by rules, on a serial dispatch queue with
 /// completion handlers: requests, key states, quota, statistics and events (Spec/Registry.md).
-public typealias DispatchRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock> = DispatchLimiter<RateLimitRegistry<Strategy>, C>
-    where C.Duration == Duration
+public final class DispatchRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>: Sendable where C.Duration == Duration {
+    @usableFromInline let shell: DispatchShell<RateLimitRegistry<Strategy>, C>
 
-extension DispatchLimiter {
     /// A registry of `rules` holding at most `maximumKeys` keys, on `clock`; completion and event
     /// handlers run on `callbackQueue` (REG-1, REG-8).
     ///
     /// - Throws: ``RateLimitRegistryError`` for duplicate rules or `maximumKeys < 1`.
-    public convenience init<Strategy>(
+    public init(
         rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, clock: C, callbackQueue: DispatchQueue = .global()
-    ) throws(RateLimitRegistryError) where Machine == RateLimitRegistry<Strategy> {
-        self.init(machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), label: "RateLimitDispatch.registry",
-                  clock: clock, callbackQueue: callbackQueue)
+    ) throws(RateLimitRegistryError) {
+        shell = DispatchShell(
+            machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), label: "RateLimitDispatch.registry",
+            clock: clock, callbackQueue: callbackQueue)
+    }
+
+    /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
+    @inlinable
+    public func tryAcquire(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.tryAcquire(key, permits: permits, priority: priority)
+    }
+
+    /// What ``tryAcquire(_:permits:priority:)`` would answer now, without taking anything or
+    /// creating the key: whether `permits` are available and, when the limit refuses, the exact
+    /// wait until they are.
+    public func availability(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.availability(key, permits: permits, priority: priority)
     }
 
     /// Requests `permits` on `key`, waiting when the key's rule queues (REG-5); `completion` runs
-    /// once on the callback queue with the grant or the error. A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
-    public func acquire<Strategy>(
+    /// once on the callback queue with the grant or the error. The rule's timeout applies when
+    /// `timeout` is `nil`; a `timeout` of zero or less, or under a nanosecond, is granted or times
+    /// out at once (WQ-11).
+    public func acquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
         completion: @escaping @Sendable (Result<RateLimitGrant, RateLimitAcquireError>) -> Void
-    ) where Machine == RateLimitRegistry<Strategy> {
-        submit(permits: permits, completion: completion) { registry, now in
+    ) {
+        shell.submit(permits: permits, completion: completion) { registry, now in
             registry.acquire(key, permits: permits, priority: priority, timeout: timeout, at: now)
         }
     }
+
+    /// Gives back permits on `key` (concurrency limits) and serves its waiters.
+    @discardableResult
+    public func release(_ key: String, permits: Int64) -> RateLimitResult { shell.release(key, permits: permits) }
+
+    /// Resets `key`'s limit (REG-7).
+    @discardableResult
+    public func reset(_ key: String) -> RateLimitResult { shell.reset(key) }
+
+    /// Resets every key's limit (REG-7).
+    public func resetAll() { shell.resetAll() }
+
+    /// Gives `key` a configuration of its own (REG-7).
+    @discardableResult
+    public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult { shell.reconfigure(key, to: strategy) }
+
+    /// Replaces a rule's configuration for every key it governs (REG-7).
+    ///
+    /// - Throws: ``RateLimitRegistryError`` for an unknown rule or a threshold that no longer fits.
+    public func reconfigure(rule pattern: KeyPattern, to strategy: Strategy) throws(RateLimitRegistryError) {
+        try shell.reconfigure(rule: pattern, to: strategy)
+    }
+
+    /// Throttles `key` for `duration` from now (a server's Retry-After, REG-4).
+    public func throttle(_ key: String, for duration: Duration) { shell.throttle(key, for: duration) }
+
+    /// Disables `key`: everything passes at once (REG-4).
+    public func disable(_ key: String) { shell.disable(key) }
+
+    /// Returns `key` to accepting (REG-4).
+    public func resume(_ key: String) { shell.resume(key) }
+
+    /// Removes `key` (REG-12): its waiters end `closed` and its next request starts it anew from
+    /// its rule. Answers whether the key was held.
+    @discardableResult
+    public func remove(_ key: String) -> Bool { shell.remove(key) }
+
+    /// The keys held now, sorted (REG-8, REG-12).
+    public var keys: [String] { shell.keys() }
+
+    /// `key`'s state, quota status, remaining quota and statistics now, after serving what is due
+    /// (REG-6, REG-9); `nil` when no rule matches it.
+    public func quota(of key: String) -> KeyQuota? { shell.quota(of: key) }
+
+    /// Every request so far, over all keys (REG-9).
+    public var totals: KeyStatistics { shell.totals() }
+
+    /// A new stream of the events reported from now on, in order; it ends when the registry closes
+    /// (REG-10).
+    public func events() -> AsyncStream<RegistryEvent> { shell.events() }
+
+    /// Calls `handler` with every event, in order and one at a time, on the callback queue (`nil`
+    /// removes it).
+    public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) { shell.setEventHandler(handler) }
+
+    /// Requests waiting for a grant, over all keys.
+    public var waitingCount: Int { shell.waitingCount }
+
+    /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
+    public func close() { shell.close() }
 }
 
-extension DispatchLimiter where C == ContinuousClock {
+extension DispatchRateLimitRegistry where C == ContinuousClock {
     /// A registry of `rules` on the continuous clock.
-    public convenience init<Strategy>(
+    public convenience init(
         rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, callbackQueue: DispatchQueue = .global()
-    ) throws(RateLimitRegistryError) where Machine == RateLimitRegistry<Strategy> {
+    ) throws(RateLimitRegistryError) {
         try self.init(rules: rules, maximumKeys: maximumKeys, clock: ContinuousClock(), callbackQueue: callbackQueue)
     }
 }

@@ -1,45 +1,86 @@
-// One rate limiter on a serial dispatch queue (Spec/WaitQueue.md): the shell of
-// `DispatchLimiter.swift` executing the wait queue of one strategy.
+// One rate limiter on a serial dispatch queue (Spec/WaitQueue.md): the wait queue of one strategy,
+// executed by the shell of `DispatchShell.swift`.
 
+@_exported import RateLimitCore
 import Dispatch
-import RateLimitCore
+import RateLimitShell
 
-/// A rate limiter of any strategy on a serial dispatch queue, with completion handlers.
-public typealias DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock> = DispatchLimiter<WaitQueue<Strategy>, C>
-    where C.Duration == Duration
+/// A rate limiter of any strategy on a serial dispatch queue, for code built on completion
+/// handlers: `tryAcquire` answers at once, `acquire` calls its completion handler on the callback
+/// queue when the request is granted, times out or is refused (Spec/WaitQueue.md).
+///
+/// Keep the limiter alive while requests wait: one released from memory ends them `closed`.
+public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sendable where C.Duration == Duration {
+    @usableFromInline let shell: DispatchShell<WaitQueue<Strategy>, C>
 
-extension DispatchLimiter {
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`;
     /// completion handlers run on `callbackQueue`.
     ///
     /// - Throws: ``RateLimitInputError`` when `queueLimit` is negative.
-    public convenience init<Strategy>(
-        _ strategy: Strategy, queueLimit: Int64 = 0, clock: C, callbackQueue: DispatchQueue = .global()
-    ) throws(RateLimitInputError) where Machine == WaitQueue<Strategy> {
-        self.init(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), label: "RateLimitDispatch.\(Strategy.identifier)",
-                  clock: clock, callbackQueue: callbackQueue)
+    public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C, callbackQueue: DispatchQueue = .global()) throws(RateLimitInputError) {
+        shell = DispatchShell(
+            machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), label: "RateLimitDispatch.\(Strategy.identifier)",
+            clock: clock, callbackQueue: callbackQueue)
+    }
+
+    /// Takes `permits` now if the limiter and the waiters ahead allow it; never waits (WQ-4).
+    @inlinable
+    public func tryAcquire(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.tryAcquire(permits, priority: priority)
+    }
+
+    /// What ``tryAcquire(_:priority:)`` would answer now, without taking anything: whether
+    /// `permits` are available and, when the strategy refuses, the exact wait until they are.
+    public func availability(of permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.availability(of: permits, priority: priority)
     }
 
     /// Requests `permits`, waiting in the queue if needed; `completion` runs once on the callback
-    /// queue with the grant (after the scheduled start of a `delayed` grant) or the error.
-    /// A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
-    public func acquire<Strategy>(
+    /// queue with the grant (after the scheduled start of a `delayed` grant) or the error. A
+    /// `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
+    public func acquire(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
         completion: @escaping @Sendable (Result<RateLimitGrant, RateLimitAcquireError>) -> Void
-    ) where Machine == WaitQueue<Strategy> {
-        let timeline = timeline
-        submit(permits: permits, completion: completion) { queue, now in
-            let deadline = timeout.map { timeline.deadline(after: $0, from: now) }
-            let (ticket, completions) = queue.acquire(permits, priority: priority, deadline: deadline, at: now)
-            return (ticket, RateLimitEffects(completions: completions))
+    ) {
+        let timeline = shell.timeline
+        shell.submit(permits: permits, completion: completion) { queue, now in
+            queue.acquire(permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
         }
     }
+
+    /// Gives back permits (concurrency limiter) and serves the waiters (WQ-8).
+    @discardableResult
+    public func release(_ permits: Int64) -> RateLimitResult { shell.release(permits) }
+
+    /// Resets the strategy's state; waiters are served from the fresh state (WQ-8).
+    @discardableResult
+    public func reset() -> RateLimitResult { shell.reset() }
+
+    /// Replaces the configuration; waiters are served under the new one (WQ-8).
+    @discardableResult
+    public func reconfigure(_ strategy: Strategy) -> RateLimitResult { shell.reconfigure(strategy) }
+
+    /// The permits an acquire could take now: `tryAcquire(0)`, which serves the waiters due first
+    /// (0 once closed).
+    @inlinable
+    public func remaining() -> Int64 { shell.remaining() }
+
+    /// The strategy in force.
+    public var strategy: Strategy { shell.strategy() }
+
+    /// Requests waiting for a grant.
+    public var waitingCount: Int { shell.waitingCount }
+
+    /// Granted requests waiting for their scheduled start (leaky bucket queue).
+    public var scheduledCount: Int { shell.scheduledCount }
+
+    /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
+    public func close() { shell.close() }
 }
 
-extension DispatchLimiter where C == ContinuousClock {
+extension DispatchRateLimiter where C == ContinuousClock {
     /// A limiter of `strategy` on the continuous clock.
-    public convenience init<Strategy>(_ strategy: Strategy, queueLimit: Int64 = 0, callbackQueue: DispatchQueue = .global()) throws(RateLimitInputError)
-    where Machine == WaitQueue<Strategy> {
+    public convenience init(_ strategy: Strategy, queueLimit: Int64 = 0, callbackQueue: DispatchQueue = .global()) throws(RateLimitInputError) {
         try self.init(strategy, queueLimit: queueLimit, clock: ContinuousClock(), callbackQueue: callbackQueue)
     }
 }

@@ -1,7 +1,7 @@
 // The server's side of a limit, learned from its responses (Spec/HTTP.md HTTP-9): a pure state
 // machine per endpoint. A request goes out only when both the client's own limit and this allow it.
 
-import RateLimitCore
+@_exported import RateLimitCore
 
 /// What the server's responses allow now (HTTP-9).
 public enum ServerPermit: Hashable, Sendable {

@@ -1,47 +1,142 @@
-// Limiters by key guarded by a lock (Spec/Registry.md): the shell of `LockedLimiter.swift`
-// executing a registry.
+// Limiters by key guarded by a lock (Spec/Registry.md): a registry executed by the shell of
+// `LockShell.swift`.
 
 import RateLimitCore
+import RateLimitShell
 
 /// Limiters by key (per endpoint, per user), configured by rules, guarded by a lock: synchronous,
 /// blocking and async requests, key states, quota, statistics and events (Spec/Registry.md).
-public typealias LockedRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock> = LockedLimiter<RateLimitRegistry<Strategy>, C>
-    where C.Duration == Duration
+///
+/// ```swift
+/// let registry = try LockedRateLimitRegistry(rules: [
+///     try RateLimitRule(.prefix("search/"), GCRA(burst: 5, emissionInterval: .milliseconds(200))),
+/// ])
+/// let outcome = registry.tryAcquire("search/books")
+/// ```
+public final class LockedRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>: Sendable where C.Duration == Duration {
+    @usableFromInline let shell: LockShell<RateLimitRegistry<Strategy>, C>
 
-extension LockedLimiter {
     /// A registry of `rules` holding at most `maximumKeys` keys, on `clock` (REG-1, REG-8).
     ///
     /// - Throws: ``RateLimitRegistryError`` for duplicate rules or `maximumKeys < 1`.
-    public convenience init<Strategy>(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, clock: C) throws(RateLimitRegistryError)
-    where Machine == RateLimitRegistry<Strategy> {
-        self.init(machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), clock: clock)
+    public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, clock: C) throws(RateLimitRegistryError) {
+        shell = LockShell(machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), clock: clock)
+    }
+
+    /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
+    @inlinable
+    public func tryAcquire(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.tryAcquire(key, permits: permits, priority: priority)
+    }
+
+    /// What ``tryAcquire(_:permits:priority:)`` would answer now, without taking anything or
+    /// creating the key: whether `permits` are available and, when the limit refuses, the exact
+    /// wait until they are.
+    public func availability(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.availability(key, permits: permits, priority: priority)
     }
 
     /// Parks the calling thread until `permits` on `key` are granted, refused, timed out or closed
-    /// (REG-5); the rule's timeout applies when `timeout` is `nil`. A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
-    public func acquireBlocking<Strategy>(
+    /// (REG-5); the rule's timeout applies when `timeout` is `nil`. A `timeout` of zero or less,
+    /// or under a nanosecond, is granted or times out at once (WQ-11).
+    public func acquireBlocking(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
-    ) throws(RateLimitAcquireError) -> RateLimitGrant where Machine == RateLimitRegistry<Strategy> {
-        try blockingOutcome(permits: permits) { registry, now in
+    ) throws(RateLimitAcquireError) -> RateLimitGrant {
+        try shell.blockingOutcome(permits: permits) { registry, now in
             registry.acquire(key, permits: permits, priority: priority, timeout: timeout, at: now)
         }
     }
 
-    /// Waits asynchronously until `permits` on `key` are granted (REG-5); cancelling the task
-    /// cancels the request. A `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
-    public func acquire<Strategy>(
+    /// Waits until `permits` on `key` are granted (REG-5); cancelling the task cancels the request.
+    /// The rule's timeout applies when `timeout` is `nil`; a `timeout` of zero or less, or under a
+    /// nanosecond, is granted or times out at once (WQ-11).
+    ///
+    /// - Throws: ``RateLimitAcquireError``: rejected (with the limit's answer, `unknownKey`,
+    ///   `tooManyKeys`), timed out, cancelled, or closed.
+    public func acquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
-    ) async throws(RateLimitAcquireError) -> RateLimitGrant where Machine == RateLimitRegistry<Strategy> {
-        try await asyncOutcome(permits: permits) { registry, now in
+    ) async throws(RateLimitAcquireError) -> RateLimitGrant {
+        try await shell.asyncOutcome(permits: permits) { registry, now in
             registry.acquire(key, permits: permits, priority: priority, timeout: timeout, at: now)
         }
+    }
+
+    /// Gives back permits on `key` (concurrency limits) and serves its waiters.
+    @discardableResult
+    public func release(_ key: String, permits: Int64) -> RateLimitResult { shell.release(key, permits: permits) }
+
+    /// Resets `key`'s limit (REG-7).
+    @discardableResult
+    public func reset(_ key: String) -> RateLimitResult { shell.reset(key) }
+
+    /// Resets every key's limit (REG-7).
+    public func resetAll() { shell.resetAll() }
+
+    /// Gives `key` a configuration of its own (REG-7).
+    @discardableResult
+    public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult { shell.reconfigure(key, to: strategy) }
+
+    /// Replaces a rule's configuration for every key it governs (REG-7).
+    ///
+    /// - Throws: ``RateLimitRegistryError`` for an unknown rule or a threshold that no longer fits.
+    public func reconfigure(rule pattern: KeyPattern, to strategy: Strategy) throws(RateLimitRegistryError) {
+        try shell.reconfigure(rule: pattern, to: strategy)
+    }
+
+    /// Throttles `key` for `duration` from now (a server's Retry-After, REG-4).
+    public func throttle(_ key: String, for duration: Duration) { shell.throttle(key, for: duration) }
+
+    /// Disables `key`: everything passes at once (REG-4).
+    public func disable(_ key: String) { shell.disable(key) }
+
+    /// Returns `key` to accepting (REG-4).
+    public func resume(_ key: String) { shell.resume(key) }
+
+    /// Removes `key` (REG-12): its waiters end `closed` and its next request starts it anew from
+    /// its rule. Answers whether the key was held.
+    @discardableResult
+    public func remove(_ key: String) -> Bool { shell.remove(key) }
+
+    /// The keys held now, sorted (REG-8, REG-12).
+    public var keys: [String] { shell.keys() }
+
+    /// `key`'s state, quota status, remaining quota and statistics now, after serving what is due
+    /// (REG-6, REG-9); `nil` when no rule matches it.
+    public func quota(of key: String) -> KeyQuota? { shell.quota(of: key) }
+
+    /// Every request so far, over all keys (REG-9).
+    public var totals: KeyStatistics { shell.totals() }
+
+    /// A new stream of the events reported from now on, in order; it ends when the registry closes
+    /// (REG-10).
+    public func events() -> AsyncStream<RegistryEvent> { shell.events() }
+
+    /// Calls `handler` with every event, in order, on a serial queue (`nil` removes it).
+    public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) { shell.setEventHandler(handler) }
+
+    /// Requests waiting for a grant, over all keys.
+    public var waitingCount: Int { shell.waitingCount }
+
+    /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
+    public func close() { shell.close() }
+}
+
+extension LockedRateLimitRegistry where C == ContinuousClock {
+    /// A registry of `rules` on the continuous clock.
+    public convenience init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000) throws(RateLimitRegistryError) {
+        try self.init(rules: rules, maximumKeys: maximumKeys, clock: ContinuousClock())
     }
 }
 
-extension LockedLimiter where C == ContinuousClock {
-    /// A registry of `rules` on the continuous clock.
-    public convenience init<Strategy>(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000) throws(RateLimitRegistryError)
-    where Machine == RateLimitRegistry<Strategy> {
-        try self.init(rules: rules, maximumKeys: maximumKeys, clock: ContinuousClock())
+extension LockedRateLimitRegistry where Strategy == ConcurrencyLimiter {
+    /// Runs `body` holding `permits` on `key`, acquired as ``acquire(_:permits:priority:timeout:)``
+    /// does, and releases them however `body` ends: returning, throwing, or cancelled.
+    public nonisolated(nonsending) func withPermits<T>(
+        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        _ body: () async throws -> T
+    ) async throws -> T {
+        let grant = try await acquire(key, permits: permits, priority: priority, timeout: timeout)
+        defer { if !grant.bypassedLimit { release(key, permits: permits) } }  // a bypass took nothing
+        return try await body()
     }
 }

@@ -97,8 +97,8 @@ func parse(_ arguments: [String]) -> Options {
         case "--no-vectors": options.noVectors = true
         case "--strategy":
             let names = list(argument)
-            for name in names where !StrategyConfiguration.identifiers.contains(name) {
-                fail("unknown strategy \(name); known: \(StrategyConfiguration.identifiers.joined(separator: ", "))")
+            for name in names where !AnyRateLimitStrategy.identifiers.contains(name) {
+                fail("unknown strategy \(name); known: \(AnyRateLimitStrategy.identifiers.joined(separator: ", "))")
             }
             options.strategies = (options.strategies ?? []).union(names)
         case "--case": options.cases = (options.cases ?? []).union(list(argument))

@@ -22,13 +22,7 @@ private func model<S: RateLimitStrategy>(_ state: RateLimiter<S>, _ input: Stres
     var next = state
     if input.acquire {
         let answer = next.acquire(input.permits, at: input.instant)
-        let outcome: WaitOutcome = switch answer {
-        case .allowed, .delayed: .granted(answer)
-        case .rejected, .rejectedUntilRelease: .rejected(.limited(answer))
-        case .neverAllowed: .rejected(.neverAllowed)
-        case .invalid(let error): .rejected(.invalid(error))
-        }
-        return (next, "\(outcome)")
+        return (next, "\(WaitOutcome(answer))")
     }
     let answer = next.step(.release(input.permits), at: input.instant)  // before `next` is returned
     return (next, "\(answer)")

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import RateLimitConformance
 import RateLimitCore
+import RateLimitShell
 import RateLimitDispatch
 import Testing
 

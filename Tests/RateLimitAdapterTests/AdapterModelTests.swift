@@ -1,6 +1,7 @@
 import Foundation
 import RateLimitConformance
 import RateLimitCore
+import RateLimitShell
 import RateLimitTestSupport
 import Testing
 
@@ -74,7 +75,7 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
         var setup = TestSeed.generator("\(name) \(S.identifier)", trace: trace)
         guard let strategy = TraceGenerator.configuration(S.identifier, using: &setup)?.typed(as: S.self) else { continue }
         let queueLimit = setup.pick([1, 3, 20] as [Int64])
-        let span = StrategyConfiguration(strategy).map(TraceGenerator.characteristicNanoseconds) ?? 10
+        let span = AnyRateLimitStrategy(strategy).map(TraceGenerator.characteristicNanoseconds) ?? 10
         for (adapter, clock) in try adapters(strategy, queueLimit: queueLimit) where adapter.queues {
             var rng = TestSeed.generator("\(name) script \(S.identifier)", trace: trace)  // the same script for every adapter
             var model = try WaitQueue(strategy, queueLimit: queueLimit, at: .origin)
@@ -89,7 +90,7 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
             func timerWakeUps(to position: Int64) -> [WaitCompletion] {
                 var completions: [WaitCompletion] = []
                 while let wake = model.nextWakeUp(at: lastDelivered), wake.nanoseconds <= position, completions.count < 100_000 {
-                    completions += model.advance(to: wake)
+                    completions += model.advance(to: wake).completions
                     lastDelivered = wake
                 }
                 return completions
@@ -143,14 +144,14 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                     log.append("  acquire \(ticket) permits \(permits) \(priority) timeout \(timeout.map { "\($0)" } ?? "none") wake \(model.nextWakeUp(at: instant).map { "\($0)" } ?? "none")")
                     waiting.tasks[ticket] = Task { await adapter.acquire(permits, priority: priority, timeout: timeout) }
                     lastDelivered = instant
-                    await settle(completions, step: step)
+                    await settle(completions.completions, step: step)
                 case 45..<55:
                     let permits = rng.int(in: 1...3)
                     let expected = model.tryAcquire(permits, priority: .normal, at: instant)
                     lastDelivered = instant
                     let got = await adapter.tryAcquire(permits, priority: .normal)
                     if !holds("\(got)" == "\(expected.outcome)", "\(adapter.name) step \(step) tryAcquire: got \(got), want \(expected.outcome)", replay: replay) { failed = true }
-                    await settle(expected.completions, step: step)
+                    await settle(expected.effects.completions, step: step)
                 case 55..<80:  // time passes (or, with drift, jumps)
                     if drift, rng.chance(30) {
                         let jump = rng.pick([1_000_000_000, 86_400_000_000_000, times(span, 5)] as [Int64])
@@ -169,20 +170,20 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                     guard model.isWaiting(ticket) else { continue }
                     waiting.tasks[ticket]?.cancel()
                     lastDelivered = instant
-                    await settle(model.cancel(ticket, at: instant), step: step)
+                    await settle(model.cancel(ticket, at: instant).completions, step: step)
                 case 88..<94:
                     let permits = rng.int(in: 0...2)
                     let expected = model.release(permits, at: instant)
                     lastDelivered = instant
                     let got = await adapter.release(permits)
                     if !holds(got == expected.result, "\(adapter.name) step \(step) release: got \(got), want \(expected.result)", replay: replay) { failed = true }
-                    await settle(expected.completions, step: step)
+                    await settle(expected.effects.completions, step: step)
                 case 94..<100:
                     let expected = model.reset(at: instant)
                     lastDelivered = instant
                     let got = await adapter.reset()
                     if !holds(got == expected.result, "\(adapter.name) step \(step) reset: got \(got), want \(expected.result)", replay: replay) { failed = true }
-                    await settle(expected.completions, step: step)
+                    await settle(expected.effects.completions, step: step)
                 default:
                     continue
                 }
@@ -205,7 +206,7 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
             if failed || !waiting.deferred.isEmpty && ProcessInfo.processInfo.environment["RATELIMIT_TRACE"] != nil {
                 print("TRACE \(adapter.name) \(S.identifier) trace \(trace):\n" + log.joined(separator: "\n"))
             }
-            let closing = model.close()
+            let closing = model.close(at: .fromManual(now)).completions
             await adapter.close()
             await settle(closing, step: -1)
         }
@@ -228,21 +229,21 @@ extension RateLimitInstant {
 @Suite("Every adapter answers as the pure wait queue does")
 struct AdapterModelTests {
     @Test("WQ-4 tryAcquire, release, reset and reconfigure through every adapter equal the model, at every instant",
-          arguments: StrategyConfiguration.identifiers)
+          arguments: AnyRateLimitStrategy.identifiers)
     func immediate(_ identifier: String) async throws {
         let type = try #require(strategyTypes[identifier])
         try await immediateAnswers(type)
     }
 
     @Test("WQ-3 WQ-5 WQ-6 WQ-7 WQ-12 waiting requests: outcomes, order, timeouts, cancellations, wake-ups and scheduled starts equal the model",
-          arguments: StrategyConfiguration.identifiers)
+          arguments: AnyRateLimitStrategy.identifiers)
     func waiting(_ identifier: String) async throws {
         let type = try #require(strategyTypes[identifier])
         try await waitingAnswers(type, name: "waiting", drift: false)
     }
 
     @Test("CORE-10 clock drift: jumps back (a second to a day) and forward: no over-admission, no trap, no stuck waiter",
-          arguments: StrategyConfiguration.identifiers)
+          arguments: AnyRateLimitStrategy.identifiers)
     func drift(_ identifier: String) async throws {
         let type = try #require(strategyTypes[identifier])
         try await waitingAnswers(type, name: "drift", drift: true)

@@ -122,13 +122,12 @@ struct AdapterRegistryTests {
                     now += rng.int(in: 1...150)
                     move(clock, to: now)
                     // The adapter's timer, mirrored: every wake-up the clock reached, each at its own instant.
-                    var effects = RateLimitEffects()
+                    var (completions, events): ([WaitCompletion], [RegistryEvent]) = ([], [])
                     while let wake = model.nextWakeUp, wake.nanoseconds <= now {
                         let served = model.advance(to: wake)
-                        effects.completions += served.completions
-                        effects.events += served.events
+                        (completions, events) = (completions + served.completions, events + served.events)
                     }
-                    await settle(effects, context)
+                    await settle(RateLimitEffects(completions: completions, events: events), context)
                 }
             }
             // Quota and statistics agree key by key, and in total.

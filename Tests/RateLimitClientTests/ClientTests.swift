@@ -59,7 +59,7 @@ struct ClientTests {
             _ = try await client.send("b", to: "api")
             Issue.record("b must be refused while the server's wait holds the endpoint")
         } catch {
-            guard case .limited("api", .limited(.rejected(let wait))) = error else { Issue.record("got \(error)"); return }
+            guard case .limited("api", .limited(let wait)) = error else { Issue.record("got \(error)"); return }
             #expect(wait == 4_000_000_000, "the exact time left of the server's 5 s")
             #expect(error.retryAfter == .seconds(4))
         }

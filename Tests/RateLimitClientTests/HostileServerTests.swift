@@ -161,7 +161,7 @@ struct HostileServerTests {
         } catch {
             #expect(error.retryAfter == .seconds(5), "\(error)")
         }
-        let acquire: any Error = RateLimitAcquireError.rejected(.limited(.rejected(retryAfterNanoseconds: 7)))
+        let acquire: any Error = RateLimitAcquireError.rejected(.limited(retryAfterNanoseconds: 7))
         #expect(acquire.retryAfter == .nanoseconds(7))
         #expect((NetworkDown() as any Error).retryAfter == nil)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import RateLimitConformance
+import RateLimitCore
 import RateLimitTestSupport
 import Testing
 
@@ -17,7 +18,7 @@ struct CommandTests {
         let run = try await runCommand([])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(run.output.contains("strategy                level  cases  steps  exact  safe  failed  skipped  random e/s/f  admitted  validation    time"))
-        for strategy in StrategyConfiguration.identifiers { #expect(run.output.contains("\(strategy) "), "\(strategy) missing") }
+        for strategy in AnyRateLimitStrategy.identifiers { #expect(run.output.contains("\(strategy) "), "\(strategy) missing") }
         #expect(run.output.contains("PASS: 9 of 9 strategies conform at level exact"))
     }
 
@@ -251,7 +252,7 @@ struct VerdictTests {
         let run = try await runCommand(["--exec", hostile("stingy"), "--level", "safety", "--random", "20", "--seed", "2"])
         #expect(run.status == 1)
         #expect(run.output.contains("although the Spec admits it at every step since"), "\(run.output)")
-        for strategy in StrategyConfiguration.identifiers where strategy != "concurrency" {
+        for strategy in AnyRateLimitStrategy.identifiers where strategy != "concurrency" {
             let row = try #require(run.output.split(separator: "\n").first { $0.hasPrefix(strategy + " ") })
             #expect(row.contains(" failed "), "\(row)")
         }

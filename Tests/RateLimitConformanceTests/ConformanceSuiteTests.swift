@@ -8,9 +8,9 @@ import Testing
 /// `mutate` changes something.
 struct PlantedBug: ConformanceSubject {
     var name = "planted bug"
-    var strategies = Set(StrategyConfiguration.identifiers)
+    var strategies = Set(AnyRateLimitStrategy.identifiers)
     let mutate: @Sendable (ConformanceEvent, RateLimitResult, Int64) -> RateLimitResult
-    var unsupported: @Sendable (StrategyConfiguration) -> String? = { _ in nil }
+    var unsupported: @Sendable (AnyRateLimitStrategy) -> String? = { _ in nil }
     var acceptsEverything = false
 
     init(mutate: @escaping @Sendable (ConformanceEvent, RateLimitResult, Int64) -> RateLimitResult) {
@@ -40,7 +40,7 @@ struct PlantedBug: ConformanceSubject {
 /// not applied). `memo` is the limiter's own scratch value.
 struct OwnHistory: ConformanceSubject {
     var name = "own history"
-    var strategies = Set(StrategyConfiguration.identifiers)
+    var strategies = Set(AnyRateLimitStrategy.identifiers)
     var declared = ImplementationProfile.full
     /// (event, state, now, memo) -> (answer, apply at)
     let decide: @Sendable (ConformanceEvent, ReferenceLimiter, Int64, inout Int) -> (RateLimitResult, Int64?)
@@ -79,7 +79,7 @@ private func run<S: ConformanceSubject>(_ subject: S, _ options: ConformanceOpti
 private func isInvalid(_ result: RateLimitResult) -> Bool { if case .invalid = result { true } else { false } }
 
 /// Every strategy but the concurrency limiter (which has no time, so no tolerance or retry-after).
-private let timed = Set(StrategyConfiguration.identifiers).subtracting([ConcurrencyLimiter.identifier])
+private let timed = Set(AnyRateLimitStrategy.identifiers).subtracting([ConcurrencyLimiter.identifier])
 
 @Suite("The conformance suite judges implementations")
 struct ConformanceSuiteTests {
@@ -96,7 +96,7 @@ struct ConformanceSuiteTests {
             #expect(strategy.steps > 200)
             #expect(strategy.utilization == 1)
             #expect(strategy.randomTraces.count == 5)
-            let prefix = StrategyConfiguration.clausePrefixes[strategy.strategy] ?? ""
+            let prefix = AnyRateLimitStrategy.clausePrefixes[strategy.strategy] ?? ""
             #expect(Set((1...12).map { "\(prefix)-\($0)" }).isSubset(of: strategy.clausesChecked), "\(strategy.clausesChecked)")
         }
     }

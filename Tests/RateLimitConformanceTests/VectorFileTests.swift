@@ -20,7 +20,7 @@ struct VectorFileTests {
 
     private func onePerStrategyOnThread() throws {
         let names = try committedFiles().map(\.name)
-        #expect(names == StrategyConfiguration.identifiers.map { "\($0).json" }.sorted())
+        #expect(names == AnyRateLimitStrategy.identifiers.map { "\($0).json" }.sorted())
     }
 
     @Test("Every vector file validates against schema.json")
@@ -88,7 +88,7 @@ struct VectorFileTests {
         #expect(throws: ConformanceFormatError.self) { try VectorFiles.load(directory: empty) }
         #expect(throws: ConformanceFormatError.self) { try VectorFiles.load(directory: empty + "/missing") }
         let loaded = try VectorFiles.load(directory: Repository.path(vectorFolder))
-        #expect(loaded.count == StrategyConfiguration.identifiers.count)
+        #expect(loaded.count == AnyRateLimitStrategy.identifiers.count)
     }
 
     @Test("Case ids are unique and start with their strategy")
@@ -113,7 +113,7 @@ struct VectorFileTests {
             for clauses in file.stories.map(\.clauses) + file.refusals.map(\.clauses) { covered.formUnion(clauses) }
         }
         var missing: [String] = []
-        for prefix in StrategyConfiguration.clausePrefixes.values {
+        for prefix in AnyRateLimitStrategy.clausePrefixes.values {
             for number in 1...12 where !covered.contains("\(prefix)-\(number)") { missing.append("\(prefix)-\(number)") }
         }
         for number in 3...13 where !covered.contains("CORE-\(number)") { missing.append("CORE-\(number)") }
@@ -136,7 +136,7 @@ struct VectorFileTests {
         for file in try VectorGenerator.files() {
             for refusal in file.refusals {
                 #expect(throws: ConformanceFormatError.self, "\(refusal.id) was accepted") {
-                    try StrategyConfiguration(strategy: file.strategy, json: refusal.configuration)
+                    try AnyRateLimitStrategy(strategy: file.strategy, json: refusal.configuration)
                 }
             }
         }

@@ -182,7 +182,7 @@ struct CorePropertyTests {
                     var instant = idleAt
                     var trail: [String] = []
                     for index in 0..<25 {
-                        guard let configuration = StrategyConfiguration(kept.strategy),
+                        guard let configuration = AnyRateLimitStrategy(kept.strategy),
                               let event = TraceGenerator.event(for: configuration, using: &rng).typed(as: S.self) else { return false }
                         instant = max(instant, TraceGenerator.nextInstant(after: instant, span: span, retryAfter: nil, using: &rng))
                         let (expected, got) = (fresh.step(event, at: t(instant)), kept.step(event, at: t(instant)))

@@ -53,7 +53,7 @@ private struct Harness {
     /// Every model queue served at `instant`, as the registry serves what is due before an operation.
     mutating func serveModels(at instant: RateLimitInstant) -> [(String, WaitCompletion)] {
         var completions: [(String, WaitCompletion)] = []
-        for key in models.keys.sorted() { completions += models[key]!.advance(to: instant).map { (key, $0) } }
+        for key in models.keys.sorted() { completions += models[key]!.advance(to: instant).completions.map { (key, $0) } }
         return completions
     }
 
@@ -117,19 +117,23 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
                 // REG-5: under `reject` an acquire is a tryAcquire.
                 let answer = model.tryAcquire(permits, priority: priority, at: instant)
                 modelTicket = WaitTicket(rawValue: .max - ticket.rawValue)
-                expected += (answer.completions + [WaitCompletion(ticket: modelTicket, outcome: answer.outcome, at: instant)]).map { (key, $0) }
+                expected += (answer.effects.completions + [WaitCompletion(ticket: modelTicket, outcome: answer.outcome, at: instant)]).map { (key, $0) }
             } else {
                 let deadline = (timeout.map { $0.components.attoseconds / 1_000_000_000 } ?? rule.timeoutNanoseconds).map { instant.advanced(byNanoseconds: $0) ?? .end }
                 let (issued, completions) = model.acquire(permits, priority: priority, deadline: deadline, at: instant)
                 modelTicket = issued
-                expected += completions.map { (key, $0) }
+                expected += completions.completions.map { (key, $0) }
                 if model.isWaiting(issued) { waitingTickets.append(ticket) }
             }
             harness.models[key] = model
             harness.tickets[ticket] = (key, modelTicket)
         case 50..<62:
             let permits = rng.int(in: 0...3)
+            let available = harness.registry.availability(key, permits: permits, at: t(now))
             let (outcome, effects) = harness.registry.tryAcquire(key, permits: permits, at: t(now))
+            if !holds(available == outcome, "REG-5 availability \(context): \(available), tryAcquire then \(outcome)", replay: harness.replay) {
+                harness.failed = true
+            }
             harness.requests += 1
             got = effects
             if case .rejected = outcome { ownRefusals = 1 }
@@ -139,7 +143,7 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
                 break
             }
             let answer = model.tryAcquire(permits, at: instant)
-            expected += answer.completions.map { (key, $0) }
+            expected += answer.effects.completions.map { (key, $0) }
             harness.models[key] = model
             if !holds(outcome == answer.outcome.shifted(by: shift), "REG-5 tryAcquire \(context): \(outcome), model \(answer.outcome)",
                       replay: harness.replay) { harness.failed = true }
@@ -147,7 +151,7 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
             let ticket = rng.pick(waitingTickets)
             got = harness.registry.cancel(ticket, at: t(now))
             if let (owner, modelTicket) = harness.tickets[ticket], var model = harness.models[owner] {
-                expected += model.cancel(modelTicket, at: instant).map { (owner, $0) }
+                expected += model.cancel(modelTicket, at: instant).completions.map { (owner, $0) }
                 harness.models[owner] = model
             }
         case 72..<80:
@@ -156,7 +160,7 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
             got = effects
             if var model = harness.model(key, at: instant) {
                 let answer = model.release(permits, at: instant)
-                expected += answer.completions.map { (key, $0) }
+                expected += answer.effects.completions.map { (key, $0) }
                 harness.models[key] = model
                 if !holds(result.comparable == answer.result.comparable, "REG-7 release \(context): \(result), model \(answer.result)",
                           replay: harness.replay) { harness.failed = true }
@@ -165,7 +169,7 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
             let (_, effects) = harness.registry.reset(key, at: t(now))
             got = effects
             if var model = harness.model(key, at: instant) {
-                expected += model.reset(at: instant).completions.map { (key, $0) }
+                expected += model.reset(at: instant).effects.completions.map { (key, $0) }
                 harness.models[key] = model
             }
         default:
@@ -280,7 +284,7 @@ struct RegistryTests {
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 5))], at: t(0))
         let started = registry.throttle("k", until: t(1_000), at: t(10))
         #expect(started.events.first == .stateChanged(key: "k", from: .accepting, to: .throttled(until: t(1_000)), at: t(10)))
-        #expect(registry.tryAcquire("k", at: t(10)).outcome == .rejected(.limited(.rejected(retryAfterNanoseconds: 990))))
+        #expect(registry.tryAcquire("k", at: t(10)).outcome == .rejected(.limited(retryAfterNanoseconds: 990)))
         #expect(registry.tryAcquire("k", permits: 1, priority: .critical, at: t(10)).outcome == .bypassed)
         let (waiter, queued) = registry.acquire("k", at: t(20))
         #expect(queued.completions.isEmpty)
@@ -295,7 +299,7 @@ struct RegistryTests {
         // its token at 1,000, so after this one the next comes at 1,100.)
         _ = registry.tryAcquire("k", at: t(1_005))
         _ = registry.throttle("k", until: t(1_050), at: t(1_010))
-        #expect(registry.tryAcquire("k", at: t(1_010)).outcome == .rejected(.limited(.rejected(retryAfterNanoseconds: 90))))
+        #expect(registry.tryAcquire("k", at: t(1_010)).outcome == .rejected(.limited(retryAfterNanoseconds: 90)))
         // Resuming ends the throttle at once, reported once.
         let resumed = registry.resume("k", at: t(1_020))
         #expect(resumed.events.first == .stateChanged(key: "k", from: .throttled(until: t(1_050)), to: .accepting, at: t(1_020)))
@@ -363,7 +367,7 @@ struct RegistryTests {
         #expect(registry.quota(of: "k", at: t(4))?.status == .ok)
         let resumed = registry.resume("k", at: t(5))
         #expect(resumed.events.first == .stateChanged(key: "k", from: .disabled, to: .accepting, at: t(5)))
-        #expect(registry.tryAcquire("k", at: t(6)).outcome == .rejected(.limited(.rejected(retryAfterNanoseconds: 994))))
+        #expect(registry.tryAcquire("k", at: t(6)).outcome == .rejected(.limited(retryAfterNanoseconds: 994)))
         let statistics = try #require(registry.quota(of: "k", at: t(6))?.statistics)
         #expect(statistics.admitted == 3 && statistics.rejected == 1 && statistics.queued == 1)
     }
@@ -541,4 +545,59 @@ struct RegistryTests {
         #expect(served.completions.map(\.ticket) == [waiter])
         #expect(served.events.filter { if case .statusChanged = $0 { true } else { false } }.isEmpty, "\(served.events)")
     }
+
+    @Test("REG-12 keys lists the keys held; removing one closes its waiters, forgets its state, throttle and own configuration, and the next request starts it anew")
+    func removeKeys() async throws { try await offThePool { try removeKeysOnThread() } }
+
+    private func removeKeysOnThread() throws {
+        let bucket = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100)
+        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 5))], at: t(0))
+        #expect(registry.keys.isEmpty)
+        _ = registry.tryAcquire("b", permits: 2, at: t(0))
+        _ = registry.tryAcquire("a", at: t(0))
+        #expect(registry.keys == ["a", "b"])
+        let (waiter, _) = registry.acquire("b", at: t(10))
+        _ = registry.throttle("b", until: t(5_000), at: t(10))
+        _ = registry.reconfigure("b", to: try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100), at: t(10))
+        let before = registry.totals
+        let (removed, effects) = registry.remove("b", at: t(20))
+        #expect(removed)
+        #expect(effects.completions == [WaitCompletion(ticket: waiter, outcome: .closed, at: t(20))])
+        #expect(registry.keys == ["a"] && registry.waitingCount == 0)
+        var later = registry
+        #expect(later.advance(to: t(6_000)).isEmpty, "the removed key's throttle ends unreported")
+        #expect(registry.totals.admitted == before.admitted && registry.totals.waiting == 0, "the totals keep the key's requests")
+        #expect(registry.remove("b", at: t(20)).removed == false, "a key not held: nothing to remove")
+        // Anew: the rule's configuration, a full bucket, accepting, statistics from zero.
+        #expect(registry.availability("b", permits: 2, at: t(20)) == .granted(.allowed(remaining: 0)))
+        #expect(registry.keys == ["a"], "availability creates no key")
+        #expect(registry.tryAcquire("b", permits: 2, at: t(20)).outcome == .granted(.allowed(remaining: 0)))
+        let quota = registry.quota(of: "b", at: t(20))
+        #expect(quota?.state == .accepting && quota?.statistics.admitted == 1 && quota?.statistics.queued == 0)
+        #expect(registry.rule(for: "b")?.strategy == bucket)
+    }
+
+    @Test("REG-5 availability answers what tryAcquire would, without creating the key: unknown keys, disabled keys, a full registry")
+    func availability() async throws { try await offThePool { try availabilityOnThread() } }
+
+    private func availabilityOnThread() throws {
+        let gcra = try GCRA(burst: 1, emissionIntervalNanoseconds: 10)
+        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.prefix("k"), gcra, overflow: .queue(limit: 5))], maximumKeys: 1, at: t(0))
+        #expect(registry.availability("x", at: t(0)) == .rejected(.unknownKey))
+        #expect(registry.availability("k1", at: t(0)) == .granted(.allowed(remaining: 0)))
+        _ = registry.tryAcquire("k1", at: t(0))
+        #expect(registry.availability("k1", at: t(3)) == .rejected(.limited(retryAfterNanoseconds: 7)))
+        #expect(registry.availability("k2", at: t(3)) == .rejected(.tooManyKeys), "full, and k1 is not idle")
+        #expect(registry.availability("k2", at: t(10)) == .granted(.allowed(remaining: 0)), "k1 idle at 10: it would be forgotten")
+        _ = registry.acquire("k1", at: t(3))
+        #expect(registry.availability("k1", at: t(4)) == .rejected(.waitersAhead))
+        #expect(registry.availability("k1", priority: .critical, at: t(4)) == .bypassed)
+        _ = registry.disable("k1", at: t(5))
+        #expect(registry.availability("k1", at: t(5)) == .bypassed)
+        #expect(registry.availability("k1", permits: -1, at: t(5)) == .rejected(.invalid(.negativePermits(-1))))
+        // Asked earlier than the registry's latest instant, the wait counts from that earlier now (REG-3).
+        _ = registry.resume("k1", at: t(5))
+        #expect(registry.availability("k1", at: t(2)) == registry.tryAcquire("k1", at: t(2)).outcome)
+    }
+
 }

@@ -2,7 +2,7 @@ import RateLimitCore
 
 extension VectorCatalogue {
     static func concurrency() throws(RateLimitInputError) -> ([StoryDraft], [RefusalDraft]) {
-        let three = StrategyConfiguration.concurrency(try ConcurrencyLimiter(limit: 3))
+        let three = AnyRateLimitStrategy.concurrency(try ConcurrencyLimiter(limit: 3))
         let stories = [
             StoryDraft("acquire-release", "acquire takes free permits; a refusal says how many must be released first",
                        clauses: ["CL-4", "CL-5", "CL-6"], three, [

@@ -2,7 +2,7 @@ import RateLimitCore
 
 extension VectorCatalogue {
     static func fixedWindow() throws(RateLimitInputError) -> ([StoryDraft], [RefusalDraft]) {
-        func window(_ limit: Int64, per window: Int64) throws(RateLimitInputError) -> StrategyConfiguration {
+        func window(_ limit: Int64, per window: Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy {
             .fixedWindow(try FixedWindow(limit: limit, windowNanoseconds: window))
         }
         let threePerTen = try window(3, per: 10)

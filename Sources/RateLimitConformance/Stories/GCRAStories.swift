@@ -2,7 +2,7 @@ import RateLimitCore
 
 extension VectorCatalogue {
     static func gcra() throws(RateLimitInputError) -> ([StoryDraft], [RefusalDraft]) {
-        func gcra(_ burst: Int64, every interval: Int64) throws(RateLimitInputError) -> StrategyConfiguration {
+        func gcra(_ burst: Int64, every interval: Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy {
             .gcra(try GCRA(burst: burst, emissionIntervalNanoseconds: interval))
         }
         let burstThree = try gcra(3, every: 10)

@@ -2,7 +2,7 @@ import RateLimitCore
 
 extension VectorCatalogue {
     static func intervalTokenBucket() throws(RateLimitInputError) -> ([StoryDraft], [RefusalDraft]) {
-        func bucket(_ capacity: Int64, _ tokens: Int64, every interval: Int64, initial: Int64? = nil) throws(RateLimitInputError) -> StrategyConfiguration {
+        func bucket(_ capacity: Int64, _ tokens: Int64, every interval: Int64, initial: Int64? = nil) throws(RateLimitInputError) -> AnyRateLimitStrategy {
             .intervalTokenBucket(try IntervalTokenBucket(
                 capacity: capacity, tokensPerInterval: tokens, intervalNanoseconds: interval, initialTokens: initial))
         }

@@ -2,7 +2,7 @@ import RateLimitCore
 
 extension VectorCatalogue {
     static func leakyBucketMeter() throws(RateLimitInputError) -> ([StoryDraft], [RefusalDraft]) {
-        func meter(_ capacity: Int64, _ leak: Int64, per period: Int64, level: Int64 = 0) throws(RateLimitInputError) -> StrategyConfiguration {
+        func meter(_ capacity: Int64, _ leak: Int64, per period: Int64, level: Int64 = 0) throws(RateLimitInputError) -> AnyRateLimitStrategy {
             .leakyBucketMeter(try LeakyBucketMeter(capacity: capacity, leakPermitsPerPeriod: leak, periodNanoseconds: period, initialLevel: level))
         }
         let threePerTen = try meter(3, 1, per: 10)

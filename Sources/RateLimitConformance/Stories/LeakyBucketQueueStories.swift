@@ -2,7 +2,7 @@ import RateLimitCore
 
 extension VectorCatalogue {
     static func leakyBucketQueue() throws(RateLimitInputError) -> ([StoryDraft], [RefusalDraft]) {
-        func queue(_ capacity: Int64, every interval: Int64) throws(RateLimitInputError) -> StrategyConfiguration {
+        func queue(_ capacity: Int64, every interval: Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy {
             .leakyBucketQueue(try LeakyBucketQueue(queueCapacity: capacity, intervalNanoseconds: interval))
         }
         let twoWaiting = try queue(2, every: 10)

@@ -2,7 +2,7 @@ import RateLimitCore
 
 extension VectorCatalogue {
     static func slidingWindowCounter() throws(RateLimitInputError) -> ([StoryDraft], [RefusalDraft]) {
-        func counter(_ limit: Int64, per window: Int64) throws(RateLimitInputError) -> StrategyConfiguration {
+        func counter(_ limit: Int64, per window: Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy {
             .slidingWindowCounter(try SlidingWindowCounter(limit: limit, windowNanoseconds: window))
         }
         let fourPerTen = try counter(4, per: 10)

@@ -2,7 +2,7 @@ import RateLimitCore
 
 extension VectorCatalogue {
     static func slidingWindowLog() throws(RateLimitInputError) -> ([StoryDraft], [RefusalDraft]) {
-        func log(_ limit: Int64, per window: Int64) throws(RateLimitInputError) -> StrategyConfiguration {
+        func log(_ limit: Int64, per window: Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy {
             .slidingWindowLog(try SlidingWindowLog(limit: limit, windowNanoseconds: window))
         }
         let threePerTen = try log(3, per: 10)

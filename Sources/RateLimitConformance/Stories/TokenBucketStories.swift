@@ -2,7 +2,7 @@ import RateLimitCore
 
 extension VectorCatalogue {
     static func tokenBucket() throws(RateLimitInputError) -> ([StoryDraft], [RefusalDraft]) {
-        func bucket(_ capacity: Int64, _ permits: Int64, per period: Int64, initial: Int64? = nil) throws(RateLimitInputError) -> StrategyConfiguration {
+        func bucket(_ capacity: Int64, _ permits: Int64, per period: Int64, initial: Int64? = nil) throws(RateLimitInputError) -> AnyRateLimitStrategy {
             .tokenBucket(try TokenBucket(capacity: capacity, permitsPerPeriod: permits, periodNanoseconds: period, initialTokens: initial))
         }
         let threePerTen = try bucket(3, 1, per: 10)

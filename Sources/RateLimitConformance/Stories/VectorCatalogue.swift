@@ -3,7 +3,7 @@ import RateLimitCore
 /// The stories the vector files are generated from: hand-written ones per strategy (one file per
 /// strategy in this folder), plus seeded random ones that sweep the edges. Answers are never
 /// written here; `VectorGenerator` takes them from the reference model.
-public enum VectorCatalogue {
+package enum VectorCatalogue {
     /// Random stories per strategy, and steps per random story.
     static let randomStories = 6
     static let randomSteps = 40
@@ -11,7 +11,7 @@ public enum VectorCatalogue {
     static let randomSeed: UInt64 = 20_261_121
 
     /// The drafts of `strategy`'s stories and refusals.
-    public static func drafts(_ strategy: String) throws(ConformanceFormatError) -> ([StoryDraft], [RefusalDraft]) {
+    package static func drafts(_ strategy: String) throws(ConformanceFormatError) -> ([StoryDraft], [RefusalDraft]) {
         do {
             let (stories, refusals): ([StoryDraft], [RefusalDraft])
             switch strategy {

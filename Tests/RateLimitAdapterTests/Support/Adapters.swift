@@ -4,6 +4,7 @@ import RateLimitActor
 import RateLimitAtomic
 import RateLimitConformance
 import RateLimitCore
+import RateLimitShell
 import RateLimitDispatch
 import RateLimitLock
 
@@ -98,13 +99,7 @@ struct AtomicAdapter: Adapter {
     var cancellable: Bool { true }
     var queues: Bool { false }
     func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
-        let answer = limiter.tryAcquire(permits)
-        switch answer {
-        case .allowed, .delayed: return .granted(answer)
-        case .neverAllowed: return .rejected(.neverAllowed)
-        case .invalid(let error): return .rejected(.invalid(error))
-        case .rejected, .rejectedUntilRelease: return .rejected(.limited(answer))
-        }
+        WaitOutcome(limiter.tryAcquire(permits))
     }
     func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError> {
         do { return .success(try await limiter.acquire(permits, timeout: timeout)) } catch { return .failure(error) }

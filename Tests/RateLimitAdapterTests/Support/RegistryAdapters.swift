@@ -39,17 +39,35 @@ struct ActorRegistryAdapter: RegistryAdapter {
     func disable(_ key: String) async { await registry.disable(key) }
     func resume(_ key: String) async { await registry.resume(key) }
     func quota(of key: String) async -> KeyQuota? { await registry.quota(of: key) }
-    func totals() async -> KeyStatistics { await registry.totals() }
+    func totals() async -> KeyStatistics { await registry.totals }
     func events() async -> AsyncStream<RegistryEvent> { await registry.events() }
     func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async { await registry.setEventHandler(handler) }
     func waitingCount() async -> Int { await registry.waitingCount }
     func close() async { await registry.close() }
 }
 
-/// The lock and Dispatch registries share their immediate operations (SynchronousRateLimitShell).
+/// What the lock and Dispatch registries offer alike, without waiting.
+protocol SynchronousRegistry: Sendable {
+    func tryAcquire(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome
+    func release(_ key: String, permits: Int64) -> RateLimitResult
+    func throttle(_ key: String, for duration: Duration)
+    func disable(_ key: String)
+    func resume(_ key: String)
+    func quota(of key: String) -> KeyQuota?
+    var totals: KeyStatistics { get }
+    func events() -> AsyncStream<RegistryEvent>
+    func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?)
+    var waitingCount: Int { get }
+    func close()
+}
+
+extension LockedRateLimitRegistry: SynchronousRegistry {}
+extension DispatchRateLimitRegistry: SynchronousRegistry {}
+
+/// The lock and Dispatch registries share their immediate operations.
 protocol SynchronousRegistryAdapter: RegistryAdapter {
-    associatedtype Shell: SynchronousRateLimitShell<RateLimitRegistry<AnyRateLimitStrategy>>
-    var registry: Shell { get }
+    associatedtype Registry: SynchronousRegistry
+    var registry: Registry { get }
 }
 
 extension SynchronousRegistryAdapter {
@@ -61,7 +79,11 @@ extension SynchronousRegistryAdapter {
     func disable(_ key: String) async { registry.disable(key) }
     func resume(_ key: String) async { registry.resume(key) }
     func quota(of key: String) async -> KeyQuota? { registry.quota(of: key) }
-    func totals() async -> KeyStatistics { registry.totals() }
+    func totals() async -> KeyStatistics { registry.totals }
+    func events() async -> AsyncStream<RegistryEvent> { registry.events() }
+    func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async { registry.setEventHandler(handler) }
+    func waitingCount() async -> Int { registry.waitingCount }
+    func close() async { registry.close() }
 }
 
 struct LockRegistryAdapter: SynchronousRegistryAdapter {
@@ -83,10 +105,6 @@ struct LockRegistryAdapter: SynchronousRegistryAdapter {
             }.start()
         }
     }
-    func events() async -> AsyncStream<RegistryEvent> { registry.events() }
-    func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async { registry.setEventHandler(handler) }
-    func waitingCount() async -> Int { registry.waitingCount }
-    func close() async { registry.close() }
 }
 
 struct DispatchRegistryAdapter: SynchronousRegistryAdapter {
@@ -98,10 +116,6 @@ struct DispatchRegistryAdapter: SynchronousRegistryAdapter {
             registry.acquire(key, permits: permits, priority: priority, timeout: timeout) { continuation.resume(returning: $0) }
         }
     }
-    func events() async -> AsyncStream<RegistryEvent> { registry.events() }
-    func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async { registry.setEventHandler(handler) }
-    func waitingCount() async -> Int { registry.waitingCount }
-    func close() async { registry.close() }
 }
 
 /// Every registry adapter of `rules`, each on its own manual clock starting at 0.

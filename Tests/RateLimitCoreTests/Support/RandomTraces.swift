@@ -22,7 +22,7 @@ extension RandomizedStrategy {
 
     /// The span instants are drawn around: the time per permit, the window or the interval.
     var characteristicNanoseconds: Int64 {
-        StrategyConfiguration(self).map(TraceGenerator.characteristicNanoseconds) ?? 1
+        AnyRateLimitStrategy(self).map(TraceGenerator.characteristicNanoseconds) ?? 1
     }
 
     func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64) -> RateLimitResult {
@@ -123,7 +123,7 @@ func forEachRandomStep<S: RandomizedStrategy>(
         var state = strategy.initialState(at: t(now))
         var retryAfter: Int64?
         for index in 0..<steps {
-            guard let configuration = StrategyConfiguration(strategy),
+            guard let configuration = AnyRateLimitStrategy(strategy),
                   let event = TraceGenerator.event(for: configuration, using: &rng).typed(as: S.self) else {
                 preconditionFailure("\(S.identifier) events convert both ways")
             }

@@ -13,22 +13,23 @@
 
 import Dispatch
 import RateLimitCore
+import RateLimitShell
 
-/// A serial-queue shell executing a waiting state machine, with completion handlers; use it as
-/// ``DispatchRateLimiter`` or ``DispatchRateLimitRegistry``.
+/// A serial-queue shell executing a waiting state machine, with completion handlers: what
+/// ``DispatchRateLimiter`` and ``DispatchRateLimitRegistry`` hold.
 // @unchecked: every `var` below is read and written only by code running on `queue`, a serial
 // queue: blocks given to `queue.sync`, `async` or `asyncAfter`, and the timer source made on
 // `queue` (the usableFromInline `machine`, `timerTarget`, `isClosed` included: inlined code
 // touches them only inside `run`'s and `runIfOpen`'s blocks); `deinit` runs when no other
 // reference is left. Blocks on a serial queue never overlap, so the access is exclusive.
-public final class DispatchLimiter<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
+@usableFromInline package final class DispatchShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
     @usableFromInline let queue: DispatchQueue
     private let callbackQueue: DispatchQueue
     /// Serial, on the callback queue: the event handler sees the events in order (REG-10).
     private let eventQueue: DispatchQueue
     /// The adapter's clock, as the machine's timeline.
-    public let timeline: ClockTimeline<C>
+    @usableFromInline package let timeline: ClockTimeline<C>
     private let timer: DispatchSourceTimer
     private let dispatchTimeIsClockTime: Bool
     // @exclusivity(unchecked): only code running on the serial `queue` touches these, one block
@@ -45,7 +46,7 @@ where C.Duration == Duration {
     private var subscribers = EventSubscribers()
     private var eventHandler: (@Sendable (RegistryEvent) -> Void)?
 
-    init(machine: Machine, label: String, clock: C, callbackQueue: DispatchQueue) {
+    package init(machine: Machine, label: String, clock: C, callbackQueue: DispatchQueue) {
         queue = DispatchQueue(label: label)
         self.callbackQueue = callbackQueue
         eventQueue = DispatchQueue(label: label + ".events", target: callbackQueue)
@@ -61,30 +62,28 @@ where C.Duration == Duration {
     deinit {
         timer.cancel()
         sleeper?.cancel()
-        for completion in machine.closeAll(at: timeline.now()).completions { handlers[completion.ticket]?(completion.outcome, .origin) }
+        for completion in machine.close(at: timeline.now()).completions { handlers[completion.ticket]?(completion.outcome, .origin) }
         subscribers.finishAll()
     }
 
     /// Requests waiting for a grant.
-    public var waitingCount: Int { queue.sync { machine.waitingCount } }
+    package var waitingCount: Int { queue.sync { machine.waitingCount } }
 
     /// Granted requests waiting for their scheduled start (leaky bucket queue).
-    public var scheduledCount: Int { queue.sync { scheduledStarts } }
+    package var scheduledCount: Int { queue.sync { scheduledStarts } }
 
     /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
-    public func close() {
+    package func close() {
         run { machine, now in
             isClosed = true
-            return ((), machine.closeAll(at: now))
+            return ((), machine.close(at: now))
         }
         queue.sync { subscribers.finishAll() }
     }
 
     // MARK: Events (REG-10)
 
-    /// A new stream of the events reported from now on, in order; it ends when the limiter closes.
-    /// Registries only: a single limiter has no keys to report on.
-    public func events<Strategy>() -> AsyncStream<RegistryEvent> where Machine == RateLimitRegistry<Strategy> {
+    package func events<Strategy>() -> AsyncStream<RegistryEvent> where Machine == RateLimitRegistry<Strategy> {
         queue.sync { subscribers.subscribe { [weak self] id in self?.unsubscribe(id) } }
     }
 
@@ -92,9 +91,7 @@ where C.Duration == Duration {
         queue.async { self.subscribers.remove(id) }
     }
 
-    /// Calls `handler` with every event, in order and one at a time, on the callback queue (`nil`
-    /// removes it).
-    public func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?) where Machine == RateLimitRegistry<Strategy> {
+    package func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?) where Machine == RateLimitRegistry<Strategy> {
         queue.sync { eventHandler = handler }
     }
 
@@ -103,24 +100,22 @@ where C.Duration == Duration {
     /// Runs `operation` on the queue, on the machine at the clock's reading, executes its effects
     /// and returns its value.
     @inlinable @discardableResult
-    public func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
+    package func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
         withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
             queue.sync { perform(operation, into: slot) }
             return slot.moveElement(from: 0)  // `sync` ran the block, once, before it returned
         }
     }
 
-    /// ``run(_:)`` unless the limiter is closed (then `nil`).
+    /// ``run(_:)`` unless the limiter is closed (then `closed`, with no Optional to destroy on the
+    /// hot path).
     @inlinable
-    public func runIfOpen<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T? {
+    package func runIfOpen<T>(otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
         withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
-            var answered = false
             queue.sync {
-                guard !isClosed else { return }
-                perform(operation, into: slot)
-                answered = true
+                if isClosed { slot.initializeElement(at: 0, to: closed) } else { perform(operation, into: slot) }
             }
-            return answered ? slot.moveElement(from: 0) : nil
+            return slot.moveElement(from: 0)  // `sync` ran the block, once, before it returned
         }
     }
 
@@ -143,7 +138,7 @@ where C.Duration == Duration {
 
     /// Issues a request with `operation` on the queue; `completion` runs once on the callback queue
     /// with the grant (after the scheduled start of a `delayed` grant) or the error.
-    func submit(
+    package func submit(
         permits: Int64, completion: @escaping @Sendable (Result<RateLimitGrant, RateLimitAcquireError>) -> Void,
         _ operation: @escaping @Sendable (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
     ) {
@@ -162,11 +157,10 @@ where C.Duration == Duration {
             }
             let now = timeline.now()
             guard !isClosed else { return finish(.closed, now) }
-            let (ticket, effects) = operation(&machine, now)
-            var others = effects
-            let immediate = effects.completions.first { $0.ticket == ticket }
-            if immediate == nil { handlers[ticket] = finish } else { others.completions.removeAll { $0.ticket == ticket } }
-            deliver(others, at: now)
+            var (ticket, effects) = operation(&machine, now)
+            let immediate = effects.removeCompletion(of: ticket)
+            if immediate == nil { handlers[ticket] = finish }
+            deliver(effects, at: now)
             if let immediate { finish(immediate.outcome, now) }
         }
     }
@@ -178,7 +172,7 @@ where C.Duration == Duration {
         let now = timeline.now()
         let instant = target.map { min($0, now) } ?? now
         timerTarget = nil
-        deliver(machine.serveDue(at: instant), at: instant)
+        deliver(machine.advance(to: instant), at: instant)
     }
 
     /// Hands the outcomes decided at `now` to their handlers, publishes the events and re-arms the
@@ -204,7 +198,7 @@ where C.Duration == Duration {
                 eventQueue.async { for event in events { handler(event) } }
             }
         }
-        let target = isClosed ? nil : machine.wakeUp(at: now)
+        let target = isClosed ? nil : machine.nextWakeUp(at: now)
         guard target != timerTarget else { return }
         timerTarget = target
         sleeper?.cancel()
@@ -253,7 +247,7 @@ where C.Duration == Duration {
     }
 }
 
-extension DispatchLimiter {
+extension DispatchShell {
     /// Runs `action` once `clock` reads `start` or later. Dispatch time and the clock may tick at
     /// slightly different rates (NTP slewing), so a timer that fires early is re-armed for the
     /// rest: a scheduled start never runs before its instant (WQ-12).

@@ -1,3 +1,7 @@
+// The adapters' clock as a limiter's timeline (Spec/Core.md CORE-1, Spec/WaitQueue.md WQ-11).
+
+import RateLimitCore
+
 /// Maps a `Clock` onto a limiter's timeline (CORE-1): instant 0 is the clock's reading when the
 /// timeline was made, and whole nanoseconds count from there.
 ///
@@ -7,22 +11,22 @@
 /// years) after the origin maps to the end of the timeline, where every refusal is
 /// `neverAllowed` (CORE-7). A fraction of a nanosecond is dropped (an earlier instant never
 /// admits more).
-public struct ClockTimeline<C: Clock>: Sendable where C.Duration == Duration {
+@usableFromInline package struct ClockTimeline<C: Clock>: Sendable where C.Duration == Duration {
     // `origin` first, at offset 0 whatever the clock: reading it needs no field offset from the
     // metadata (`ContinuousClock.Instant` is resilient, so the layout after it is computed).
-    public let origin: C.Instant
-    public let clock: C
+    @usableFromInline package let origin: C.Instant
+    @usableFromInline package let clock: C
 
     /// A timeline whose origin is `clock.now`.
     @inlinable
-    public init(clock: C) {
+    package init(clock: C) {
         self.clock = clock
         self.origin = clock.now
     }
 
     /// The clock's current reading on the timeline.
     @inlinable
-    public func now() -> RateLimitInstant {
+    package func now() -> RateLimitInstant {
         // `ContinuousClock`, the adapters' default, is read directly: the test folds away once
         // specialized, and through `Clock` the read took three witness thunks and a lazy
         // witness-table lookup (callgrind: about 40 instructions of the lock adapter's 540).
@@ -35,7 +39,7 @@ public struct ClockTimeline<C: Clock>: Sendable where C.Duration == Duration {
 
     /// A clock reading on the timeline.
     @inlinable
-    public func instant(of reading: C.Instant) -> RateLimitInstant {
+    package func instant(of reading: C.Instant) -> RateLimitInstant {
         Self.instant(offset: origin.duration(to: reading))
     }
 
@@ -57,21 +61,21 @@ public struct ClockTimeline<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The clock reading of a timeline instant.
     @inlinable
-    public func reading(of instant: RateLimitInstant) -> C.Instant {
+    package func reading(of instant: RateLimitInstant) -> C.Instant {
         origin.advanced(by: .nanoseconds(instant.nanoseconds))
     }
 
     /// The clock reading `nanoseconds` after `instant` (the end of the timeline at most): where a
     /// request granted at `instant` with a scheduled wait starts.
     @inlinable
-    public func reading(afterNanoseconds nanoseconds: Int64, from instant: RateLimitInstant) -> C.Instant {
+    package func reading(afterNanoseconds nanoseconds: Int64, from instant: RateLimitInstant) -> C.Instant {
         reading(of: instant.advanced(byNanoseconds: nanoseconds) ?? .end)
     }
 
     /// `now + timeout` on the timeline, or the end of the timeline when that lies beyond it; a
     /// negative timeout is `now` (the request times out unless admitted at once).
     @inlinable
-    public func deadline(after timeout: Duration, from now: RateLimitInstant) -> RateLimitInstant {
+    package func deadline(after timeout: Duration, from now: RateLimitInstant) -> RateLimitInstant {
         guard timeout > .zero else { return now }
         guard timeout < .nanoseconds(Int64.max - now.nanoseconds) else { return .end }
         let (seconds, attoseconds) = timeout.components

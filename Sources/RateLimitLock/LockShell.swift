@@ -5,28 +5,30 @@
 // One NSCondition guards the machine (NSLock and NSCondition are understood by ThreadSanitizer on
 // Linux, where Synchronization.Mutex is reported as racing). Every call takes the lock, reads the
 // injected clock, asks the machine, records what must happen, and releases the lock before doing
-// it: continuations are resumed outside the lock (resuming can run code that calls back in),
-// while threads blocked in `acquireBlocking` are handed their outcome under the lock and woken
-// with a broadcast. Events go to their streams under the lock (in order) and to the handler on a
-// serial queue. One timer task sleeps on the clock until the machine's next wake-up.
+// it, all in one function: continuations are resumed outside the lock (resuming can run code
+// that calls back in), while threads blocked in `acquireBlocking` are handed their outcome under
+// the lock and woken with a broadcast. Events go to their streams under the lock (in order) and
+// to the handler on a serial queue. One timer task sleeps on the clock until the machine's next
+// wake-up.
 //
 // `acquireBlocking` parks the calling thread: call it from threads you own, never from a Swift
 // concurrency task (the timer that wakes it runs on the cooperative pool).
 
 import Foundation
 import RateLimitCore
+import RateLimitShell
 
-/// A lock-guarded shell executing a waiting state machine; use it as ``LockedRateLimiter`` or
-/// ``LockedRateLimitRegistry``.
+/// A lock-guarded shell executing a waiting state machine: what ``LockedRateLimiter`` and
+/// ``LockedRateLimitRegistry`` hold.
 // @unchecked: every `var` below is read and written only while `condition` is locked (the
 // usableFromInline `machine`, `timerTarget`, `isClosed` included: inlined code touches them only
-// in `run`, `runIfOpen` and `finish`, between the lock and the unlock); `deinit` runs when no
+// in `run`, `runIfOpen` and `execute`, between the lock and the unlock); `deinit` runs when no
 // other reference is left. The `let`s are immutable and Sendable. So access is exclusive.
-public final class LockedLimiter<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
+@usableFromInline package final class LockShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
     @usableFromInline let condition = NSCondition()
     /// The adapter's clock, as the machine's timeline.
-    public let timeline: ClockTimeline<C>
+    @usableFromInline package let timeline: ClockTimeline<C>
     // @exclusivity(unchecked): the lock already makes every access exclusive, so the runtime's
     // dynamic check (two calls per operation on the hot path) proves nothing more.
     @exclusivity(unchecked) @usableFromInline var machine: Machine
@@ -46,7 +48,7 @@ where C.Duration == Duration {
     private var eventHandler: (@Sendable (RegistryEvent) -> Void)?
     private let handlerQueue = DispatchQueue(label: "RateLimitLock.events")
 
-    init(machine: Machine, clock: C) {
+    package init(machine: Machine, clock: C) {
         self.machine = machine
         timeline = ClockTimeline(clock: clock)
     }
@@ -55,31 +57,31 @@ where C.Duration == Duration {
         // Parked threads and suspended callers hold a reference, so only waiters that can no
         // longer be reached are left; they still get their outcome (WQ-9).
         timer?.cancel()
-        for completion in machine.closeAll(at: timeline.now()).completions {
+        for completion in machine.close(at: timeline.now()).completions {
             continuations[completion.ticket]?.resume(returning: (completion.outcome, .origin))
         }
         subscribers.finishAll()
     }
 
     /// Requests waiting for a grant.
-    public var waitingCount: Int {
+    package var waitingCount: Int {
         condition.lock()
         defer { condition.unlock() }
         return machine.waitingCount
     }
 
     /// Granted requests waiting for their scheduled start (leaky bucket queue).
-    public var scheduledCount: Int {
+    package var scheduledCount: Int {
         condition.lock()
         defer { condition.unlock() }
         return scheduledStarts
     }
 
     /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
-    public func close() {
+    package func close() {
         run { machine, now in
             isClosed = true
-            return ((), machine.closeAll(at: now))
+            return ((), machine.close(at: now))
         }
         condition.lock()
         subscribers.finishAll()
@@ -88,16 +90,13 @@ where C.Duration == Duration {
 
     // MARK: Events (REG-10)
 
-    /// A new stream of the events reported from now on, in order; it ends when the limiter closes.
-    /// Registries only: a single limiter has no keys to report on.
-    public func events<Strategy>() -> AsyncStream<RegistryEvent> where Machine == RateLimitRegistry<Strategy> {
+    package func events<Strategy>() -> AsyncStream<RegistryEvent> where Machine == RateLimitRegistry<Strategy> {
         condition.lock()
         defer { condition.unlock() }
         return subscribers.subscribe { [weak self] id in self?.unsubscribe(id) }
     }
 
-    /// Calls `handler` with every event, in order, on a serial queue (`nil` removes it).
-    public func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?) where Machine == RateLimitRegistry<Strategy> {
+    package func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?) where Machine == RateLimitRegistry<Strategy> {
         condition.lock()
         eventHandler = handler
         condition.unlock()
@@ -117,33 +116,48 @@ where C.Duration == Duration {
     // MARK: The shell
 
     /// Runs `operation` under the lock on the machine at the clock's reading, executes its
-    /// effects and returns its value (the primitive every operation is built on).
+    /// effects and returns its value (the primitive every operation is built on). The common
+    /// answer (no completion, no event, nobody waiting, no timer) costs a few comparisons and the
+    /// unlock; anything else is executed out of line.
     @inlinable @discardableResult
-    public func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
+    package func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
         condition.lock()
         let now = timeline.now()
         let (value, effects) = operation(&machine, now)
-        finish(effects, at: now)
+        return unlock(returning: value, after: effects, at: now)
+    }
+
+    /// Executes `effects` (a no-op answer costs a few comparisons), unlocks, then resumes whom
+    /// they concluded: called with the lock held.
+    @inlinable
+    func unlock<T>(returning value: T, after effects: RateLimitEffects, at now: RateLimitInstant) -> T {
+        if machine.leavesNothingToDo(effects, timerTarget: timerTarget, closed: isClosed) {
+            condition.unlock()
+            return value
+        }
+        let resumptions = execute(effects, at: now)
+        condition.unlock()
+        resume(resumptions)
         return value
     }
 
-    /// ``run(_:)`` unless the limiter is closed (then `nil`).
+    /// ``run(_:)`` unless the limiter is closed (then `closed`, with no Optional to destroy on the
+    /// hot path).
     @inlinable
-    public func runIfOpen<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T? {
+    package func runIfOpen<T>(otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
         condition.lock()
-        guard !isClosed else {
+        if isClosed {
             condition.unlock()
-            return nil
+            return closed
         }
         let now = timeline.now()
         let (value, effects) = operation(&machine, now)
-        finish(effects, at: now)
-        return value
+        return unlock(returning: value, after: effects, at: now)
     }
 
     /// Issues a request with `operation` and parks the calling thread until its outcome; a
     /// `delayed` grant also waits for its scheduled start.
-    func blockingOutcome(
+    package func blockingOutcome(
         permits: Int64, _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
     ) throws(RateLimitAcquireError) -> RateLimitGrant {
         var (decided, waiting) = issue(parking: true, operation)
@@ -165,7 +179,7 @@ where C.Duration == Duration {
 
     /// Issues a request with `operation` and suspends until its outcome; cancelling the task
     /// cancels the request. A `delayed` grant also waits for its scheduled start.
-    func asyncOutcome(
+    package func asyncOutcome(
         permits: Int64, _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
         var (decided, waiting) = issue(parking: false, operation)
@@ -182,7 +196,7 @@ where C.Duration == Duration {
                     }
                 }
             } onCancel: { [weak self] in
-                self?.run { machine, now in ((), machine.cancelWaiter(ticket, at: now)) }
+                self?.run { machine, now in ((), machine.cancel(ticket, at: now)) }
             }
         }
         let (outcome, instant) = decided ?? (.closed, .origin)
@@ -204,18 +218,15 @@ where C.Duration == Duration {
     private func issue(
         parking: Bool, _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
     ) -> (decided: (WaitOutcome, RateLimitInstant)?, waiting: WaitTicket?) {
-        let issued: (decided: (WaitOutcome, RateLimitInstant)?, waiting: WaitTicket?)? = runIfOpen { machine, now in
-            let (ticket, effects) = operation(&machine, now)
-            guard let mine = effects.completions.first(where: { $0.ticket == ticket }) else {
+        runIfOpen(otherwise: ((.closed, .origin), nil)) { machine, now in
+            var (ticket, effects) = operation(&machine, now)
+            guard let mine = effects.removeCompletion(of: ticket) else {
                 if parking { parked.insert(ticket) }
                 return ((nil, ticket), effects)
             }
             countScheduledStart(mine.outcome)
-            var others = effects
-            others.completions.removeAll { $0.ticket == ticket }
-            return (((mine.outcome, now), nil), others)
+            return (((mine.outcome, now), nil), effects)
         }
-        return issued ?? ((.closed, .origin), nil)
     }
 
     /// The timer fired: the clock reached `target`, so the machine serves what was due then, at
@@ -223,24 +234,20 @@ where C.Duration == Duration {
     private func wake(at target: RateLimitInstant) {
         condition.lock()
         timerTarget = nil
-        finish(machine.serveDue(at: target), at: target)
-    }
-
-    /// With the lock held: hands out the completions, publishes the events, re-arms the timer,
-    /// unlocks, then resumes continuations. Inlined into callers, so that the common answer (no
-    /// completion, no event, nobody waiting, no timer) costs a few comparisons and the unlock.
-    @inlinable @inline(__always)
-    func finish(_ effects: RateLimitEffects, at now: RateLimitInstant) {
-        guard machine.leavesNothingToDo(effects, timerTarget: timerTarget, closed: isClosed) else {
-            return finishExecuting(effects, at: now)
-        }
+        let resumptions = execute(machine.advance(to: target), at: target)
         condition.unlock()
+        resume(resumptions)
     }
 
-    /// ``finish(_:at:)`` when there is something to execute.
+    /// A suspended caller and the outcome to resume it with, once the lock is released.
     @usableFromInline
-    func finishExecuting(_ effects: RateLimitEffects, at now: RateLimitInstant) {
-        var resumptions: [(CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>, WaitCompletion)] = []
+    typealias Resumption = (CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>, WaitCompletion)
+
+    /// With the lock held: hands out the completions (parked threads are woken, suspended callers
+    /// returned for ``resume(_:)``), publishes the events and re-arms the timer.
+    @usableFromInline
+    func execute(_ effects: RateLimitEffects, at now: RateLimitInstant) -> [Resumption] {
+        var resumptions: [Resumption] = []
         var wokeParked = false
         for completion in effects.completions {
             countScheduledStart(completion.outcome)
@@ -262,13 +269,18 @@ where C.Duration == Duration {
             }
         }
         rearm(at: now)
-        condition.unlock()
+        return resumptions
+    }
+
+    /// Without the lock: resumes the suspended callers ``execute(_:at:)`` returned.
+    @usableFromInline
+    func resume(_ resumptions: [Resumption]) {
         for (continuation, completion) in resumptions { continuation.resume(returning: (completion.outcome, completion.at)) }
     }
 
     /// Keeps one timer task sleeping on the clock until the machine's next wake-up (lock held).
     private func rearm(at now: RateLimitInstant) {
-        let target = isClosed ? nil : machine.wakeUp(at: now)
+        let target = isClosed ? nil : machine.nextWakeUp(at: now)
         guard target != timerTarget else { return }
         timer?.cancel()
         timerTarget = target

@@ -2,12 +2,12 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify test tsan build core-purity api api-check readme readme-check vectors conformance bench bench-smoke clean
+.PHONY: verify test tsan build core-purity format lint api api-check readme readme-check vectors conformance bench bench-smoke clean
 
-## Build everything with warnings as errors, check the core's purity, run every test, check the
-## public API against its listing and the README's examples against their files, run the
-## benchmark's smoke mode, then the concurrent code's tests again under ThreadSanitizer.
-verify: core-purity test api-check readme-check bench-smoke tsan
+## Check the formatting and the core's purity, build everything with warnings as errors, run every
+## test, check the public API against its listing and the README's examples against their files,
+## run the benchmark's smoke mode, then the concurrent code's tests again under ThreadSanitizer.
+verify: lint core-purity test api-check readme-check bench-smoke tsan
 
 ## Build (warnings are errors) and run all tests in one process; RATELIMIT_SEED=<n> replays
 ## property tests. Long tests take turns in one heavy lane off the cooperative pool (RateLimitTestSupport),
@@ -22,6 +22,13 @@ test:
 TSAN_TESTS ?= RateLimitAdapterTests|RateLimitClientTests|ManualClockTests|LinearizabilityTests
 tsan:
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_TESTS)' $(SWIFT_FLAGS)
+
+## The toolchain's swift-format with the team's configuration (.swift-format: 4 spaces, 120 columns).
+FORMATTED = Sources Tests Examples Package.swift
+format:
+	$(SWIFT) format format --in-place --recursive --parallel $(FORMATTED)
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMATTED)
 
 build:
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)

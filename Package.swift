@@ -30,7 +30,9 @@ let package = Package(
         // Server feedback: Retry-After, RateLimit and X-RateLimit fields, server quota, backoff. Pure.
         .target(name: "RateLimitHTTP", dependencies: ["RateLimitCore"]),
         // The rate-limited client: per-endpoint limits, server feedback, retries, URLSession.
-        .target(name: "RateLimitClient", dependencies: ["RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitShell"]),
+        .target(
+            name: "RateLimitClient",
+            dependencies: ["RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitShell"]),
         // Vectors, the reference over any strategy, randomized differential runs, shrinking.
         .target(name: "RateLimitConformance", dependencies: ["RateLimitCore"]),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),
@@ -38,30 +40,42 @@ let package = Package(
         .target(name: "CHeapStatistics"),
         .executableTarget(
             name: "ratelimit-bench",
-            dependencies: ["RateLimitCore", "RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "CHeapStatistics"]),
+            dependencies: [
+                "RateLimitCore", "RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic",
+                "CHeapStatistics",
+            ]),
         // The README's examples, one per product, each built with that product alone; `make
         // readme-check` keeps the README's copies identical to these files.
         .executableTarget(name: "example-core", dependencies: ["RateLimitCore"], path: "Examples/Swift/Core"),
         .executableTarget(name: "example-actor", dependencies: ["RateLimitActor"], path: "Examples/Swift/Actor"),
         .executableTarget(name: "example-lock", dependencies: ["RateLimitLock"], path: "Examples/Swift/Lock"),
-        .executableTarget(name: "example-dispatch", dependencies: ["RateLimitDispatch"], path: "Examples/Swift/Dispatch"),
+        .executableTarget(
+            name: "example-dispatch", dependencies: ["RateLimitDispatch"], path: "Examples/Swift/Dispatch"),
         .executableTarget(name: "example-atomic", dependencies: ["RateLimitAtomic"], path: "Examples/Swift/Atomic"),
         .executableTarget(name: "example-http", dependencies: ["RateLimitHTTP"], path: "Examples/Swift/HTTP"),
         .executableTarget(name: "example-client", dependencies: ["RateLimitClient"], path: "Examples/Swift/Client"),
-        .executableTarget(name: "example-conformance", dependencies: ["RateLimitConformance"], path: "Examples/Swift/Conformance"),
+        .executableTarget(
+            name: "example-conformance", dependencies: ["RateLimitConformance"], path: "Examples/Swift/Conformance"),
         // What only the tests share (not a product).
         .target(name: "RateLimitTestSupport", path: "Tests/RateLimitTestSupport"),
-        .testTarget(name: "RateLimitCoreTests", dependencies: ["RateLimitCore", "RateLimitConformance", "RateLimitTestSupport"]),
+        .testTarget(
+            name: "RateLimitCoreTests", dependencies: ["RateLimitCore", "RateLimitConformance", "RateLimitTestSupport"]),
         .testTarget(
             name: "RateLimitAdapterTests",
             dependencies: [
-                "RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "RateLimitCore", "RateLimitShell",
+                "RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic", "RateLimitCore",
+                "RateLimitShell",
                 "RateLimitConformance", "RateLimitTestSupport",
             ]),
-        .testTarget(name: "RateLimitHTTPTests", dependencies: ["RateLimitHTTP", "RateLimitCore", "RateLimitConformance", "RateLimitTestSupport"]),
+        .testTarget(
+            name: "RateLimitHTTPTests",
+            dependencies: ["RateLimitHTTP", "RateLimitCore", "RateLimitConformance", "RateLimitTestSupport"]),
         .testTarget(
             name: "RateLimitClientTests",
-            dependencies: ["RateLimitClient", "RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitConformance", "RateLimitTestSupport"],
+            dependencies: [
+                "RateLimitClient", "RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitConformance",
+                "RateLimitTestSupport",
+            ],
             exclude: ["Server"]),
         .testTarget(
             name: "RateLimitConformanceTests",

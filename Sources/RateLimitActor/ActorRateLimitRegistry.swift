@@ -13,14 +13,16 @@ import RateLimitShell
 /// ])
 /// try await registry.acquire("api/search")
 /// ```
-public final actor ActorRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>: ActorShellHost where C.Duration == Duration {
+public final actor ActorRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>: ActorShellHost
+where C.Duration == Duration {
     @usableFromInline package let shell: ActorShell<RateLimitRegistry<Strategy>, C>
 
     /// A registry of `rules` holding at most `maximumKeys` keys, on `clock` (REG-1, REG-8).
     ///
     /// - Throws: ``RateLimitRegistryError`` for duplicate rules or `maximumKeys < 1`.
     public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, clock: C) throws(RateLimitRegistryError) {
-        let shell = ActorShell(machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), clock: clock)
+        let shell = ActorShell(
+            machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), clock: clock)
         self.shell = shell
         timeline = shell.timeline
     }
@@ -31,14 +33,18 @@ public final actor ActorRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>
     /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
     @inlinable
     public func tryAcquire(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        runIfOpen(otherwise: .closed) { registry, now in registry.tryAcquire(key, permits: permits, priority: priority, at: now) }
+        runIfOpen(otherwise: .closed) { registry, now in
+            registry.tryAcquire(key, permits: permits, priority: priority, at: now)
+        }
     }
 
     /// What ``tryAcquire(_:permits:priority:)`` would answer now, without taking anything or
     /// creating the key: whether `permits` are available and, when the limit refuses, the exact
     /// wait until they are.
     public func availability(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        runIfOpen(otherwise: .closed) { registry, now in (registry.availability(key, permits: permits, priority: priority, at: now), RateLimitEffects()) }
+        runIfOpen(otherwise: .closed) { registry, now in
+            (registry.availability(key, permits: permits, priority: priority, at: now), RateLimitEffects())
+        }
     }
 
     /// Takes `permits` on `key`, waiting when the key's rule queues (REG-5); the rule's timeout
@@ -89,7 +95,9 @@ public final actor ActorRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>
     /// Throttles `key` for `duration` from now (a server's Retry-After, REG-4).
     public func throttle(_ key: String, for duration: Duration) {
         let timeline = shell.timeline
-        run { registry, now in ((), registry.throttle(key, until: timeline.deadline(after: duration, from: now), at: now)) }
+        run { registry, now in
+            ((), registry.throttle(key, until: timeline.deadline(after: duration, from: now), at: now))
+        }
     }
 
     /// Throttles `key` until `until` on the registry's timeline (REG-4): a wait shared exactly with

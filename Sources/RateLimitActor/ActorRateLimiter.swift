@@ -12,7 +12,8 @@ import RateLimitShell
 /// let limiter = try ActorRateLimiter(GCRA(burst: 10, emissionInterval: .milliseconds(100)))
 /// try await limiter.acquire()
 /// ```
-public final actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock>: ActorShellHost where C.Duration == Duration {
+public final actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock>: ActorShellHost
+where C.Duration == Duration {
     @usableFromInline package let shell: ActorShell<WaitQueue<Strategy>, C>
 
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`.
@@ -31,7 +32,9 @@ public final actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Acto
     /// What ``tryAcquire(_:priority:)`` would answer now, without taking anything: whether
     /// `permits` are available and, when the strategy refuses, the exact wait until they are.
     public func availability(of permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        runIfOpen(otherwise: .closed) { queue, now in (queue.availability(of: permits, priority: priority, at: now), RateLimitEffects()) }
+        runIfOpen(otherwise: .closed) { queue, now in
+            (queue.availability(of: permits, priority: priority, at: now), RateLimitEffects())
+        }
     }
 
     /// Waits until `permits` are granted (WQ-4, WQ-5); cancelling the task cancels the request. A
@@ -45,7 +48,8 @@ public final actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Acto
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
         let timeline = shell.timeline
         return try await outcome(permits: permits) { queue, now in
-            queue.acquire(permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
+            queue.acquire(
+                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
         }
     }
 
@@ -99,7 +103,8 @@ extension ActorRateLimiter where Strategy == ConcurrencyLimiter {
     /// releases them however `body` ends: returning, throwing, or cancelled (CL). `body` runs
     /// where the caller runs, not on the actor.
     public nonisolated(nonsending) func withPermits<T>(
-        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil, _ body: () async throws -> T
+        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        _ body: () async throws -> T
     ) async throws -> T {
         let grant = try await acquire(permits, priority: priority, timeout: timeout)
         do {

@@ -72,7 +72,9 @@ extension ActorShellHost {
 
     /// ``run(_:)`` unless the actor is closed (then `closed`).
     @inlinable
-    package func runIfOpen<T>(otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
+    package func runIfOpen<T>(
+        otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)
+    ) -> T {
         shell.isClosed ? closed : run(operation)
     }
 

@@ -15,95 +15,102 @@
 @_exported import RateLimitCore
 
 #if _pointerBitWidth(_64)
-import RateLimitShell
-import Synchronization
+    import RateLimitShell
+    import Synchronization
 
-/// GCRA on one lock-free atomic: `tryAcquire`, `remaining`, `reset`, and a sleeping `acquire`.
-@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-public final class AtomicGCRA<C: Clock>: Sendable where C.Duration == Duration {
-    @usableFromInline let word: Atomic<WordPair>
-    /// The configuration (fixed for the limiter's life).
-    public let gcra: GCRA
-    @usableFromInline let timeline: ClockTimeline<C>
+    /// GCRA on one lock-free atomic: `tryAcquire`, `remaining`, `reset`, and a sleeping `acquire`.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    public final class AtomicGCRA<C: Clock>: Sendable where C.Duration == Duration {
+        @usableFromInline let word: Atomic<WordPair>
+        /// The configuration (fixed for the limiter's life).
+        public let gcra: GCRA
+        @usableFromInline let timeline: ClockTimeline<C>
 
-    /// A limiter of `gcra` created now on `clock`.
-    public init(_ gcra: GCRA, clock: C) {
-        self.gcra = gcra
-        timeline = ClockTimeline(clock: clock)
-        word = Atomic(Self.pack(gcra.initialState(at: .origin)))
-    }
-
-    @inlinable
-    static func pack(_ state: GCRA.State) -> WordPair {
-        WordPair(first: UInt(state.theoreticalArrivalNanoseconds), second: UInt(bitPattern: Int(state.lastNanoseconds)))
-    }
-
-    @inlinable
-    static func unpack(_ pair: WordPair) -> GCRA.State {
-        GCRA.State(theoreticalArrivalNanoseconds: UInt64(pair.first), lastNanoseconds: Int64(Int(bitPattern: pair.second)))
-    }
-
-    /// Applies `event` at `now` (the clock's reading) with a compare-and-exchange loop. The
-    /// answer alone is returned: a tuple holding it would be destroyed through the runtime's
-    /// generic tuple witness on every call (callgrind: 35 instructions).
-    @inlinable
-    func apply(_ event: RateLimitEvent<GCRA>, at now: RateLimitInstant) -> RateLimitResult {
-        var current = word.load(ordering: .acquiring)
-        while true {
-            let state = Self.unpack(current)
-            let (next, result) = gcra.step(state, event, at: now)
-            if next == state { return result }
-            let (exchanged, original) = word.compareExchange(
-                expected: current, desired: Self.pack(next), ordering: .acquiringAndReleasing)
-            if exchanged { return result }
-            current = original
+        /// A limiter of `gcra` created now on `clock`.
+        public init(_ gcra: GCRA, clock: C) {
+            self.gcra = gcra
+            timeline = ClockTimeline(clock: clock)
+            word = Atomic(Self.pack(gcra.initialState(at: .origin)))
         }
-    }
 
-    /// Takes `permits` now if GCRA admits them (the answer is GCRA's, CORE-5).
-    @inlinable
-    public func tryAcquire(_ permits: Int64 = 1) -> RateLimitResult { apply(.acquire(permits), at: timeline.now()) }
+        @inlinable
+        static func pack(_ state: GCRA.State) -> WordPair {
+            WordPair(
+                first: UInt(state.theoreticalArrivalNanoseconds), second: UInt(bitPattern: Int(state.lastNanoseconds)))
+        }
 
-    /// The permits an acquire could take now, without taking any.
-    @inlinable
-    public func remaining() -> Int64 { apply(.acquire(0), at: timeline.now()).remaining ?? 0 }
+        @inlinable
+        static func unpack(_ pair: WordPair) -> GCRA.State {
+            GCRA.State(
+                theoreticalArrivalNanoseconds: UInt64(pair.first), lastNanoseconds: Int64(Int(bitPattern: pair.second)))
+        }
 
-    /// Resets to a full burst (GCRA-9).
-    @discardableResult
-    public func reset() -> RateLimitResult { apply(.reset, at: timeline.now()) }
+        /// Applies `event` at `now` (the clock's reading) with a compare-and-exchange loop. The
+        /// answer alone is returned: a tuple holding it would be destroyed through the runtime's
+        /// generic tuple witness on every call (callgrind: 35 instructions).
+        @inlinable
+        func apply(_ event: RateLimitEvent<GCRA>, at now: RateLimitInstant) -> RateLimitResult {
+            var current = word.load(ordering: .acquiring)
+            while true {
+                let state = Self.unpack(current)
+                let (next, result) = gcra.step(state, event, at: now)
+                if next == state { return result }
+                let (exchanged, original) = word.compareExchange(
+                    expected: current, desired: Self.pack(next), ordering: .acquiringAndReleasing)
+                if exchanged { return result }
+                current = original
+            }
+        }
 
-    /// Tries until `permits` are admitted, sleeping on the clock for each exact retry-after; gives
-    /// up with `timedOut` when the next try would come after the timeout, and with `cancelled`
-    /// when the task is cancelled. No queue: concurrent callers are not served in order.
-    public func acquire(_ permits: Int64 = 1, timeout: Duration? = nil) async throws(RateLimitAcquireError) -> RateLimitGrant {
-        let start = timeline.now()
-        let deadline = timeout.map { timeline.deadline(after: $0, from: start) }
-        while true {
-            let decided = timeline.now()  // the instant the answer's spans count from
-            let answer = apply(.acquire(permits), at: decided)
-            switch answer {
-            case .allowed, .delayed:
-                return RateLimitGrant(permits: permits, answer: answer)
-            case .neverAllowed:
-                throw .rejected(.neverAllowed)
-            case .invalid(let error):
-                throw .rejected(.invalid(error))
-            case .rejectedUntilRelease(let shortfall):
-                throw .rejected(.untilRelease(shortfall: shortfall))  // GCRA never answers this
-            case .rejected(let retryAfter):
-                let retry = timeline.deadline(after: .nanoseconds(retryAfter), from: decided)  // the exact admission instant
-                if let deadline, retry > deadline { throw .timedOut }
-                do { try await timeline.clock.sleep(until: timeline.reading(of: retry), tolerance: nil) } catch { throw .cancelled }
+        /// Takes `permits` now if GCRA admits them (the answer is GCRA's, CORE-5).
+        @inlinable
+        public func tryAcquire(_ permits: Int64 = 1) -> RateLimitResult { apply(.acquire(permits), at: timeline.now()) }
+
+        /// The permits an acquire could take now, without taking any.
+        @inlinable
+        public func remaining() -> Int64 { apply(.acquire(0), at: timeline.now()).remaining ?? 0 }
+
+        /// Resets to a full burst (GCRA-9).
+        @discardableResult
+        public func reset() -> RateLimitResult { apply(.reset, at: timeline.now()) }
+
+        /// Tries until `permits` are admitted, sleeping on the clock for each exact retry-after; gives
+        /// up with `timedOut` when the next try would come after the timeout, and with `cancelled`
+        /// when the task is cancelled. No queue: concurrent callers are not served in order.
+        public func acquire(_ permits: Int64 = 1, timeout: Duration? = nil) async throws(RateLimitAcquireError)
+            -> RateLimitGrant
+        {
+            let start = timeline.now()
+            let deadline = timeout.map { timeline.deadline(after: $0, from: start) }
+            while true {
+                let decided = timeline.now()  // the instant the answer's spans count from
+                let answer = apply(.acquire(permits), at: decided)
+                switch answer {
+                case .allowed, .delayed:
+                    return RateLimitGrant(permits: permits, answer: answer)
+                case .neverAllowed:
+                    throw .rejected(.neverAllowed)
+                case .invalid(let error):
+                    throw .rejected(.invalid(error))
+                case .rejectedUntilRelease(let shortfall):
+                    throw .rejected(.untilRelease(shortfall: shortfall))  // GCRA never answers this
+                case .rejected(let retryAfter):
+                    // the exact admission instant
+                    let retry = timeline.deadline(after: .nanoseconds(retryAfter), from: decided)
+                    if let deadline, retry > deadline { throw .timedOut }
+                    do { try await timeline.clock.sleep(until: timeline.reading(of: retry), tolerance: nil) } catch {
+                        throw .cancelled
+                    }
+                }
             }
         }
     }
-}
 
-@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-extension AtomicGCRA where C == ContinuousClock {
-    /// A limiter of `gcra` on the continuous clock.
-    public convenience init(_ gcra: GCRA) {
-        self.init(gcra, clock: ContinuousClock())
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    extension AtomicGCRA where C == ContinuousClock {
+        /// A limiter of `gcra` on the continuous clock.
+        public convenience init(_ gcra: GCRA) {
+            self.init(gcra, clock: ContinuousClock())
+        }
     }
-}
 #endif

@@ -5,9 +5,9 @@
 // wait them out), and retries as the retry policy decides (HTTP-8). Every decision is the
 // registry's, the server quota's or the retry policy's; this file only sequences them.
 
+import Foundation
 @_exported import RateLimitActor
 @_exported import RateLimitHTTP
-import Foundation
 import RateLimitShell
 
 /// What the client reads of a response: its status and its fields.
@@ -133,7 +133,9 @@ where C.Duration == Duration {
         retryPolicy: RetryPolicy = .standard,
         serverQuota: ServerQuota = .standard,
         seed: UInt64 = .random(in: .min ... .max),
-        wallClock: @escaping @Sendable () -> HTTPDate = { HTTPDate(secondsSinceEpoch: Int64(Date().timeIntervalSince1970.rounded(.down))) },
+        wallClock: @escaping @Sendable () -> HTTPDate = {
+            HTTPDate(secondsSinceEpoch: Int64(Date().timeIntervalSince1970.rounded(.down)))
+        },
         operation: @escaping @Sendable (Request) async throws -> Response
     ) {
         self.limiter = limiter
@@ -254,7 +256,8 @@ where C.Duration == Duration {
             }
             forgetIfIdle(endpoint, at: now)
             let decision = retryPolicy.decide(
-                outcome, retries: retries, elapsedNanoseconds: now.nanoseconds(since: first), serverWaitNanoseconds: serverWait,
+                outcome, retries: retries, elapsedNanoseconds: now.nanoseconds(since: first),
+                serverWaitNanoseconds: serverWait,
                 previousDelay: previousDelay, using: &random)
             switch (decision, result) {
             case (.deliver, .success(let response)):
@@ -264,7 +267,9 @@ where C.Duration == Duration {
                 // other last response is the caller's to read.
                 guard response.status == 429 || (response.status == 503 && serverWait != nil) else { return response }
                 // The wait the client honours, a silent 429's included (HTTP-12).
-                throw .serverLimited(endpoint: endpoint, status: response.status, retryAfterNanoseconds: serverWait ?? quotas[endpoint]?.wait(at: now))
+                throw .serverLimited(
+                    endpoint: endpoint, status: response.status,
+                    retryAfterNanoseconds: serverWait ?? quotas[endpoint]?.wait(at: now))
             case (.stop, .failure(let error)), (.deliver, .failure(let error)):
                 throw .transport(endpoint: endpoint, error)
             case (.retry(let wait), _):
@@ -279,7 +284,9 @@ where C.Duration == Duration {
 
     /// Waits until both the endpoint's limit and the server's quota let one attempt go out;
     /// returns whether permits were taken (a critical request or a disabled key takes none).
-    private func admit(_ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority) async throws(RateLimitClientError) -> Bool {
+    private func admit(_ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority)
+        async throws(RateLimitClientError) -> Bool
+    {
         while true {
             guard !Task.isCancelled else { throw .cancelled }
             // The server's wait first, so that no permit is taken only to be wasted: the endpoint
@@ -302,7 +309,9 @@ where C.Duration == Duration {
             }
             let taken = grant.answer != nil
             if taken, liftedBeforeGrant(endpoint) { forget(endpoint) }
-            guard case .wait(let wait) = quotas[endpoint, default: newQuota].permit(at: timeline.now()) else { return taken }
+            guard case .wait(let wait) = quotas[endpoint, default: newQuota].permit(at: timeline.now()) else {
+                return taken
+            }
             // A response that arrived while this request waited spent the server's quota.
             if taken { await giveBack(endpoint, permits) }
             try await waitOut(endpoint, wait, priority, bypassing: !taken)
@@ -312,7 +321,9 @@ where C.Duration == Duration {
     /// Waits out the server's wait of `nanoseconds` from now: by holding the endpoint (the
     /// registry then queues or refuses the request, like any other), or, for a request the
     /// registry lets through anyway (critical, or a disabled key), by sleeping here.
-    private func waitOut(_ endpoint: String, _ nanoseconds: Int64, _ priority: RateLimitPriority, bypassing: Bool) async throws(RateLimitClientError) {
+    private func waitOut(_ endpoint: String, _ nanoseconds: Int64, _ priority: RateLimitPriority, bypassing: Bool)
+        async throws(RateLimitClientError)
+    {
         let now = timeline.now()
         let until = now.advanced(byNanoseconds: nanoseconds) ?? .end
         if bypassing {
@@ -338,7 +349,11 @@ where C.Duration == Duration {
         await limiter.throttle(endpoint, until: until)
         guard generations[endpoint, default: 0] == generation else {
             // Forgotten while on its way: leave the registry as the client now wants it.
-            if let current = holds[endpoint] { await limiter.throttle(endpoint, until: current.until) } else { await limiter.resume(endpoint) }
+            if let current = holds[endpoint] {
+                await limiter.throttle(endpoint, until: current.until)
+            } else {
+                await limiter.resume(endpoint)
+            }
             return
         }
         holds[endpoint]?.pending -= 1
@@ -354,7 +369,8 @@ where C.Duration == Duration {
     private func forgetIfLifted(_ endpoint: String) async {
         guard let hold = holds[endpoint], hold.pending == 0, hold.until > timeline.now() else { return }
         guard case .accepting? = await limiter.quota(of: endpoint)?.state else { return }
-        guard let again = holds[endpoint], again.pending == 0, again.until == hold.until, timeline.now() < hold.until else { return }
+        guard let again = holds[endpoint], again.pending == 0, again.until == hold.until, timeline.now() < hold.until
+        else { return }
         forget(endpoint)
     }
 

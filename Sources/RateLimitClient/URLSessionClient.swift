@@ -2,12 +2,13 @@
 // `URLSession.data(for:)`; FoundationNetworking provides it on Linux.
 
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import RateLimitActor
 import RateLimitCore
 import RateLimitHTTP
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A URLSession response: the body and the HTTP response.
 public struct URLSessionResponse: ServerResponse {
@@ -22,10 +23,11 @@ public struct URLSessionResponse: ServerResponse {
     public var status: Int { response.statusCode }
 
     public var fields: HTTPFields {
-        HTTPFields(response.allHeaderFields.compactMap { name, value in
-            guard let name = name as? String else { return nil }
-            return (name: name, value: "\(value)")
-        })
+        HTTPFields(
+            response.allHeaderFields.compactMap { name, value in
+                guard let name = name as? String else { return nil }
+                return (name: name, value: "\(value)")
+            })
     }
 }
 
@@ -37,7 +39,8 @@ extension RateLimitedClient where Request == URLRequest, Response == URLSessionR
     /// A client sending with `session` through `limiter` (HTTP-11); a response that is not HTTP is
     /// a transport failure (`URLError.badServerResponse`).
     public init(
-        session: URLSession = .shared, limiter: ActorRateLimitRegistry<Strategy, C>, retryPolicy: RetryPolicy = .standard,
+        session: URLSession = .shared, limiter: ActorRateLimitRegistry<Strategy, C>,
+        retryPolicy: RetryPolicy = .standard,
         serverQuota: ServerQuota = .standard, seed: UInt64 = .random(in: .min ... .max)
     ) {
         self.init(limiter: limiter, retryPolicy: retryPolicy, serverQuota: serverQuota, seed: seed) { request in

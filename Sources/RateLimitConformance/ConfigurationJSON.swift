@@ -16,7 +16,9 @@ extension AnyRateLimitStrategy {
     /// - Throws: ``ConformanceFormatError`` for an unknown strategy, a missing, extra or
     ///   non-integer field; ``RateLimitInputError`` (wrapped) when the Spec refuses the values.
     public init(strategy: String, json: JSONValue) throws(ConformanceFormatError) {
-        guard let (fields, optional) = Self.fieldNames(of: strategy) else { throw ConformanceFormatError("unknown strategy \"\(strategy)\"") }
+        guard let (fields, optional) = Self.fieldNames(of: strategy) else {
+            throw ConformanceFormatError("unknown strategy \"\(strategy)\"")
+        }
         guard case .object = json else { throw ConformanceFormatError("a \(strategy) configuration must be an object") }
         if let extra = json.keys.first(where: { !fields.contains($0) }) {
             throw ConformanceFormatError("unknown field \"\(extra)\" in a \(strategy) configuration")
@@ -35,7 +37,8 @@ extension AnyRateLimitStrategy {
         do {
             self = try AnyRateLimitStrategy(identifier: strategy, values: values)
         } catch {
-            throw ConformanceFormatError("the Spec refuses this \(strategy) configuration: \(error)", refusedBySpec: error)
+            throw ConformanceFormatError(
+                "the Spec refuses this \(strategy) configuration: \(error)", refusedBySpec: error)
         }
     }
 }

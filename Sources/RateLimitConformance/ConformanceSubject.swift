@@ -24,7 +24,8 @@ public protocol ConformanceSubject {
     mutating func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<Limiter>
 
     /// Applies `event` to `limiter` at `now` and returns the implementation's answer.
-    mutating func apply(_ event: ConformanceEvent, to limiter: inout Limiter, at now: Int64) throws(SubjectFailure) -> RateLimitResult
+    mutating func apply(_ event: ConformanceEvent, to limiter: inout Limiter, at now: Int64) throws(SubjectFailure)
+        -> RateLimitResult
 
     /// Called when a case is done with `limiter`, so that the implementation can free it; a
     /// failure here (the implementation misbehaved) fails the case.
@@ -99,7 +100,9 @@ public struct ReferenceSubject: ConformanceSubject {
     public func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<ReferenceLimiter> {
         guard let configuration = request.configuration else {
             // Re-parse to name the field and problem the Spec refuses.
-            let parsed = Result { () throws(ConformanceFormatError) in try AnyRateLimitStrategy(strategy: request.strategy, json: request.fields) }
+            let parsed = Result { () throws(ConformanceFormatError) in
+                try AnyRateLimitStrategy(strategy: request.strategy, json: request.fields)
+            }
             if case .failure(let error) = parsed, let refusal = error.refusedBySpec {
                 return .refused(field: refusal.field, problem: refusal.problem)
             }

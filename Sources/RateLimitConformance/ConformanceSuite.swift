@@ -27,7 +27,8 @@ public struct ConformanceOptions: Sendable {
     public var toleranceNanoseconds: Int64?
 
     public init(
-        strategies: Set<String>? = nil, cases: Set<String>? = nil, randomTraces: Int = 0, randomSteps: Int = 100, seed: UInt64 = 1,
+        strategies: Set<String>? = nil, cases: Set<String>? = nil, randomTraces: Int = 0, randomSteps: Int = 100,
+        seed: UInt64 = 1,
         onlyTrace: Int? = nil, toleranceNanoseconds: Int64? = nil
     ) {
         self.strategies = strategies
@@ -150,7 +151,9 @@ public struct ShrunkFailure: Sendable {
             "shrunk from random trace \(traceIndex) of seed \(seed) (\(original.trace?.steps.count ?? 0) steps)",
             clauses: outcome.primary.map { [$0.cause.clause].filter { $0.contains("-") } } ?? [],
             trace.configuration, createdAt: trace.createdAt, trace.steps.map { ($0.now, $0.event) })
-        return VectorFile(strategy: strategy, generator: VectorGenerator.version, stories: [VectorGenerator.generate(draft, strategy: strategy)], refusals: [])
+        return VectorFile(
+            strategy: strategy, generator: VectorGenerator.version,
+            stories: [VectorGenerator.generate(draft, strategy: strategy)], refusals: [])
     }
 }
 
@@ -199,11 +202,14 @@ public struct StrategyReport: Sendable {
 
     /// The Spec clauses exercised by the stories and refusals that ran (CONF-7).
     public var clausesChecked: [String] {
-        Set((outcomes + refusals).filter { $0.skippedBecause == nil }.flatMap(\.clauses)).sorted(by: VectorGenerator.clauseOrder)
+        Set((outcomes + refusals).filter { $0.skippedBecause == nil }.flatMap(\.clauses)).sorted(
+            by: VectorGenerator.clauseOrder)
     }
 
     /// Cases that ran, by level.
-    public func count(_ level: ConformanceLevel, of cases: [CaseOutcome]) -> Int { cases.filter { $0.level == level }.count }
+    public func count(_ level: ConformanceLevel, of cases: [CaseOutcome]) -> Int {
+        cases.filter { $0.level == level }.count
+    }
 
     /// The admission level: the lowest level of every story and random trace that ran.
     public var level: ConformanceLevel {
@@ -269,9 +275,10 @@ public struct ConformanceReport: Sendable {
     /// its admissions, and its validation (CONF-3).
     public func passes(at level: ConformanceLevel) -> Bool {
         let ran = strategies.filter { $0.level != .skipped || $0.validation != .skipped }
-        return !ran.isEmpty && ran.allSatisfy {
-            ($0.level == .skipped || $0.level >= level) && ($0.validation == .skipped || $0.validation >= level)
-        }
+        return !ran.isEmpty
+            && ran.allSatisfy {
+                ($0.level == .skipped || $0.level >= level) && ($0.validation == .skipped || $0.validation >= level)
+            }
     }
 }
 
@@ -303,34 +310,52 @@ public enum ConformanceSuite {
             report.toleranceOverridden = options.toleranceNanoseconds != nil
             var run = StrategyRun(strategy: strategy, profile: profile, tolerance: report.toleranceNanoseconds)
             let started = clock()
-            let stories = files.filter { $0.strategy == strategy }.flatMap(\.stories).filter { options.includes(case: $0.id) }
-            let refusals = files.filter { $0.strategy == strategy }.flatMap(\.refusals).filter { options.includes(case: $0.id) }
+            let stories = files.filter { $0.strategy == strategy }.flatMap(\.stories).filter {
+                options.includes(case: $0.id)
+            }
+            let refusals = files.filter { $0.strategy == strategy }.flatMap(\.refusals).filter {
+                options.includes(case: $0.id)
+            }
             let indexes = options.traceIndexes
             report.randomRequested = indexes.count
             let total = stories.count + refusals.count + indexes.count
-            func tick(_ id: String) { progress("\(strategy) \(report.outcomes.count + report.refusals.count + 1)/\(total) \(id)") }
+            func tick(_ id: String) {
+                progress("\(strategy) \(report.outcomes.count + report.refusals.count + 1)/\(total) \(id)")
+            }
 
             for story in stories {
                 tick(story.id)
                 let outcome = run.story(story, on: &subject)
                 report.outcomes.append(outcome)
-                if let reason = run.stop(after: outcome) { report.stoppedBecause = reason; break }
+                if let reason = run.stop(after: outcome) {
+                    report.stoppedBecause = reason
+                    break
+                }
             }
             for refusal in refusals where report.stoppedBecause == nil {
                 tick(refusal.id)
                 let outcome = run.refusal(refusal, on: &subject)
                 report.refusals.append(outcome)
-                if let reason = run.stop(after: outcome) { report.stoppedBecause = reason; break }
+                if let reason = run.stop(after: outcome) {
+                    report.stoppedBecause = reason
+                    break
+                }
             }
             for index in indexes where report.stoppedBecause == nil {
                 var rng = SeededGenerator(seed: options.seed, stream: strategy, index: index)
-                guard let trace = TraceGenerator.trace(strategy, steps: options.randomSteps, profile: profile, using: &rng) else { break }
+                guard
+                    let trace = TraceGenerator.trace(
+                        strategy, steps: options.randomSteps, profile: profile, using: &rng)
+                else { break }
                 let id = "\(strategy)/random-seed-\(options.seed)-trace-\(index)"
                 tick(id)
                 var outcome = run.trace(trace, id: id, origin: .random(index: index), on: &subject)
                 if outcome.level == .exact { (outcome.answers, outcome.expected, outcome.trace) = ([], [], nil) }
                 report.outcomes.append(outcome)
-                if let reason = run.stop(after: outcome) { report.stoppedBecause = reason; break }
+                if let reason = run.stop(after: outcome) {
+                    report.stoppedBecause = reason
+                    break
+                }
             }
             if let stopped = report.stoppedBecause {
                 let notRun = total - report.outcomes.count - report.refusals.count
@@ -339,10 +364,12 @@ public enum ConformanceSuite {
             // Shrink the first random trace of the most severe kind.
             let failing = report.randomTraces.filter { $0.level == .failed || $0.level == .safety }
             if let worst = failing.max(by: { ($0.primary?.kind ?? .difference) < ($1.primary?.kind ?? .difference) }),
-               case .random(let index) = worst.origin, report.stoppedBecause == nil {
+                case .random(let index) = worst.origin, report.stoppedBecause == nil
+            {
                 progress("\(strategy) shrinking \(worst.id)")
                 report.shrunk = Shrinker.shrink(
-                    worst, strategy: strategy, seed: options.seed, index: index, randomSteps: options.randomSteps, run: &run, on: &subject)
+                    worst, strategy: strategy, seed: options.seed, index: index, randomSteps: options.randomSteps,
+                    run: &run, on: &subject)
             }
             report.seconds = clock() - started
             reports.append(report)
@@ -375,7 +402,10 @@ struct StrategyRun {
     /// same way in the last ``ConformanceSuite/consecutiveFailureLimit`` cases.
     mutating func stop(after outcome: CaseOutcome) -> String? {
         guard outcome.skippedBecause == nil else { return nil }
-        guard let failure = outcome.subjectFailure else { misbehaviours = nil; return nil }
+        guard let failure = outcome.subjectFailure else {
+            misbehaviours = nil
+            return nil
+        }
         let count = misbehaviours?.kind == failure.kind ? (misbehaviours?.count ?? 0) + 1 : 1
         misbehaviours = (failure.kind, count)
         guard count >= ConformanceSuite.consecutiveFailureLimit else { return nil }
@@ -384,8 +414,9 @@ struct StrategyRun {
 
     /// Runs a vector story, adapted to the profile (CONF-7).
     mutating func story<S: ConformanceSubject>(_ story: VectorStory, on subject: inout S) -> CaseOutcome {
-        let trace = Trace(configuration: story.configuration, createdAt: story.createdAt,
-                          steps: story.steps.map { TraceStep(now: $0.now, event: $0.event) })
+        let trace = Trace(
+            configuration: story.configuration, createdAt: story.createdAt,
+            steps: story.steps.map { TraceStep(now: $0.now, event: $0.event) })
         let answers = story.steps.map(\.expected)
         switch profile.adapt(trace, answers: answers) {
         case .unchanged:
@@ -419,7 +450,8 @@ struct StrategyRun {
     /// finding without the feature, and makes the feature the cause when the finding disappears.
     mutating func explainByHistory<S: ConformanceSubject>(_ outcome: inout CaseOutcome, on subject: inout S) {
         guard let trace = outcome.trace, let primary = outcome.primary, primary.step > 0, !primary.causeIsTheStep,
-              let position = outcome.findings.firstIndex(of: primary) else { return }
+            let position = outcome.findings.firstIndex(of: primary)
+        else { return }
         for feature in HistoryFeature.allCases {
             guard let experiment = feature.removed(from: trace, upTo: primary.step - 1) else { continue }
             guard profile.contains(experiment, answers: ConformanceSuite.referenceAnswers(experiment)) else { continue }
@@ -438,18 +470,24 @@ struct StrategyRun {
     ) -> CaseOutcome {
         var outcome = CaseOutcome(id: id, origin: origin)
         outcome.trace = trace
-        let request = CreateRequest(strategy: trace.configuration.kind, fields: trace.configuration.json, configuration: trace.configuration)
+        let request = CreateRequest(
+            strategy: trace.configuration.kind, fields: trace.configuration.json, configuration: trace.configuration)
         let create = "create \(trace.configuration.json.compactText)"
         var limiter: S.Limiter
         do {
             switch try subject.create(request, at: trace.createdAt) {
             case .created(let created): limiter = created
-            case .unsupported(let reason): outcome.skippedBecause = reason; return outcome
+            case .unsupported(let reason):
+                outcome.skippedBecause = reason
+                return outcome
             case .refused(let field, let problem):
-                outcome.findings.append(StepFinding(
-                    step: 0, now: trace.createdAt, event: create, expected: "created", got: "refused \(field) (\(problem))", kind: .liveness,
-                    explanation: "refused a configuration the Spec accepts (an implementation that cannot represent it answers unsupported)",
-                    severity: FindingSeverity(), cause: .validation, causeIsTheStep: true))
+                outcome.findings.append(
+                    StepFinding(
+                        step: 0, now: trace.createdAt, event: create, expected: "created",
+                        got: "refused \(field) (\(problem))", kind: .liveness,
+                        explanation:
+                            "refused a configuration the Spec accepts (an implementation that cannot represent it answers unsupported)",
+                        severity: FindingSeverity(), cause: .validation, causeIsTheStep: true))
                 return outcome
             }
         } catch {
@@ -457,7 +495,8 @@ struct StrategyRun {
             outcome.findings.append(misbehaviour(error, step: 0, now: trace.createdAt, event: create))
             return outcome
         }
-        var judge = Judge(configuration: trace.configuration, createdAt: trace.createdAt, profile: profile, tolerance: tolerance)
+        var judge = Judge(
+            configuration: trace.configuration, createdAt: trace.createdAt, profile: profile, tolerance: tolerance)
         var admitted: [Int64] = []
         for (index, step) in trace.steps.enumerated() {
             let got: RateLimitResult
@@ -465,7 +504,8 @@ struct StrategyRun {
                 got = try subject.apply(step.event, to: &limiter, at: step.now)
             } catch {
                 outcome.subjectFailure = error
-                outcome.findings.append(misbehaviour(error, step: index + 1, now: step.now, event: step.event.description))
+                outcome.findings.append(
+                    misbehaviour(error, step: index + 1, now: step.now, event: step.event.description))
                 return outcome
             }
             let configuration = judge.configuration
@@ -475,7 +515,9 @@ struct StrategyRun {
             outcome.expected.append(verdict.expected)
             // The share of what the Spec admits on this history (CONF-9); a failing admission is
             // reported as a failure, not folded into the share.
-            if case .acquire(let permits) = step.event, permits > 0, !(got.isAdmitted && verdict.kind?.failsSafety == true) {
+            if case .acquire(let permits) = step.event, permits > 0,
+                !(got.isAdmitted && verdict.kind?.failsSafety == true)
+            {
                 if got.isAdmitted { outcome.admittedPermits += Double(permits) }
                 if got.isAdmitted || verdict.expected.isAdmitted { outcome.specAdmittedPermits += Double(permits) }
             }
@@ -484,21 +526,27 @@ struct StrategyRun {
             guard let kind = verdict.kind else { continue }
             var (cause, definitive) = FindingCause.ofStep(
                 kind, strategy: strategy, trace: trace, index: index, expected: verdict.expected, got: got,
-                specAdmission: verdict.specAdmission, admitted: admitted.dropLast(got.isAdmitted ? 1 : 0), configuration: configuration)
+                specAdmission: verdict.specAdmission, admitted: admitted.dropLast(got.isAdmitted ? 1 : 0),
+                configuration: configuration)
             if verdict.brokenPromise {
                 let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
                 cause = FindingCause("\(prefix)-6", "retry-after not honoured")
             }
-            outcome.findings.append(StepFinding(
-                step: index + 1, now: step.now, event: step.event.description, expected: verdict.expected.brief, got: got.brief,
-                kind: kind, explanation: verdict.explanation, severity: verdict.severity, cause: cause, causeIsTheStep: definitive))
+            outcome.findings.append(
+                StepFinding(
+                    step: index + 1, now: step.now, event: step.event.description, expected: verdict.expected.brief,
+                    got: got.brief,
+                    kind: kind, explanation: verdict.explanation, severity: verdict.severity, cause: cause,
+                    causeIsTheStep: definitive))
             if kind.failsSafety { break }
         }
         do {
             try subject.finish(&limiter)
         } catch {
             outcome.subjectFailure = error
-            outcome.findings.append(misbehaviour(error, step: outcome.steps + 1, now: trace.steps.last?.now ?? trace.createdAt, event: "drop"))
+            outcome.findings.append(
+                misbehaviour(
+                    error, step: outcome.steps + 1, now: trace.steps.last?.now ?? trace.createdAt, event: "drop"))
         }
         return outcome
     }
@@ -516,13 +564,17 @@ struct StrategyRun {
         var error = refusal.error
         if profile.timeUnitNanoseconds > 1 {
             guard let scaled = Self.scaled(refusal.configuration, by: profile.timeUnitNanoseconds) else {
-                outcome.skippedBecause = "does not fit the timeline when scaled to the profile's unit of \(profile.timeUnitNanoseconds) ns"
+                outcome.skippedBecause =
+                    "does not fit the timeline when scaled to the profile's unit of \(profile.timeUnitNanoseconds) ns"
                 outcome.outsideProfile = true
                 return outcome
             }
-            let parsed = Result { () throws(ConformanceFormatError) in try AnyRateLimitStrategy(strategy: strategy, json: scaled) }
+            let parsed = Result { () throws(ConformanceFormatError) in
+                try AnyRateLimitStrategy(strategy: strategy, json: scaled)
+            }
             guard case .failure(let refused) = parsed, let refusedBySpec = refused.refusedBySpec else {
-                outcome.skippedBecause = "the Spec accepts it once scaled to the profile's unit of \(profile.timeUnitNanoseconds) ns"
+                outcome.skippedBecause =
+                    "the Spec accepts it once scaled to the profile's unit of \(profile.timeUnitNanoseconds) ns"
                 outcome.outsideProfile = true
                 return outcome
             }
@@ -531,8 +583,9 @@ struct StrategyRun {
         let expected = "refused \(error.field) (\(error.problem))"
         let create = "create \(fields.compactText)"
         func finding(_ got: String, _ kind: FindingKind, _ explanation: String?) -> StepFinding {
-            StepFinding(step: 0, now: 0, event: create, expected: expected, got: got, kind: kind, explanation: explanation,
-                        severity: FindingSeverity(), cause: .validation, causeIsTheStep: true)
+            StepFinding(
+                step: 0, now: 0, event: create, expected: expected, got: got, kind: kind, explanation: explanation,
+                severity: FindingSeverity(), cause: .validation, causeIsTheStep: true)
         }
         do {
             switch try subject.create(CreateRequest(strategy: strategy, fields: fields, configuration: nil), at: 0) {
@@ -543,7 +596,8 @@ struct StrategyRun {
             case .unsupported(let reason):
                 outcome.skippedBecause = reason
             case .created:
-                outcome.findings.append(finding("created", .acceptedBadConfiguration, "accepted a configuration the Spec refuses (CORE-3)"))
+                outcome.findings.append(
+                    finding("created", .acceptedBadConfiguration, "accepted a configuration the Spec refuses (CORE-3)"))
             }
             if outcome.skippedBecause == nil { outcome.clauses = refusal.clauses }
         } catch {
@@ -559,7 +613,10 @@ struct StrategyRun {
         guard case .object(let members) = fields else { return fields }
         var scaled: [(String, JSONValue)] = []
         for (name, value) in members {
-            guard name.hasSuffix("Nanoseconds"), let number = value.int64 else { scaled.append((name, value)); continue }
+            guard name.hasSuffix("Nanoseconds"), let number = value.int64 else {
+                scaled.append((name, value))
+                continue
+            }
             let (product, overflow) = number.multipliedReportingOverflow(by: unit)
             guard !overflow else { return nil }
             scaled.append((name, .integer(product)))
@@ -569,7 +626,9 @@ struct StrategyRun {
 
     private func misbehaviour(_ error: SubjectFailure, step: Int, now: Int64, event: String) -> StepFinding {
         StepFinding(
-            step: step, now: now, event: event, expected: "an answer", got: error.received.map { "received \($0)" } ?? "no answer",
-            kind: .misbehaved, explanation: error.message, severity: FindingSeverity(), cause: .misbehaviour, causeIsTheStep: true)
+            step: step, now: now, event: event, expected: "an answer",
+            got: error.received.map { "received \($0)" } ?? "no answer",
+            kind: .misbehaved, explanation: error.message, severity: FindingSeverity(), cause: .misbehaviour,
+            causeIsTheStep: true)
     }
 }

@@ -69,7 +69,8 @@ public struct FindingSeverity: Hashable, Sendable {
     /// The worst of both, field by field.
     public func worst(_ other: FindingSeverity) -> FindingSeverity {
         FindingSeverity(
-            permitsOver: max(permitsOver, other.permitsOver), nanosecondsEarly: max(nanosecondsEarly, other.nanosecondsEarly),
+            permitsOver: max(permitsOver, other.permitsOver),
+            nanosecondsEarly: max(nanosecondsEarly, other.nanosecondsEarly),
             nanosecondsLate: max(nanosecondsLate, other.nanosecondsLate))
     }
 
@@ -141,7 +142,8 @@ extension FindingCause {
     /// `admitted` the instants of the acquires the implementation admitted before it. The causes
     /// that lie in the history (``HistoryFeature``) are found by experiment instead.
     static func ofStep(
-        _ kind: FindingKind, strategy: String, trace: Trace, index: Int, expected: RateLimitResult, got: RateLimitResult?,
+        _ kind: FindingKind, strategy: String, trace: Trace, index: Int, expected: RateLimitResult,
+        got: RateLimitResult?,
         specAdmission: Int64?, admitted: [Int64], configuration: AnyRateLimitStrategy
     ) -> (cause: FindingCause, definitive: Bool) {
         let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
@@ -163,9 +165,12 @@ extension FindingCause {
         //    interval boundary, an entry exactly one window old.
         let instants = [step.now] + (specAdmission.map { [$0] } ?? [])
         switch configuration {
-        case .fixedWindow(let s): if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
-        case .slidingWindowCounter(let s): if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
-        case .intervalTokenBucket(let s): if instants.contains(where: { $0 % s.intervalNanoseconds == 0 }) { return (own(3, "interval edges"), true) }
+        case .fixedWindow(let s):
+            if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
+        case .slidingWindowCounter(let s):
+            if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
+        case .intervalTokenBucket(let s):
+            if instants.contains(where: { $0 % s.intervalNanoseconds == 0 }) { return (own(3, "interval edges"), true) }
         case .slidingWindowLog(let s):
             if admitted.contains(where: { earlier in instants.contains { $0 - earlier == s.windowNanoseconds } }) {
                 return (own(3, "an entry exactly one window old"), true)
@@ -207,7 +212,8 @@ enum HistoryFeature: CaseIterable {
         case .reset: return FindingCause("\(prefix)-9", "reset")
         case .reconfigure: return FindingCause("\(prefix)-10", "reconfigure carry-over")
         case .unalignedCreation:
-            return FindingCause("\(prefix)-3", prefix == "TBI" ? "interval alignment to the origin" : "window alignment to the origin")
+            return FindingCause(
+                "\(prefix)-3", prefix == "TBI" ? "interval alignment to the origin" : "window alignment to the origin")
         }
     }
 
@@ -221,7 +227,10 @@ enum HistoryFeature: CaseIterable {
             var latest = prefix.createdAt
             var changed = false
             for position in prefix.steps.indices {
-                if prefix.steps[position].now < latest { prefix.steps[position].now = latest; changed = true }
+                if prefix.steps[position].now < latest {
+                    prefix.steps[position].now = latest
+                    changed = true
+                }
                 latest = prefix.steps[position].now
             }
             return changed ? prefix : nil

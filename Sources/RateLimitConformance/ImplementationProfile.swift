@@ -19,7 +19,9 @@ public struct ImplementationProfile: Hashable, Sendable {
         /// `reconfigure` (CORE-13).
         case reconfigure
 
-        public static func < (lhs: Event, rhs: Event) -> Bool { allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)! }
+        public static func < (lhs: Event, rhs: Event) -> Bool {
+            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        }
     }
 
     /// The resolution of the implementation's clock: every instant and every span of a
@@ -72,36 +74,44 @@ public struct ImplementationProfile: Hashable, Sendable {
     public init(json: JSONValue) throws(ConformanceFormatError) {
         guard case .object = json else { throw ConformanceFormatError("a profile must be an object") }
         if let unknown = json.keys.first(where: { !Self.keys.contains($0) }) {
-            throw ConformanceFormatError("unknown profile member \"\(unknown)\" (known: \(Self.keys.joined(separator: ", ")))")
+            throw ConformanceFormatError(
+                "unknown profile member \"\(unknown)\" (known: \(Self.keys.joined(separator: ", ")))")
         }
         func integer(_ key: String, atLeast minimum: Int64) throws(ConformanceFormatError) -> Int64? {
             guard let value = json[key] else { return nil }
             guard let number = value.int64, number >= minimum else {
-                throw ConformanceFormatError("profile member \"\(key)\" must be an integer ≥ \(minimum), got \(value.compactText)")
+                throw ConformanceFormatError(
+                    "profile member \"\(key)\" must be an integer ≥ \(minimum), got \(value.compactText)")
             }
             return number
         }
         func flag(_ key: String) throws(ConformanceFormatError) -> Bool? {
             guard let value = json[key] else { return nil }
-            guard let flag = value.bool else { throw ConformanceFormatError("profile member \"\(key)\" must be true or false") }
+            guard let flag = value.bool else {
+                throw ConformanceFormatError("profile member \"\(key)\" must be true or false")
+            }
             return flag
         }
         timeUnitNanoseconds = try integer("timeUnitNanoseconds", atLeast: 1) ?? 1
         largestInstantNanoseconds = try integer("largestInstantNanoseconds", atLeast: timeUnitNanoseconds) ?? .max
         toleranceNanoseconds = try integer("toleranceNanoseconds", atLeast: 0) ?? 0
         guard toleranceNanoseconds <= Self.maximumTolerance else {
-            throw ConformanceFormatError("profile member \"toleranceNanoseconds\" must be at most \(Self.maximumTolerance) (one second)")
+            throw ConformanceFormatError(
+                "profile member \"toleranceNanoseconds\" must be at most \(Self.maximumTolerance) (one second)")
         }
         monotonic = try flag("monotonic") ?? false
         validatesConfigurations = try flag("validation") ?? true
         createdAtFirstEvent = try flag("createdAtFirstEvent") ?? false
         if let list = json["events"] {
-            guard let items = list.array else { throw ConformanceFormatError("profile member \"events\" must be an array of strings") }
+            guard let items = list.array else {
+                throw ConformanceFormatError("profile member \"events\" must be an array of strings")
+            }
             var events: Set<Event> = []
             for item in items {
                 guard let name = item.string, let event = Event(rawValue: name) else {
                     throw ConformanceFormatError(
-                        "unknown event \(item.compactText) in a profile (known: \(Event.allCases.map(\.rawValue).joined(separator: ", ")))")
+                        "unknown event \(item.compactText) in a profile (known: \(Event.allCases.map(\.rawValue).joined(separator: ", ")))"
+                    )
                 }
                 events.insert(event)
             }
@@ -112,7 +122,8 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// The profile as a `hello` writes it, every member present.
     public var json: JSONValue {
         .object([
-            ("timeUnitNanoseconds", .integer(timeUnitNanoseconds)), ("largestInstantNanoseconds", .integer(largestInstantNanoseconds)),
+            ("timeUnitNanoseconds", .integer(timeUnitNanoseconds)),
+            ("largestInstantNanoseconds", .integer(largestInstantNanoseconds)),
             ("monotonic", .bool(monotonic)), ("events", .array(events.sorted().map { .string($0.rawValue) })),
             ("toleranceNanoseconds", .integer(toleranceNanoseconds)), ("validation", .bool(validatesConfigurations)),
             ("createdAtFirstEvent", .bool(createdAtFirstEvent)),
@@ -128,12 +139,16 @@ public struct ImplementationProfile: Hashable, Sendable {
             lines.append("CORE-1 instants and spans finer than the profile's unit of \(timeUnitNanoseconds) ns")
         }
         if largestInstantNanoseconds < .max {
-            lines.append("CORE-7 instants after \(largestInstantNanoseconds) ns, the profile's largest instant, and the end of the timeline")
+            lines.append(
+                "CORE-7 instants after \(largestInstantNanoseconds) ns, the profile's largest instant, and the end of the timeline"
+            )
         }
         if monotonic { lines.append("CORE-10 time going backwards (monotonic clock)") }
         if !events.contains(.weighted) { lines.append("CORE-4 weighted acquires (acquire(n) with n > 1)") }
         if !events.contains(.query) { lines.append("CORE-9 acquire(0) as a query") }
-        if !events.contains(.invalid) { lines.append("CORE-9, CORE-11 invalid events (negative permits, releases the Spec refuses)") }
+        if !events.contains(.invalid) {
+            lines.append("CORE-9, CORE-11 invalid events (negative permits, releases the Spec refuses)")
+        }
         if !events.contains(.reset) { lines.append("CORE-12 reset") }
         if !events.contains(.reconfigure) { lines.append("CORE-13 reconfigure") }
         if !validatesConfigurations { lines.append("CORE-3 refusing bad configurations") }
@@ -145,7 +160,8 @@ public struct ImplementationProfile: Hashable, Sendable {
     func allows(_ event: ConformanceEvent, specAnswer: RateLimitResult) -> String? {
         if specAnswer.isInvalid, !events.contains(.invalid) { return "an invalid event (the profile has none)" }
         switch event {
-        case .acquire(let permits) where permits > 1: return events.contains(.weighted) ? nil : "a weighted acquire (the profile has none)"
+        case .acquire(let permits) where permits > 1:
+            return events.contains(.weighted) ? nil : "a weighted acquire (the profile has none)"
         case .acquire(0): return events.contains(.query) ? nil : "acquire(0) (the profile has no query)"
         case .acquire, .release: return nil
         case .reset: return events.contains(.reset) ? nil : "a reset (the profile has none)"
@@ -161,7 +177,9 @@ public struct ImplementationProfile: Hashable, Sendable {
             if let reason = allows(step.event, specAnswer: answer) { return .outside("uses \(reason)") }
         }
         var adapted = trace
-        if createdAtFirstEvent, let first = trace.steps.first, first.now != trace.createdAt { adapted.createdAt = first.now }
+        if createdAtFirstEvent, let first = trace.steps.first, first.now != trace.createdAt {
+            adapted.createdAt = first.now
+        }
         if monotonic {
             var latest = adapted.createdAt
             for step in adapted.steps {
@@ -171,7 +189,8 @@ public struct ImplementationProfile: Hashable, Sendable {
         }
         if timeUnitNanoseconds > 1 {
             guard let scaled = adapted.scaled(by: timeUnitNanoseconds) else {
-                return .outside("does not fit the timeline when scaled to the profile's unit of \(timeUnitNanoseconds) ns")
+                return .outside(
+                    "does not fit the timeline when scaled to the profile's unit of \(timeUnitNanoseconds) ns")
             }
             adapted = scaled
         }
@@ -185,16 +204,26 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// the unit, up to the largest instant, never backwards on a monotonic clock, spans on the
     /// unit, only events the profile has, created at the first event when it must be.
     func contains(_ trace: Trace, answers: [RateLimitResult]) -> Bool {
-        for (step, answer) in zip(trace.steps, answers) where allows(step.event, specAnswer: answer) != nil { return false }
+        for (step, answer) in zip(trace.steps, answers) where allows(step.event, specAnswer: answer) != nil {
+            return false
+        }
         if createdAtFirstEvent, let first = trace.steps.first, first.now != trace.createdAt { return false }
         var latest = trace.createdAt
         for instant in [trace.createdAt] + trace.steps.map(\.now) {
-            if instant % timeUnitNanoseconds != 0 || instant > largestInstantNanoseconds || (monotonic && instant < latest) { return false }
+            if instant % timeUnitNanoseconds != 0 || instant > largestInstantNanoseconds
+                || (monotonic && instant < latest)
+            {
+                return false
+            }
             latest = max(latest, instant)
         }
         var configurations = [trace.configuration]
-        for step in trace.steps { if case .reconfigure(let replacement) = step.event { configurations.append(replacement) } }
-        return configurations.allSatisfy { $0.fields.allSatisfy { !$0.name.hasSuffix("Nanoseconds") || $0.value % timeUnitNanoseconds == 0 } }
+        for step in trace.steps {
+            if case .reconfigure(let replacement) = step.event { configurations.append(replacement) }
+        }
+        return configurations.allSatisfy {
+            $0.fields.allSatisfy { !$0.name.hasSuffix("Nanoseconds") || $0.value % timeUnitNanoseconds == 0 }
+        }
     }
 
     enum Adaptation: Equatable {
@@ -235,7 +264,10 @@ extension AnyRateLimitStrategy {
         guard unit != 1 else { return self }
         var members: [(String, JSONValue)] = []
         for (name, value) in fields {
-            guard name.hasSuffix("Nanoseconds") else { members.append((name, .integer(value))); continue }
+            guard name.hasSuffix("Nanoseconds") else {
+                members.append((name, .integer(value)))
+                continue
+            }
             let (product, overflow) = value.multipliedReportingOverflow(by: unit)
             guard !overflow else { return nil }
             members.append((name, .integer(product)))

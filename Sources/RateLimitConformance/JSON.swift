@@ -23,7 +23,8 @@ public enum JSONValue: Hashable, Sendable {
         case (.otherNumber(let a), .otherNumber(let b)): a == b
         case (.string(let a), .string(let b)): a == b
         case (.array(let a), .array(let b)): a == b
-        case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.object(let a), .object(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         default: false
         }
     }
@@ -83,8 +84,11 @@ extension JSONValue {
     private var isInline: Bool {
         switch self {
         case .null, .bool, .integer, .otherNumber, .string: true
-        case .array(let items): items.allSatisfy { if case .array = $0 { false } else if case .object = $0 { false } else { true } }
-        case .object(let members): members.count <= 6 && members.allSatisfy { $0.1.isInline && !($0.1.isContainer && $0.1.compactText.count > 60) }
+        case .array(let items):
+            items.allSatisfy { if case .array = $0 { false } else if case .object = $0 { false } else { true } }
+        case .object(let members):
+            members.count <= 6
+                && members.allSatisfy { $0.1.isInline && !($0.1.isContainer && $0.1.compactText.count > 60) }
         }
     }
 
@@ -103,7 +107,10 @@ extension JSONValue {
         case .otherNumber(let text): output += text
         case .string(let text): Self.writeString(text, into: &output)
         case .array(let items):
-            if items.isEmpty { output += "[]"; return }
+            if items.isEmpty {
+                output += "[]"
+                return
+            }
             guard let indent, !isInline else {
                 output += "["
                 for (index, item) in items.enumerated() {
@@ -121,7 +128,10 @@ extension JSONValue {
             }
             output += String(repeating: indent, count: depth) + "]"
         case .object(let members):
-            if members.isEmpty { output += "{}"; return }
+            if members.isEmpty {
+                output += "{}"
+                return
+            }
             guard let indent, !isInline || depth == 0 else {
                 output += "{"
                 for (index, (key, value)) in members.enumerated() {
@@ -216,9 +226,15 @@ private struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "t"):
+            try expect("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expect("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expect("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw failure("unexpected character")
         }
@@ -235,10 +251,15 @@ private struct JSONParser {
         position += 1
         var members: [(String, JSONValue)] = []
         skipWhitespace()
-        if position < bytes.count, bytes[position] == UInt8(ascii: "}") { position += 1; return .object([]) }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            return .object([])
+        }
         while true {
             skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                throw failure("expected a member name")
+            }
             let key = try parseString()
             guard !members.contains(where: { $0.0 == key }) else { throw failure("duplicate member \"\(key)\"") }
             skipWhitespace()
@@ -247,8 +268,14 @@ private struct JSONParser {
             members.append((key, try parseValue()))
             skipWhitespace()
             guard position < bytes.count else { throw failure("unterminated object") }
-            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
-            if bytes[position] == UInt8(ascii: "}") { position += 1; return .object(members) }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if bytes[position] == UInt8(ascii: "}") {
+                position += 1
+                return .object(members)
+            }
             throw failure("expected , or }")
         }
     }
@@ -259,14 +286,23 @@ private struct JSONParser {
         position += 1
         var items: [JSONValue] = []
         skipWhitespace()
-        if position < bytes.count, bytes[position] == UInt8(ascii: "]") { position += 1; return .array([]) }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+            position += 1
+            return .array([])
+        }
         while true {
             skipWhitespace()
             items.append(try parseValue())
             skipWhitespace()
             guard position < bytes.count else { throw failure("unterminated array") }
-            if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
-            if bytes[position] == UInt8(ascii: "]") { position += 1; return .array(items) }
+            if bytes[position] == UInt8(ascii: ",") {
+                position += 1
+                continue
+            }
+            if bytes[position] == UInt8(ascii: "]") {
+                position += 1
+                return .array(items)
+            }
             throw failure("expected , or ]")
         }
     }
@@ -294,7 +330,10 @@ private struct JSONParser {
         var scalars = String.UnicodeScalarView()
         var run: [UInt8] = []
         func flush(_ run: inout [UInt8], into scalars: inout String.UnicodeScalarView) {
-            if !run.isEmpty { scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars); run.removeAll() }
+            if !run.isEmpty {
+                scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars)
+                run.removeAll()
+            }
         }
         while true {
             guard position < bytes.count else { throw failure("unterminated string") }
@@ -321,7 +360,8 @@ private struct JSONParser {
                 case UInt8(ascii: "u"):
                     var code = try parseHex4()
                     if (0xD800...0xDBFF).contains(code), position + 1 < bytes.count,
-                       bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") {
+                        bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u")
+                    {
                         position += 2
                         let low = try parseHex4()
                         guard (0xDC00...0xDFFF).contains(low) else { throw failure("unpaired surrogate") }
@@ -348,22 +388,30 @@ private struct JSONParser {
         if bytes[position] == UInt8(ascii: "0") {
             position += 1
         } else {
-            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+                position += 1
+            }
         }
         var isInteger = true
         if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
             isInteger = false
             position += 1
             let digits = position
-            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+                position += 1
+            }
             guard position > digits else { throw failure("expected a digit after .") }
         }
         if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
             isInteger = false
             position += 1
-            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                position += 1
+            }
             let digits = position
-            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+                position += 1
+            }
             guard position > digits else { throw failure("expected a digit in the exponent") }
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)

@@ -50,14 +50,19 @@ struct Judge {
     mutating func judge(step: Int, _ event: ConformanceEvent, at now: Int64, got: RateLimitResult) -> Verdict {
         let spec = shadow.probe(event, at: .generated(now))
         var verdict = Verdict(expected: spec)
-        defer { if verdict.kind?.failsSafety != true { advance(step: step, event, at: now, got: got, spec: spec, verdict: verdict) } }
+        defer {
+            if verdict.kind?.failsSafety != true {
+                advance(step: step, event, at: now, got: got, spec: spec, verdict: verdict)
+            }
+        }
         if let problem = Self.malformation(got, to: event, at: now) {
             (verdict.kind, verdict.explanation) = (.malformed, problem)
             return verdict
         }
         guard got.comparable != spec.comparable else { return verdict }
         switch event {
-        case .acquire(let permits) where permits > 0: judgeAcquire(permits, step: step, at: now, got: got, spec: spec, into: &verdict)
+        case .acquire(let permits) where permits > 0:
+            judgeAcquire(permits, step: step, at: now, got: got, spec: spec, into: &verdict)
         case .acquire, .release, .reset, .reconfigure: judgeOther(event, at: now, got: got, spec: spec, into: &verdict)
         }
         if verdict.kind == nil, !verdict.withinTolerance { verdict.kind = .difference }
@@ -69,15 +74,20 @@ struct Judge {
     /// How `got` breaks CORE-5 (or the protocol's schema), if it does.
     static func malformation(_ got: RateLimitResult, to event: ConformanceEvent, at now: Int64) -> String? {
         switch got {
-        case .allowed(let remaining) where remaining < 0: return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)"
+        case .allowed(let remaining) where remaining < 0:
+            return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)"
         case .delayed(let wait, _) where wait < 1: return "a delayed answer waits \(wait) ns (CORE-5: wait ≥ 1)"
-        case .delayed(_, let remaining) where remaining < 0: return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)"
-        case .rejected(let retryAfter) where retryAfter < 1: return "retry-after \(retryAfter) ns (CORE-5: retry-after ≥ 1)"
+        case .delayed(_, let remaining) where remaining < 0:
+            return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)"
+        case .rejected(let retryAfter) where retryAfter < 1:
+            return "retry-after \(retryAfter) ns (CORE-5: retry-after ≥ 1)"
         case .rejected(let retryAfter) where retryAfter > Int64.max - now:
-            return "now + retry-after passes the end of the timeline (CORE-5: now + retry-after ≤ \(Int64.max)); the Spec answers neverAllowed there"
+            return
+                "now + retry-after passes the end of the timeline (CORE-5: now + retry-after ≤ \(Int64.max)); the Spec answers neverAllowed there"
         case .delayed(let wait, _) where wait > Int64.max - now:
             return "now + wait passes the end of the timeline (CORE-5: a start at most \(Int64.max))"
-        case .rejectedUntilRelease(let shortfall) where shortfall < 1: return "shortfall \(shortfall) (CORE-5: shortfall ≥ 1)"
+        case .rejectedUntilRelease(let shortfall) where shortfall < 1:
+            return "shortfall \(shortfall) (CORE-5: shortfall ≥ 1)"
         default: break
         }
         switch (event, got) {
@@ -90,7 +100,10 @@ struct Judge {
 
     // MARK: CONF-4 safety, CONF-5 liveness, CONF-6 tolerance: acquire(n), n ≥ 1
 
-    private mutating func judgeAcquire(_ permits: Int64, step: Int, at now: Int64, got: RateLimitResult, spec: RateLimitResult, into verdict: inout Verdict) {
+    private mutating func judgeAcquire(
+        _ permits: Int64, step: Int, at now: Int64, got: RateLimitResult, spec: RateLimitResult,
+        into verdict: inout Verdict
+    ) {
         let bound = Self.saturating(tolerance, Self.quantum(configuration))
         // When the Spec admits the acquire, and when the admitted request starts (its schedule).
         let admission: Int64?
@@ -103,10 +116,12 @@ struct Judge {
         let specStart = admission.map { start(of: shadow.probe(.acquire(permits), at: .generated($0)), at: $0) }
 
         if let previous = promise, step == previous.step + 1, permits <= previous.permits,
-           now >= Self.saturating(Self.saturating(previous.now, previous.retryAfter), tolerance), !got.isAdmitted {
+            now >= Self.saturating(Self.saturating(previous.now, previous.retryAfter), tolerance), !got.isAdmitted
+        {
             verdict.kind = .liveness
             verdict.brokenPromise = true
-            verdict.explanation = "refused again at \(now) ns, although its retry-after at step \(previous.step) promised admission from \(previous.now + previous.retryAfter) ns (CORE-7)"
+            verdict.explanation =
+                "refused again at \(now) ns, although its retry-after at step \(previous.step) promised admission from \(previous.now + previous.retryAfter) ns (CORE-7)"
             return
         }
         if !got.isAdmitted, spec.isAdmitted {
@@ -114,7 +129,8 @@ struct Judge {
                 if now > Self.saturating(owed.since, bound) {
                     verdict.kind = .liveness
                     verdict.severity.nanosecondsLate = now - owed.since
-                    verdict.explanation = "has refused acquire(\(permits)) since \(owed.since) ns, \(now - owed.since) ns, although the Spec admits it at every step since; beyond the liveness bound of \(bound) ns"
+                    verdict.explanation =
+                        "has refused acquire(\(permits)) since \(owed.since) ns, \(now - owed.since) ns, although the Spec admits it at every step since; beyond the liveness bound of \(bound) ns"
                     return
                 }
             } else {
@@ -128,13 +144,16 @@ struct Judge {
                 verdict.kind = .overAdmission
                 verdict.severity.permitsOver = permits
                 verdict.explanation = "admitted acquire(\(permits)) where the Spec answers \(spec.brief)"
-                if case .rejectedUntilRelease(let shortfall) = spec { verdict.severity.permitsOver = min(permits, shortfall) }
+                if case .rejectedUntilRelease(let shortfall) = spec {
+                    verdict.severity.permitsOver = min(permits, shortfall)
+                }
                 return
             }
             if admission > Self.saturating(now, tolerance) {
                 verdict.kind = .overAdmission
                 verdict.severity = FindingSeverity(permitsOver: permits, nanosecondsEarly: admission - now)
-                verdict.explanation = "admitted acquire(\(permits)) \(admission - now) ns before the Spec would (\(spec.brief))"
+                verdict.explanation =
+                    "admitted acquire(\(permits)) \(admission - now) ns before the Spec would (\(spec.brief))"
                 return
             }
             if gotStart < specStart - min(tolerance, specStart) {
@@ -143,7 +162,9 @@ struct Judge {
                 verdict.explanation = "starts \(specStart - gotStart) ns earlier than the Spec's schedule"
                 return
             }
-            if let remaining = got.remaining, let allowed = remainingBound(.acquire(permits), at: now, upper: true), remaining > allowed {
+            if let remaining = got.remaining, let allowed = remainingBound(.acquire(permits), at: now, upper: true),
+                remaining > allowed
+            {
                 verdict.kind = .overPromise
                 verdict.severity.permitsOver = remaining - allowed
                 verdict.explanation = "promises \(remaining) remaining where the Spec allows \(allowed)"
@@ -152,31 +173,38 @@ struct Judge {
             if gotStart > Self.saturating(specStart, bound) {
                 verdict.kind = .liveness
                 verdict.severity.nanosecondsLate = gotStart - specStart
-                verdict.explanation = "starts \(gotStart - specStart) ns after the Spec's schedule, beyond the liveness bound of \(bound) ns"
+                verdict.explanation =
+                    "starts \(gotStart - specStart) ns after the Spec's schedule, beyond the liveness bound of \(bound) ns"
                 return
             }
             let lower = remainingBound(.acquire(permits), at: now, upper: false) ?? 0
-            verdict.withinTolerance = tolerance > 0 && abs(gotStart - specStart) <= tolerance
+            verdict.withinTolerance =
+                tolerance > 0 && abs(gotStart - specStart) <= tolerance
                 && (got.remaining.map { $0 >= lower } ?? false)
-            if !verdict.withinTolerance, gotStart > specStart { verdict.severity.nanosecondsLate = gotStart - specStart }
+            if !verdict.withinTolerance, gotStart > specStart {
+                verdict.severity.nanosecondsLate = gotStart - specStart
+            }
         case .rejected(let retryAfter):
             let retry = now + retryAfter
             if spec == .neverAllowed {
                 verdict.kind = .retryForever
-                verdict.explanation = "retry-after \(retryAfter) ns where the Spec never admits this acquire (CORE-7): a caller would retry forever"
+                verdict.explanation =
+                    "retry-after \(retryAfter) ns where the Spec never admits this acquire (CORE-7): a caller would retry forever"
                 return
             }
             guard let admission, let specStart else { return }
             if retry < admission - min(tolerance, admission) {
                 verdict.kind = .earlyRetry
                 verdict.severity.nanosecondsEarly = admission - retry
-                verdict.explanation = "retry-after \(retryAfter) ns is \(admission - retry) ns shorter than the Spec's (\(spec.brief))"
+                verdict.explanation =
+                    "retry-after \(retryAfter) ns is \(admission - retry) ns shorter than the Spec's (\(spec.brief))"
                 return
             }
             if retry > Self.saturating(specStart, bound) {
                 verdict.kind = .liveness
                 verdict.severity.nanosecondsLate = retry - specStart
-                verdict.explanation = "retry-after \(retryAfter) ns reaches \(retry - specStart) ns past the Spec's admission (\(spec.brief)), beyond the liveness bound of \(bound) ns"
+                verdict.explanation =
+                    "retry-after \(retryAfter) ns reaches \(retry - specStart) ns past the Spec's admission (\(spec.brief)), beyond the liveness bound of \(bound) ns"
                 return
             }
             verdict.withinTolerance = tolerance > 0 && abs(retry - admission) <= tolerance
@@ -187,8 +215,10 @@ struct Judge {
                 verdict.explanation = "waits for releases where the Spec never admits this acquire (CORE-7)"
             } else if let admission {
                 verdict.kind = .liveness
-                verdict.explanation = admission == now
-                    ? "waits for a release where the Spec admits the acquire now" : "waits for a release where time alone admits it at \(admission) ns"
+                verdict.explanation =
+                    admission == now
+                    ? "waits for a release where the Spec admits the acquire now"
+                    : "waits for a release where time alone admits it at \(admission) ns"
             }
         case .neverAllowed:
             if let admission, admission <= largestInstant {
@@ -203,14 +233,18 @@ struct Judge {
         case .invalid:
             if admission != nil || spec.isRejectedUntilRelease {
                 verdict.kind = .liveness
-                verdict.explanation = "refuses a valid acquire(\(permits)) as invalid, where the Spec answers \(spec.brief)"
+                verdict.explanation =
+                    "refuses a valid acquire(\(permits)) as invalid, where the Spec answers \(spec.brief)"
             }
         }
     }
 
     // MARK: The query, bad input, release, reset and reconfigure
 
-    private func judgeOther(_ event: ConformanceEvent, at now: Int64, got: RateLimitResult, spec: RateLimitResult, into verdict: inout Verdict) {
+    private func judgeOther(
+        _ event: ConformanceEvent, at now: Int64, got: RateLimitResult, spec: RateLimitResult,
+        into verdict: inout Verdict
+    ) {
         if spec.isInvalid, got.isAdmitted {
             verdict.kind = .overAdmission
             verdict.explanation = "applied \(event.description), which the Spec refuses as invalid (\(spec.brief))"
@@ -219,11 +253,13 @@ struct Judge {
         switch (event, got) {
         case (.release, .invalid) where spec.remaining != nil:
             verdict.kind = .liveness
-            verdict.explanation = "refuses a release the Spec applies (\(spec.brief)): the permits it holds never come back"
+            verdict.explanation =
+                "refuses a release the Spec applies (\(spec.brief)): the permits it holds never come back"
             return
         case (.reconfigure, .invalid) where spec.remaining != nil:
             verdict.kind = .liveness
-            verdict.explanation = "refuses a reconfigure the Spec applies (\(spec.brief)): the new limits never take effect"
+            verdict.explanation =
+                "refuses a reconfigure the Spec applies (\(spec.brief)): the new limits never take effect"
             return
         default: break
         }
@@ -234,7 +270,9 @@ struct Judge {
             verdict.explanation = "promises \(remaining) remaining where the Spec allows \(allowed)"
             return
         }
-        if tolerance > 0, let lower = remainingBound(event, at: now, upper: false), remaining >= lower, case .allowed = got {
+        if tolerance > 0, let lower = remainingBound(event, at: now, upper: false), remaining >= lower,
+            case .allowed = got
+        {
             verdict.withinTolerance = true
         }
     }
@@ -258,7 +296,10 @@ struct Judge {
 
     /// Moves the shadow on as the implementation did (CONF-2), and remembers a retry-after as a
     /// promise for the next step.
-    private mutating func advance(step: Int, _ event: ConformanceEvent, at now: Int64, got: RateLimitResult, spec: RateLimitResult, verdict: Verdict) {
+    private mutating func advance(
+        step: Int, _ event: ConformanceEvent, at now: Int64, got: RateLimitResult, spec: RateLimitResult,
+        verdict: Verdict
+    ) {
         promise = nil
         defer {
             // A sustained refusal lasts while the Spec keeps admitting the acquire.
@@ -286,7 +327,9 @@ struct Judge {
     /// (a window, an interval, an emission interval, a period per permit); 0 for the concurrency
     /// limiter, which has no time.
     static func quantum(_ configuration: AnyRateLimitStrategy) -> Int64 {
-        func perPermit(_ period: Int64, _ permits: Int64) -> Int64 { period / permits + (period % permits == 0 ? 0 : 1) }
+        func perPermit(_ period: Int64, _ permits: Int64) -> Int64 {
+            period / permits + (period % permits == 0 ? 0 : 1)
+        }
         switch configuration {
         case .tokenBucket(let s): return perPermit(s.periodNanoseconds, s.permitsPerPeriod)
         case .intervalTokenBucket(let s): return s.intervalNanoseconds

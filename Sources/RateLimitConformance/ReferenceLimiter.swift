@@ -13,7 +13,8 @@ public enum ConformanceEvent: Hashable, Sendable, CustomStringConvertible {
         case .acquire(let permits): .object([("kind", .string("acquire")), ("permits", .integer(permits))])
         case .release(let permits): .object([("kind", .string("release")), ("permits", .integer(permits))])
         case .reset: .object([("kind", .string("reset"))])
-        case .reconfigure(let configuration): .object([("kind", .string("reconfigure")), ("configuration", configuration.json)])
+        case .reconfigure(let configuration):
+            .object([("kind", .string("reconfigure")), ("configuration", configuration.json)])
         }
     }
 
@@ -58,7 +59,9 @@ extension RateLimitResult {
         case .allowed(let remaining):
             .object([("kind", .string("allowed")), ("remaining", .integer(remaining))])
         case .delayed(let wait, let remaining):
-            .object([("kind", .string("delayed")), ("waitNanoseconds", .integer(wait)), ("remaining", .integer(remaining))])
+            .object([
+                ("kind", .string("delayed")), ("waitNanoseconds", .integer(wait)), ("remaining", .integer(remaining)),
+            ])
         case .rejected(let retryAfter):
             .object([("kind", .string("rejected")), ("retryAfterNanoseconds", .integer(retryAfter))])
         case .rejectedUntilRelease(let shortfall):
@@ -66,7 +69,8 @@ extension RateLimitResult {
         case .neverAllowed:
             .object([("kind", .string("neverAllowed"))])
         case .invalid(let error):
-            .object([("kind", .string("invalid")), ("field", .string(error.field))] + Self.problemMembers(error.problem))
+            .object(
+                [("kind", .string("invalid")), ("field", .string(error.field))] + Self.problemMembers(error.problem))
         }
     }
 
@@ -92,17 +96,26 @@ extension RateLimitResult {
         }
         func exactly(_ names: [String]) throws(ConformanceFormatError) {
             guard json.keys.sorted() == (["kind"] + names).sorted() else {
-                throw ConformanceFormatError("a \(kind) result has exactly \((["kind"] + names).map { "\"\($0)\"" }.joined(separator: ", "))")
+                throw ConformanceFormatError(
+                    "a \(kind) result has exactly \((["kind"] + names).map { "\"\($0)\"" }.joined(separator: ", "))")
             }
         }
         switch kind {
-        case "allowed": try exactly(["remaining"]); self = .allowed(remaining: try integer("remaining"))
+        case "allowed":
+            try exactly(["remaining"])
+            self = .allowed(remaining: try integer("remaining"))
         case "delayed":
             try exactly(["waitNanoseconds", "remaining"])
             self = .delayed(waitNanoseconds: try integer("waitNanoseconds"), remaining: try integer("remaining"))
-        case "rejected": try exactly(["retryAfterNanoseconds"]); self = .rejected(retryAfterNanoseconds: try integer("retryAfterNanoseconds"))
-        case "rejectedUntilRelease": try exactly(["shortfall"]); self = .rejectedUntilRelease(shortfall: try integer("shortfall"))
-        case "neverAllowed": try exactly([]); self = .neverAllowed
+        case "rejected":
+            try exactly(["retryAfterNanoseconds"])
+            self = .rejected(retryAfterNanoseconds: try integer("retryAfterNanoseconds"))
+        case "rejectedUntilRelease":
+            try exactly(["shortfall"])
+            self = .rejectedUntilRelease(shortfall: try integer("shortfall"))
+        case "neverAllowed":
+            try exactly([])
+            self = .neverAllowed
         case "invalid":
             guard let field = json["field"]?.string, let problem = json["problem"]?.string else {
                 throw ConformanceFormatError("an invalid result needs string \"field\" and \"problem\"")
@@ -123,7 +136,9 @@ extension RateLimitResult {
 
     /// The result as compared across implementations: an `invalid` keeps only field and problem.
     public var comparable: RateLimitResult {
-        if case .invalid(let error) = self { return .invalid(RateLimitInputError(field: error.field, value: nil, problem: error.problem)) }
+        if case .invalid(let error) = self {
+            return .invalid(RateLimitInputError(field: error.field, value: nil, problem: error.problem))
+        }
         return self
     }
 

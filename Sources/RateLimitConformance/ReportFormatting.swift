@@ -10,15 +10,21 @@ extension ConformanceReport {
 
     /// The per-strategy summary table.
     package var table: [String] {
-        let header = ["strategy", "level", "cases", "steps", "exact", "safe", "failed", "skipped", "random e/s/f", "admitted", "validation", "time"]
+        let header = [
+            "strategy", "level", "cases", "steps", "exact", "safe", "failed", "skipped", "random e/s/f", "admitted",
+            "validation", "time",
+        ]
         let rows = strategies.map { report -> [String] in
             let stories = report.stories.filter { $0.skippedBecause == nil }
             let random = report.randomTraces.filter { $0.skippedBecause == nil }
             return [
-                report.strategy, report.levelText, "\(stories.count)", "\(report.steps)", "\(report.count(.exact, of: stories))",
-                "\(report.count(.safety, of: stories))", "\(report.count(.failed, of: stories))", "\(report.skipped.count)",
+                report.strategy, report.levelText, "\(stories.count)", "\(report.steps)",
+                "\(report.count(.exact, of: stories))",
+                "\(report.count(.safety, of: stories))", "\(report.count(.failed, of: stories))",
+                "\(report.skipped.count)",
                 report.randomRequested == 0 && random.isEmpty
-                    ? "-" : "\(report.count(.exact, of: random))/\(report.count(.safety, of: random))/\(report.count(.failed, of: random))",
+                    ? "-"
+                    : "\(report.count(.exact, of: random))/\(report.count(.safety, of: random))/\(report.count(.failed, of: random))",
                 report.utilization.map(Self.percent) ?? "-",
                 report.validation == .skipped ? "-" : report.validation.rawValue, Self.seconds(report.seconds),
             ]
@@ -30,18 +36,31 @@ extension ConformanceReport {
     package var skippedLines: [String] {
         var lines: [String] = []
         for report in strategies {
-            if let reason = report.skippedBecause { lines.append("SKIP \(report.strategy): \(reason)"); continue }
+            if let reason = report.skippedBecause {
+                lines.append("SKIP \(report.strategy): \(reason)")
+                continue
+            }
             let notChecked = report.profile.notChecked(strategy: report.strategy)
             if !notChecked.isEmpty || !report.skipped.isEmpty {
-                lines.append("CHECKED \(report.strategy): \(report.clausesChecked.count) clauses by the cases that ran (--json lists them)")
+                lines.append(
+                    "CHECKED \(report.strategy): \(report.clausesChecked.count) clauses by the cases that ran (--json lists them)"
+                )
             }
             for line in notChecked { lines.append("NOT CHECKED \(report.strategy): \(line)") }
             var reasons: [(String, Int)] = []
             for outcome in report.skipped {
-                let reason = (outcome.outsideProfile ? "outside the profile: " : "unsupported: ") + (outcome.skippedBecause ?? "")
-                if let index = reasons.firstIndex(where: { $0.0 == reason }) { reasons[index].1 += 1 } else { reasons.append((reason, 1)) }
+                let reason =
+                    (outcome.outsideProfile ? "outside the profile: " : "unsupported: ")
+                    + (outcome.skippedBecause ?? "")
+                if let index = reasons.firstIndex(where: { $0.0 == reason }) {
+                    reasons[index].1 += 1
+                } else {
+                    reasons.append((reason, 1))
+                }
             }
-            for (reason, count) in reasons { lines.append("SKIP \(report.strategy): \(count) case\(count == 1 ? "" : "s") \(reason)") }
+            for (reason, count) in reasons {
+                lines.append("SKIP \(report.strategy): \(count) case\(count == 1 ? "" : "s") \(reason)")
+            }
             if let reason = report.stoppedBecause { lines.append("STOP \(report.strategy): \(reason)") }
         }
         return lines
@@ -74,16 +93,23 @@ extension ConformanceReport {
             var randomMore = 0
             for outcome in report.outcomes + report.refusals where !outcome.findings.isEmpty {
                 if case .random = outcome.origin {
-                    guard randomListed < Self.randomCasesListed else { randomMore += 1; continue }
+                    guard randomListed < Self.randomCasesListed else {
+                        randomMore += 1
+                        continue
+                    }
                     randomListed += 1
                 }
                 guard let primary = outcome.primary else { continue }
                 lines.append("\(primary.kind.failsSafety ? "FAIL" : "DIFF") \(outcome.id) \(Self.describe(primary))")
                 let others = outcome.findings.filter { $0 != primary }
                 for finding in others.prefix(Self.stepsPerCase) { lines.append("     also \(Self.describe(finding))") }
-                if others.count > Self.stepsPerCase { lines.append("     … and \(others.count - Self.stepsPerCase) more differing steps") }
+                if others.count > Self.stepsPerCase {
+                    lines.append("     … and \(others.count - Self.stepsPerCase) more differing steps")
+                }
             }
-            if randomMore > 0 { lines.append("     … and \(randomMore) more random traces of \(report.strategy) that are not exact") }
+            if randomMore > 0 {
+                lines.append("     … and \(randomMore) more random traces of \(report.strategy) that are not exact")
+            }
         }
         return lines
     }
@@ -91,11 +117,15 @@ extension ConformanceReport {
     /// `step 3 at 10 ns acquire(2): expected allowed(0), got rejected(1ns) [early retry: ...]`.
     package static func describe(_ finding: StepFinding) -> String {
         let place = finding.step == 0 ? finding.event : "step \(finding.step) at \(finding.now) ns \(finding.event)"
-        var text = finding.kind == .misbehaved
-            ? "\(place): \(finding.explanation ?? "")" + (finding.got.hasPrefix("received ") ? "; received: \(finding.got.dropFirst(9))" : "")
+        var text =
+            finding.kind == .misbehaved
+            ? "\(place): \(finding.explanation ?? "")"
+                + (finding.got.hasPrefix("received ") ? "; received: \(finding.got.dropFirst(9))" : "")
             : "\(place): expected \(finding.expected), got \(finding.got)"
         if finding.kind != .misbehaved {
-            text += finding.kind == .difference ? " (safe, not exact)" : " [\(finding.kind.name): \(finding.explanation ?? "")]"
+            text +=
+                finding.kind == .difference
+                ? " (safe, not exact)" : " [\(finding.kind.name): \(finding.explanation ?? "")]"
         }
         return text
     }
@@ -110,11 +140,16 @@ extension ConformanceReport {
             let index = step - 1
             let got = index < outcome.answers.count ? outcome.answers[index].brief : "—"
             let expected = index < outcome.expected.count ? outcome.expected[index].brief : "—"
-            rows.append(["\(step)", "\(trace.steps[index].now)", trace.steps[index].event.description, expected, got, step == last ? "<- here" : ""])
+            rows.append([
+                "\(step)", "\(trace.steps[index].now)", trace.steps[index].event.description, expected, got,
+                step == last ? "<- here" : "",
+            ])
         }
         if last > trace.steps.count { rows.append(["", "", "drop", "dropped", "—", "<- here"]) }
         let header = "configuration \(trace.configuration.json.compactText), created at \(trace.createdAt) ns"
-        return [header] + TextTable.render(header: ["step", "now (ns)", "event", "expected", "got", ""], rows: rows, rightAligned: [0, 1])
+        return [header]
+            + TextTable.render(
+                header: ["step", "now (ns)", "event", "expected", "got", ""], rows: rows, rightAligned: [0, 1])
     }
 
     /// `99.7%`, rounded down to a tenth (so only 100.0% is all).
@@ -132,7 +167,8 @@ extension ConformanceReport {
 
     static func seconds(_ value: Double) -> String {
         let milliseconds = Int((value * 1_000).rounded())
-        return "\(milliseconds / 1_000).\(String(repeating: "0", count: 3 - String(milliseconds % 1_000).count))\(milliseconds % 1_000)s"
+        return
+            "\(milliseconds / 1_000).\(String(repeating: "0", count: 3 - String(milliseconds % 1_000).count))\(milliseconds % 1_000)s"
     }
 
     /// The report for machines.
@@ -148,54 +184,88 @@ extension ConformanceReport {
 extension StrategyReport {
     /// `exact`, or `exact ±5ns` when judged with a tolerance.
     package var levelText: String {
-        toleranceNanoseconds > 0 && (level == .exact || level == .safety) ? "\(level.rawValue) ±\(toleranceNanoseconds)ns" : level.rawValue
+        toleranceNanoseconds > 0 && (level == .exact || level == .safety)
+            ? "\(level.rawValue) ±\(toleranceNanoseconds)ns" : level.rawValue
     }
 
     var json: JSONValue {
         let stories = self.stories.filter { $0.skippedBecause == nil }
         let random = randomTraces.filter { $0.skippedBecause == nil }
         var members: [(String, JSONValue)] = [
-            ("strategy", .string(strategy)), ("level", .string(level.rawValue)), ("validation", .string(validation.rawValue)),
+            ("strategy", .string(strategy)), ("level", .string(level.rawValue)),
+            ("validation", .string(validation.rawValue)),
             ("toleranceNanoseconds", .integer(toleranceNanoseconds)), ("profile", profile.json),
             ("clausesChecked", .array(clausesChecked.map(JSONValue.string))),
             ("notChecked", .array(profile.notChecked(strategy: strategy).map(JSONValue.string))),
             ("cases", .integer(Int64(stories.count))), ("steps", .integer(Int64(steps))),
-            ("exact", .integer(Int64(count(.exact, of: stories)))), ("safe", .integer(Int64(count(.safety, of: stories)))),
+            ("exact", .integer(Int64(count(.exact, of: stories)))),
+            ("safe", .integer(Int64(count(.safety, of: stories)))),
             ("failed", .integer(Int64(count(.failed, of: stories)))),
-            ("random", .object([
-                ("requested", .integer(Int64(randomRequested))), ("exact", .integer(Int64(count(.exact, of: random)))),
-                ("safe", .integer(Int64(count(.safety, of: random)))), ("failed", .integer(Int64(count(.failed, of: random)))),
-            ])),
+            (
+                "random",
+                .object([
+                    ("requested", .integer(Int64(randomRequested))),
+                    ("exact", .integer(Int64(count(.exact, of: random)))),
+                    ("safe", .integer(Int64(count(.safety, of: random)))),
+                    ("failed", .integer(Int64(count(.failed, of: random)))),
+                ])
+            ),
             ("utilization", utilization.map { .otherNumber(ConformanceReport.decimal($0)) } ?? .null),
             ("milliseconds", .integer(Int64((seconds * 1_000).rounded()))),
         ]
         if let reason = skippedBecause { members.append(("skippedBecause", .string(reason))) }
         if let reason = stoppedBecause { members.append(("stoppedBecause", .string(reason))) }
-        members.append(("skipped", .array(skipped.map {
-            .object([("id", .string($0.id)), ("reason", .string($0.skippedBecause ?? "")), ("outsideProfile", .bool($0.outsideProfile))])
-        })))
-        members.append(("findings", .array(groups.map { group in
-            var fields: [(String, JSONValue)] = [
-                ("clause", .string(group.cause.clause)), ("cause", .string(group.cause.title)), ("kind", .string(group.kind.name)),
-                ("cases", .array(group.cases.map(JSONValue.string))),
-            ]
-            fields.append(("worst", group.severity.json))
-            fields.append(("smallest", .object([("id", .string(group.example.id)), ("step", group.exampleFinding.json)])))
-            return .object(fields)
-        })))
-        members.append(("failures", .array((outcomes + refusals).filter { !$0.findings.isEmpty }.map { outcome in
-            var fields: [(String, JSONValue)] = [("id", .string(outcome.id)), ("level", .string(outcome.level.rawValue))]
-            if let failure = outcome.subjectFailure {
-                fields.append(("misbehaviour", .string(failure.kind.rawValue)))
-                if let received = failure.received { fields.append(("received", .string(received))) }
-            }
-            fields.append(("steps", .array(outcome.findings.map(\.json))))
-            return .object(fields)
-        })))
+        members.append(
+            (
+                "skipped",
+                .array(
+                    skipped.map {
+                        .object([
+                            ("id", .string($0.id)), ("reason", .string($0.skippedBecause ?? "")),
+                            ("outsideProfile", .bool($0.outsideProfile)),
+                        ])
+                    })
+            ))
+        members.append(
+            (
+                "findings",
+                .array(
+                    groups.map { group in
+                        var fields: [(String, JSONValue)] = [
+                            ("clause", .string(group.cause.clause)), ("cause", .string(group.cause.title)),
+                            ("kind", .string(group.kind.name)),
+                            ("cases", .array(group.cases.map(JSONValue.string))),
+                        ]
+                        fields.append(("worst", group.severity.json))
+                        fields.append(
+                            (
+                                "smallest",
+                                .object([("id", .string(group.example.id)), ("step", group.exampleFinding.json)])
+                            ))
+                        return .object(fields)
+                    })
+            ))
+        members.append(
+            (
+                "failures",
+                .array(
+                    (outcomes + refusals).filter { !$0.findings.isEmpty }.map { outcome in
+                        var fields: [(String, JSONValue)] = [
+                            ("id", .string(outcome.id)), ("level", .string(outcome.level.rawValue)),
+                        ]
+                        if let failure = outcome.subjectFailure {
+                            fields.append(("misbehaviour", .string(failure.kind.rawValue)))
+                            if let received = failure.received { fields.append(("received", .string(received))) }
+                        }
+                        fields.append(("steps", .array(outcome.findings.map(\.json))))
+                        return .object(fields)
+                    })
+            ))
         if let shrunk {
             var fields: [(String, JSONValue)] = [
                 ("seed", .string(String(shrunk.seed))), ("trace", .integer(Int64(shrunk.traceIndex))),
-                ("randomSteps", .integer(Int64(shrunk.randomSteps))), ("originalSteps", .integer(Int64(shrunk.original.trace?.steps.count ?? 0))),
+                ("randomSteps", .integer(Int64(shrunk.randomSteps))),
+                ("originalSteps", .integer(Int64(shrunk.original.trace?.steps.count ?? 0))),
                 ("steps", .integer(Int64(shrunk.trace.steps.count))), ("runs", .integer(Int64(shrunk.runs))),
             ]
             if let original = shrunk.original.primary { fields.append(("originalFinding", original.json)) }
@@ -210,8 +280,10 @@ extension StrategyReport {
 extension StepFinding {
     var json: JSONValue {
         var fields: [(String, JSONValue)] = [
-            ("step", .integer(Int64(step))), ("now", .integer(now)), ("event", .string(event)), ("expected", .string(expected)),
-            ("got", .string(got)), ("kind", .string(kind.name)), ("clause", .string(cause.clause)), ("cause", .string(cause.title)),
+            ("step", .integer(Int64(step))), ("now", .integer(now)), ("event", .string(event)),
+            ("expected", .string(expected)),
+            ("got", .string(got)), ("kind", .string(kind.name)), ("clause", .string(cause.clause)),
+            ("cause", .string(cause.title)),
         ]
         if let explanation { fields.append(("explanation", .string(explanation))) }
         if severity != FindingSeverity() { fields.append(("severity", severity.json)) }
@@ -222,7 +294,8 @@ extension StepFinding {
 extension FindingSeverity {
     var json: JSONValue {
         .object([
-            ("permitsOver", .integer(permitsOver)), ("nanosecondsEarly", .integer(nanosecondsEarly)), ("nanosecondsLate", .integer(nanosecondsLate)),
+            ("permitsOver", .integer(permitsOver)), ("nanosecondsEarly", .integer(nanosecondsEarly)),
+            ("nanosecondsLate", .integer(nanosecondsLate)),
         ])
     }
 }

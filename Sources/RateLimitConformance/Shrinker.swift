@@ -11,7 +11,8 @@ enum Shrinker {
     static let budget = 3_000
 
     static func shrink<S: ConformanceSubject>(
-        _ original: CaseOutcome, strategy: String, seed: UInt64, index: Int, randomSteps: Int, run: inout StrategyRun, on subject: inout S
+        _ original: CaseOutcome, strategy: String, seed: UInt64, index: Int, randomSteps: Int, run: inout StrategyRun,
+        on subject: inout S
     ) -> ShrunkFailure {
         let kind = original.primary?.kind ?? .difference
         let profile = run.profile
@@ -22,7 +23,9 @@ enum Shrinker {
 
         func stillFails(_ candidate: Trace) -> Bool {
             guard runs < budget, !candidate.steps.isEmpty else { return false }
-            guard profile.contains(candidate, answers: ConformanceSuite.referenceAnswers(candidate)) else { return false }
+            guard profile.contains(candidate, answers: ConformanceSuite.referenceAnswers(candidate)) else {
+                return false
+            }
             runs += 1
             let result = run.judged(candidate, id: original.id, origin: original.origin, on: &subject)
             guard result.primary?.kind == kind else { return false }
@@ -37,7 +40,10 @@ enum Shrinker {
             if let failing = bestOutcome.primary?.step, failing > 0, failing < best.steps.count {
                 var candidate = best
                 candidate.steps.removeSubrange(failing...)
-                if stillFails(candidate) { best = candidate; changed = true }
+                if stillFails(candidate) {
+                    best = candidate
+                    changed = true
+                }
             }
             var chunk = max(1, best.steps.count / 2)
             while chunk >= 1 {
@@ -45,8 +51,15 @@ enum Shrinker {
                 while start < best.steps.count {
                     var candidate = best
                     candidate.steps.removeSubrange(start..<min(start + chunk, best.steps.count))
-                    if profile.createdAtFirstEvent, let first = candidate.steps.first { candidate.createdAt = first.now }
-                    if stillFails(candidate) { best = candidate; changed = true } else { start += chunk }
+                    if profile.createdAtFirstEvent, let first = candidate.steps.first {
+                        candidate.createdAt = first.now
+                    }
+                    if stillFails(candidate) {
+                        best = candidate
+                        changed = true
+                    } else {
+                        start += chunk
+                    }
                 }
                 chunk /= 2
             }
@@ -57,7 +70,11 @@ enum Shrinker {
                     var candidate = best
                     candidate.steps[position] = simpler
                     if profile.createdAtFirstEvent, position == 0 { candidate.createdAt = simpler.now }
-                    if stillFails(candidate) { best = candidate; changed = true; break }
+                    if stillFails(candidate) {
+                        best = candidate
+                        changed = true
+                        break
+                    }
                 }
             }
             // 3. Move the whole trace towards the origin.
@@ -66,18 +83,26 @@ enum Shrinker {
                 var candidate = best
                 candidate.createdAt -= earliest
                 for position in candidate.steps.indices { candidate.steps[position].now -= earliest }
-                if stillFails(candidate) { best = candidate; changed = true }
+                if stillFails(candidate) {
+                    best = candidate
+                    changed = true
+                }
             }
             // 4. Smaller configuration numbers.
             for configuration in simplifications(of: best.configuration, unit: unit) {
                 var candidate = best
                 candidate.configuration = configuration
-                if stillFails(candidate) { best = candidate; changed = true; break }
+                if stillFails(candidate) {
+                    best = candidate
+                    changed = true
+                    break
+                }
             }
         }
         run.explainByHistory(&bestOutcome, on: &subject)
         return ShrunkFailure(
-            strategy: strategy, seed: seed, traceIndex: index, randomSteps: randomSteps, original: original, outcome: bestOutcome, runs: runs)
+            strategy: strategy, seed: seed, traceIndex: index, randomSteps: randomSteps, original: original,
+            outcome: bestOutcome, runs: runs)
     }
 
     /// Simpler versions of a step: fewer permits, an instant closer to the previous one (whole
@@ -130,7 +155,9 @@ package enum TextTable {
     package static func render(header: [String], rows: [[String]], rightAligned: Set<Int> = []) -> [String] {
         var widths = header.map(\.count)
         for row in rows {
-            for (column, cell) in row.enumerated() where column < widths.count { widths[column] = max(widths[column], cell.count) }
+            for (column, cell) in row.enumerated() where column < widths.count {
+                widths[column] = max(widths[column], cell.count)
+            }
         }
         func line(_ cells: [String]) -> String {
             cells.enumerated().map { column, cell in

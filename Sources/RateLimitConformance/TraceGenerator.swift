@@ -51,32 +51,42 @@ public struct TraceStep: Hashable, Sendable {
 /// and period edges, exact retry-afters, zero and excess permits, time going backwards, long idle
 /// periods and the end of the timeline.
 package enum TraceGenerator {
-    /// Values near the integer limits that random configurations sometimes take.
+    /// Values near the integer limits that random configurations sometimes take (31_557_600_000_000_000
+    /// is a year in nanoseconds).
     package static let extremeValues: [Int64] = [
-        1, 2, 7, 1_000, 1_000_000_007, 31_557_600_000_000_000 /* a year in ns */, Int64.max / 3, Int64.max - 1, Int64.max,
+        1, 2, 7, 1_000, 1_000_000_007, 31_557_600_000_000_000, Int64.max / 3, Int64.max - 1,
+        Int64.max,
     ]
 
     /// A valid configuration of `strategy` (one of ``AnyRateLimitStrategy/identifiers``) whose
     /// spans, multiplied by `unit`, still form a valid configuration.
-    package static func configuration(_ strategy: String, unit: Int64 = 1, using rng: inout SeededGenerator) -> AnyRateLimitStrategy? {
+    package static func configuration(_ strategy: String, unit: Int64 = 1, using rng: inout SeededGenerator)
+        -> AnyRateLimitStrategy?
+    {
         guard AnyRateLimitStrategy.identifiers.contains(strategy) else { return nil }
         while true {
-            if let configuration = try? draw(strategy, using: &rng), configuration.scaled(by: unit) != nil { return configuration }
+            if let configuration = try? draw(strategy, using: &rng), configuration.scaled(by: unit) != nil {
+                return configuration
+            }
         }
     }
 
-    private static func draw(_ strategy: String, using rng: inout SeededGenerator) throws(RateLimitInputError) -> AnyRateLimitStrategy {
+    private static func draw(_ strategy: String, using rng: inout SeededGenerator) throws(RateLimitInputError)
+        -> AnyRateLimitStrategy
+    {
         switch strategy {
         case TokenBucket.identifier:
             let capacity = rng.count()
-            return .tokenBucket(try TokenBucket(
-                capacity: capacity, permitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
-                initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
+            return .tokenBucket(
+                try TokenBucket(
+                    capacity: capacity, permitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
+                    initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
         case IntervalTokenBucket.identifier:
             let capacity = rng.count()
-            return .intervalTokenBucket(try IntervalTokenBucket(
-                capacity: capacity, tokensPerInterval: rng.count(small: 1...3), intervalNanoseconds: rng.span(),
-                initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
+            return .intervalTokenBucket(
+                try IntervalTokenBucket(
+                    capacity: capacity, tokensPerInterval: rng.count(small: 1...3), intervalNanoseconds: rng.span(),
+                    initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
         case GCRA.identifier:
             return .gcra(try GCRA(burst: rng.count(), emissionIntervalNanoseconds: rng.span(small: 1...15)))
         case FixedWindow.identifier:
@@ -88,12 +98,15 @@ package enum TraceGenerator {
             return .slidingWindowCounter(try SlidingWindowCounter(limit: rng.count(), windowNanoseconds: rng.span()))
         case LeakyBucketMeter.identifier:
             let capacity = rng.count()
-            return .leakyBucketMeter(try LeakyBucketMeter(
-                capacity: capacity, leakPermitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
-                initialLevel: rng.chance(50) ? 0 : rng.int(in: 0...capacity)))
+            return .leakyBucketMeter(
+                try LeakyBucketMeter(
+                    capacity: capacity, leakPermitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
+                    initialLevel: rng.chance(50) ? 0 : rng.int(in: 0...capacity)))
         case LeakyBucketQueue.identifier:
-            return .leakyBucketQueue(try LeakyBucketQueue(
-                queueCapacity: rng.count(small: 0...5) - (rng.chance(10) ? 1 : 0), intervalNanoseconds: rng.span(small: 1...15)))
+            return .leakyBucketQueue(
+                try LeakyBucketQueue(
+                    queueCapacity: rng.count(small: 0...5) - (rng.chance(10) ? 1 : 0),
+                    intervalNanoseconds: rng.span(small: 1...15)))
         default:
             return .concurrency(try ConcurrencyLimiter(limit: rng.count()))
         }
@@ -118,13 +131,16 @@ package enum TraceGenerator {
     /// An event `profile` lacks becomes `acquire(1)` (drawn the same way, so the Spec's own profile
     /// draws what it always drew).
     package static func event(
-        for configuration: AnyRateLimitStrategy, profile: ImplementationProfile = .full, using rng: inout SeededGenerator
+        for configuration: AnyRateLimitStrategy, profile: ImplementationProfile = .full,
+        using rng: inout SeededGenerator
     ) -> ConformanceEvent {
         let maximum = configuration.maximumPermits
         let roll = rng.int(in: 0...99)
         let releases = configuration.kind == ConcurrencyLimiter.identifier ? 35 : 2
         if roll < 3 { return profile.events.contains(.reset) ? .reset : .acquire(1) }
-        if roll < 6, let replacement = Self.configuration(configuration.kind, unit: profile.timeUnitNanoseconds, using: &rng) {
+        if roll < 6,
+            let replacement = Self.configuration(configuration.kind, unit: profile.timeUnitNanoseconds, using: &rng)
+        {
             return profile.events.contains(.reconfigure) ? .reconfigure(replacement) : .acquire(1)
         }
         if roll < 6 + releases { return .release(rng.chance(3) ? -1 : rng.int(in: 0...maximum / 2 + 1)) }
@@ -193,7 +209,10 @@ package enum TraceGenerator {
         var result: [TraceStep] = []
         for _ in 0..<steps {
             var event = Self.event(for: configuration, profile: profile, using: &rng)
-            let next = min(last, nextInstant(after: now, span: characteristicNanoseconds(configuration), retryAfter: retryAfter, using: &rng))
+            let next = min(
+                last,
+                nextInstant(
+                    after: now, span: characteristicNanoseconds(configuration), retryAfter: retryAfter, using: &rng))
             now = profile.monotonic ? max(now, next) : next
             var answer = reference.apply(event, at: .generated(now))
             if answer.isInvalid, !profile.events.contains(.invalid) {

@@ -19,7 +19,9 @@ public enum VectorFiles {
         var files: [VectorFile] = []
         for path in paths {
             let full = (directory as NSString).appendingPathComponent(path)
-            guard let data = manager.contents(atPath: full) else { throw ConformanceFormatError("\(full): cannot read") }
+            guard let data = manager.contents(atPath: full) else {
+                throw ConformanceFormatError("\(full): cannot read")
+            }
             do {
                 files.append(try VectorFile(json: try JSONValue(parsing: String(decoding: data, as: UTF8.self))))
             } catch let error as JSONParseError {

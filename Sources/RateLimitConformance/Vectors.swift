@@ -28,7 +28,8 @@ public struct VectorStory: Hashable, Sendable {
     public var json: JSONValue {
         .object([
             ("id", .string(id)), ("description", .string(summary)), ("clauses", .array(clauses.map(JSONValue.string))),
-            ("configuration", configuration.json), ("createdAt", .integer(createdAt)), ("steps", .array(steps.map(\.json))),
+            ("configuration", configuration.json), ("createdAt", .integer(createdAt)),
+            ("steps", .array(steps.map(\.json))),
         ])
     }
 }
@@ -47,7 +48,8 @@ public struct ConfigurationRefusal: Hashable, Sendable {
         switch error.problem {
         case .mustBePositive: expect.append(("problem", .string("mustBePositive")))
         case .mustNotBeNegative: expect.append(("problem", .string("mustNotBeNegative")))
-        case .exceedsMaximum(let maximum): expect += [("problem", .string("exceedsMaximum")), ("maximum", .integer(maximum))]
+        case .exceedsMaximum(let maximum):
+            expect += [("problem", .string("exceedsMaximum")), ("maximum", .integer(maximum))]
         case .notWholeNanoseconds: expect.append(("problem", .string("notWholeNanoseconds")))
         case .notSupported: expect.append(("problem", .string("notSupported")))
         }
@@ -86,7 +88,9 @@ public struct VectorFile: Hashable, Sendable {
 
     /// Reads a vector file and checks its header: format, version, and that the counts match.
     public init(json: JSONValue) throws(ConformanceFormatError) {
-        guard json["format"]?.string == Self.format else { throw ConformanceFormatError("not a vector file: format must be \"\(Self.format)\"") }
+        guard json["format"]?.string == Self.format else {
+            throw ConformanceFormatError("not a vector file: format must be \"\(Self.format)\"")
+        }
         guard json["formatVersion"]?.int64 == Self.formatVersion else {
             throw ConformanceFormatError("unsupported formatVersion \(json["formatVersion"]?.compactText ?? "missing")")
         }
@@ -103,10 +107,12 @@ public struct VectorFile: Hashable, Sendable {
         for value in refusalValues { refusals.append(try Self.refusal(value)) }
         self.init(strategy: strategy, generator: generator, stories: stories, refusals: refusals)
         guard json["caseCount"]?.int64 == Int64(caseCount) else {
-            throw ConformanceFormatError("caseCount \(json["caseCount"]?.compactText ?? "missing") but the file holds \(caseCount) cases")
+            throw ConformanceFormatError(
+                "caseCount \(json["caseCount"]?.compactText ?? "missing") but the file holds \(caseCount) cases")
         }
         guard json["stepCount"]?.int64 == Int64(stepCount) else {
-            throw ConformanceFormatError("stepCount \(json["stepCount"]?.compactText ?? "missing") but the stories hold \(stepCount) steps")
+            throw ConformanceFormatError(
+                "stepCount \(json["stepCount"]?.compactText ?? "missing") but the stories hold \(stepCount) steps")
         }
     }
 
@@ -118,7 +124,9 @@ public struct VectorFile: Hashable, Sendable {
     }
 
     private static func instant(_ value: JSONValue?, _ what: String) throws(ConformanceFormatError) -> Int64 {
-        guard let instant = value?.int64, instant >= 0 else { throw ConformanceFormatError("\(what) must be an integer instant ≥ 0") }
+        guard let instant = value?.int64, instant >= 0 else {
+            throw ConformanceFormatError("\(what) must be an integer instant ≥ 0")
+        }
         return instant
     }
 
@@ -134,7 +142,8 @@ public struct VectorFile: Hashable, Sendable {
 
     private static func story(_ json: JSONValue, strategy: String) throws(ConformanceFormatError) -> VectorStory {
         guard let id = json["id"]?.string, let summary = json["description"]?.string,
-              let configuration = json["configuration"], let stepValues = json["steps"]?.array else {
+            let configuration = json["configuration"], let stepValues = json["steps"]?.array
+        else {
             throw ConformanceFormatError("a story needs id, description, clauses, configuration, createdAt and steps")
         }
         var steps: [VectorStep] = []
@@ -142,10 +151,11 @@ public struct VectorFile: Hashable, Sendable {
             guard let event = value["event"], let expected = value["expect"] else {
                 throw ConformanceFormatError("\(id) step \(index + 1) needs now, event and expect")
             }
-            steps.append(VectorStep(
-                now: try instant(value["now"], "\(id) step \(index + 1) now"),
-                event: try ConformanceEvent(json: event, strategy: strategy),
-                expected: try RateLimitResult(json: expected)))
+            steps.append(
+                VectorStep(
+                    now: try instant(value["now"], "\(id) step \(index + 1) now"),
+                    event: try ConformanceEvent(json: event, strategy: strategy),
+                    expected: try RateLimitResult(json: expected)))
         }
         return VectorStory(
             id: id, summary: summary, clauses: try clauses(json["clauses"]),
@@ -154,11 +164,14 @@ public struct VectorFile: Hashable, Sendable {
     }
 
     private static func refusal(_ json: JSONValue) throws(ConformanceFormatError) -> ConfigurationRefusal {
-        guard let id = json["id"]?.string, let summary = json["description"]?.string, let configuration = json["configuration"],
-              let expect = json["expect"], let field = expect["field"]?.string else {
+        guard let id = json["id"]?.string, let summary = json["description"]?.string,
+            let configuration = json["configuration"],
+            let expect = json["expect"], let field = expect["field"]?.string
+        else {
             throw ConformanceFormatError("a refusal needs id, description, clauses, configuration and expect.field")
         }
-        let result = try RateLimitResult(json: .object([("kind", .string("invalid"))] + (expect.keys.map { ($0, expect[$0] ?? .null) })))
+        let result = try RateLimitResult(
+            json: .object([("kind", .string("invalid"))] + (expect.keys.map { ($0, expect[$0] ?? .null) })))
         guard case .invalid(let error) = result else { throw ConformanceFormatError("\(id): bad expect") }
         return ConfigurationRefusal(
             id: id, summary: summary, clauses: try clauses(json["clauses"]), configuration: configuration,
@@ -229,15 +242,19 @@ package enum VectorGenerator {
         for draft in refusalDrafts {
             let id = "\(strategy)/\(draft.name)"
             guard seen.insert(id).inserted else { throw ConformanceFormatError("duplicate case id \(id)") }
-            let parsed = Result { () throws(ConformanceFormatError) in try AnyRateLimitStrategy(strategy: strategy, json: draft.configuration) }
+            let parsed = Result { () throws(ConformanceFormatError) in
+                try AnyRateLimitStrategy(strategy: strategy, json: draft.configuration)
+            }
             guard case .failure(let error) = parsed else {
                 throw ConformanceFormatError("\(id): the Spec accepts this configuration, so it is not a refusal")
             }
             guard let inputError = error.refusedBySpec else { throw error }
             let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? ""
-            refusals.append(ConfigurationRefusal(
-                id: id, summary: draft.summary, clauses: ["CORE-3", "\(prefix)-1"], configuration: draft.configuration,
-                error: RateLimitInputError(field: inputError.field, value: nil, problem: inputError.problem)))
+            refusals.append(
+                ConfigurationRefusal(
+                    id: id, summary: draft.summary, clauses: ["CORE-3", "\(prefix)-1"],
+                    configuration: draft.configuration,
+                    error: RateLimitInputError(field: inputError.field, value: nil, problem: inputError.problem)))
         }
         return VectorFile(strategy: strategy, generator: version, stories: stories, refusals: refusals)
     }
@@ -252,12 +269,15 @@ package enum VectorGenerator {
         for step in draft.steps {
             let expected = reference.apply(step.event, at: .generated(step.now))
             steps.append(VectorStep(now: step.now, event: step.event, expected: expected))
-            if step.now < latest, strategy != ConcurrencyLimiter.identifier { clauses.formUnion(["CORE-10", "\(prefix)-3"]) }
+            if step.now < latest, strategy != ConcurrencyLimiter.identifier {
+                clauses.formUnion(["CORE-10", "\(prefix)-3"])
+            }
             if step.now > latest { clauses.insert("\(prefix)-3") }
             latest = max(latest, step.now)
             switch (step.event, expected) {
             case (.acquire(let permits), _) where permits <= 0: clauses.formUnion(["CORE-9", "\(prefix)-8"])
-            case (.acquire, .allowed), (.acquire, .delayed): clauses.formUnion(["CORE-6", "\(prefix)-4", "\(prefix)-5"])
+            case (.acquire, .allowed), (.acquire, .delayed):
+                clauses.formUnion(["CORE-6", "\(prefix)-4", "\(prefix)-5"])
             case (.acquire, .rejected): clauses.formUnion(["CORE-7", "CORE-8", "\(prefix)-6"])
             case (.acquire, .rejectedUntilRelease): clauses.formUnion(["CORE-8", "\(prefix)-6"])
             case (.acquire, .neverAllowed): clauses.formUnion(["CORE-7", "CORE-8", "\(prefix)-7"])
@@ -275,7 +295,8 @@ package enum VectorGenerator {
 
     /// `CORE-2 < CORE-10 < TB-1 < TB-12`: by prefix, then by number.
     static func clauseOrder(_ a: String, _ b: String) -> Bool {
-        let (pa, na) = split(a), (pb, nb) = split(b)
+        let (pa, na) = split(a)
+        let (pb, nb) = split(b)
         if pa != pb { return pa == "CORE" ? true : pb == "CORE" ? false : pa < pb }
         return na < nb
     }

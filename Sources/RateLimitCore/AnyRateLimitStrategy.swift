@@ -83,19 +83,29 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
     package var fields: [(name: String, value: Int64)] {
         switch self {
         case .tokenBucket(let s):
-            [("capacity", s.capacity), ("permitsPerPeriod", s.permitsPerPeriod), ("periodNanoseconds", s.periodNanoseconds),
-             ("initialTokens", s.initialTokens)]
+            [
+                ("capacity", s.capacity), ("permitsPerPeriod", s.permitsPerPeriod),
+                ("periodNanoseconds", s.periodNanoseconds),
+                ("initialTokens", s.initialTokens),
+            ]
         case .intervalTokenBucket(let s):
-            [("capacity", s.capacity), ("tokensPerInterval", s.tokensPerInterval), ("intervalNanoseconds", s.intervalNanoseconds),
-             ("initialTokens", s.initialTokens)]
+            [
+                ("capacity", s.capacity), ("tokensPerInterval", s.tokensPerInterval),
+                ("intervalNanoseconds", s.intervalNanoseconds),
+                ("initialTokens", s.initialTokens),
+            ]
         case .gcra(let s): [("burst", s.burst), ("emissionIntervalNanoseconds", s.emissionIntervalNanoseconds)]
         case .fixedWindow(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
         case .slidingWindowLog(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
         case .slidingWindowCounter(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
         case .leakyBucketMeter(let s):
-            [("capacity", s.capacity), ("leakPermitsPerPeriod", s.leakPermitsPerPeriod), ("periodNanoseconds", s.periodNanoseconds),
-             ("initialLevel", s.initialLevel)]
-        case .leakyBucketQueue(let s): [("queueCapacity", s.queueCapacity), ("intervalNanoseconds", s.intervalNanoseconds)]
+            [
+                ("capacity", s.capacity), ("leakPermitsPerPeriod", s.leakPermitsPerPeriod),
+                ("periodNanoseconds", s.periodNanoseconds),
+                ("initialLevel", s.initialLevel),
+            ]
+        case .leakyBucketQueue(let s):
+            [("queueCapacity", s.queueCapacity), ("intervalNanoseconds", s.intervalNanoseconds)]
         case .concurrency(let s): [("limit", s.limit)]
         }
     }
@@ -138,32 +148,49 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
     public func step(_ state: inout State, _ event: RateLimitEvent<Self>, at now: RateLimitInstant) -> RateLimitResult {
         switch self {
         case .tokenBucket(let strategy):
-            Self.forward(strategy, &state, event, at: now, { if case .tokenBucket(let inner) = $0 { inner } else { nil } }, State.tokenBucket,
-                         { if case .tokenBucket(let same) = $0 { same } else { nil } })
+            Self.forward(
+                strategy, &state, event, at: now, { if case .tokenBucket(let inner) = $0 { inner } else { nil } },
+                State.tokenBucket,
+                { if case .tokenBucket(let same) = $0 { same } else { nil } })
         case .intervalTokenBucket(let strategy):
-            Self.forward(strategy, &state, event, at: now, { if case .intervalTokenBucket(let inner) = $0 { inner } else { nil } }, State.intervalTokenBucket,
-                         { if case .intervalTokenBucket(let same) = $0 { same } else { nil } })
+            Self.forward(
+                strategy, &state, event, at: now,
+                { if case .intervalTokenBucket(let inner) = $0 { inner } else { nil } }, State.intervalTokenBucket,
+                { if case .intervalTokenBucket(let same) = $0 { same } else { nil } })
         case .gcra(let strategy):
-            Self.forward(strategy, &state, event, at: now, { if case .gcra(let inner) = $0 { inner } else { nil } }, State.gcra,
-                         { if case .gcra(let same) = $0 { same } else { nil } })
+            Self.forward(
+                strategy, &state, event, at: now, { if case .gcra(let inner) = $0 { inner } else { nil } }, State.gcra,
+                { if case .gcra(let same) = $0 { same } else { nil } })
         case .fixedWindow(let strategy):
-            Self.forward(strategy, &state, event, at: now, { if case .fixedWindow(let inner) = $0 { inner } else { nil } }, State.fixedWindow,
-                         { if case .fixedWindow(let same) = $0 { same } else { nil } })
+            Self.forward(
+                strategy, &state, event, at: now, { if case .fixedWindow(let inner) = $0 { inner } else { nil } },
+                State.fixedWindow,
+                { if case .fixedWindow(let same) = $0 { same } else { nil } })
         case .slidingWindowLog(let strategy):
-            Self.forward(strategy, &state, event, at: now, { if case .slidingWindowLog(let inner) = $0 { inner } else { nil } }, State.slidingWindowLog,
-                         { if case .slidingWindowLog(let same) = $0 { same } else { nil } })
+            Self.forward(
+                strategy, &state, event, at: now, { if case .slidingWindowLog(let inner) = $0 { inner } else { nil } },
+                State.slidingWindowLog,
+                { if case .slidingWindowLog(let same) = $0 { same } else { nil } })
         case .slidingWindowCounter(let strategy):
-            Self.forward(strategy, &state, event, at: now, { if case .slidingWindowCounter(let inner) = $0 { inner } else { nil } }, State.slidingWindowCounter,
-                         { if case .slidingWindowCounter(let same) = $0 { same } else { nil } })
+            Self.forward(
+                strategy, &state, event, at: now,
+                { if case .slidingWindowCounter(let inner) = $0 { inner } else { nil } }, State.slidingWindowCounter,
+                { if case .slidingWindowCounter(let same) = $0 { same } else { nil } })
         case .leakyBucketMeter(let strategy):
-            Self.forward(strategy, &state, event, at: now, { if case .leakyBucketMeter(let inner) = $0 { inner } else { nil } }, State.leakyBucketMeter,
-                         { if case .leakyBucketMeter(let same) = $0 { same } else { nil } })
+            Self.forward(
+                strategy, &state, event, at: now, { if case .leakyBucketMeter(let inner) = $0 { inner } else { nil } },
+                State.leakyBucketMeter,
+                { if case .leakyBucketMeter(let same) = $0 { same } else { nil } })
         case .leakyBucketQueue(let strategy):
-            Self.forward(strategy, &state, event, at: now, { if case .leakyBucketQueue(let inner) = $0 { inner } else { nil } }, State.leakyBucketQueue,
-                         { if case .leakyBucketQueue(let same) = $0 { same } else { nil } })
+            Self.forward(
+                strategy, &state, event, at: now, { if case .leakyBucketQueue(let inner) = $0 { inner } else { nil } },
+                State.leakyBucketQueue,
+                { if case .leakyBucketQueue(let same) = $0 { same } else { nil } })
         case .concurrency(let strategy):
-            Self.forward(strategy, &state, event, at: now, { if case .concurrency(let inner) = $0 { inner } else { nil } }, State.concurrency,
-                         { if case .concurrency(let same) = $0 { same } else { nil } })
+            Self.forward(
+                strategy, &state, event, at: now, { if case .concurrency(let inner) = $0 { inner } else { nil } },
+                State.concurrency,
+                { if case .concurrency(let same) = $0 { same } else { nil } })
         }
     }
 
@@ -197,9 +224,10 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .reset: return strategy.step(&inner, .reset, at: now)
         case .reconfigure(let replacement):
             guard let same = unwrap(replacement) else {
-                return .invalid(RateLimitInputError(
-                    field: "configuration", value: nil, problem: .notSupported,
-                    reason: "a reconfigure keeps the strategy: \(S.identifier) cannot become \(replacement.kind)"))
+                return .invalid(
+                    RateLimitInputError(
+                        field: "configuration", value: nil, problem: .notSupported,
+                        reason: "a reconfigure keeps the strategy: \(S.identifier) cannot become \(replacement.kind)"))
             }
             return strategy.step(&inner, .reconfigure(same), at: now)
         }
@@ -208,6 +236,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
     /// A placeholder held while the real state is mutated, so that the state is not shared.
     private static let vacated = State.concurrency(ConcurrencyLimiter.State(inFlight: 0))
 
-    private static let foreignState = RateLimitResult.invalid(RateLimitInputError(
-        field: "state", value: nil, problem: .notSupported, reason: "the state belongs to another strategy"))
+    private static let foreignState = RateLimitResult.invalid(
+        RateLimitInputError(
+            field: "state", value: nil, problem: .notSupported, reason: "the state belongs to another strategy"))
 }

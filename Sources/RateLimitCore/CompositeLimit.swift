@@ -18,13 +18,16 @@ public struct CompositeLimit: RateLimitStrategy {
     ///   limit `i` is a leaky bucket queue (its scheduled starts cannot be shared with other limits).
     public init(_ limits: [AnyRateLimitStrategy]) throws(RateLimitInputError) {
         guard !limits.isEmpty else {
-            throw RateLimitInputError(field: "limits", value: 0, problem: .mustBePositive, reason: "a composite needs at least one limit")
+            throw RateLimitInputError(
+                field: "limits", value: 0, problem: .mustBePositive, reason: "a composite needs at least one limit")
         }
         for (index, limit) in limits.enumerated() {
             if case .leakyBucketQueue = limit {
                 throw RateLimitInputError(
                     field: "limits[\(index)]", value: nil, problem: .notSupported,
-                    reason: "a leaky bucket queue schedules starts later; other limits would count the request before it starts")
+                    reason:
+                        "a leaky bucket queue schedules starts later; other limits would count the request before it starts"
+                )
             }
         }
         self.limits = limits
@@ -47,11 +50,14 @@ public struct CompositeLimit: RateLimitStrategy {
         State(limits: limits.map { $0.initialState(at: now) })
     }
 
-    public func step(_ state: inout State, _ event: RateLimitEvent<CompositeLimit>, at now: RateLimitInstant) -> RateLimitResult {
+    public func step(_ state: inout State, _ event: RateLimitEvent<CompositeLimit>, at now: RateLimitInstant)
+        -> RateLimitResult
+    {
         guard state.limits.count == limits.count else {
-            return .invalid(RateLimitInputError(
-                field: "state", value: Int64(state.limits.count), problem: .notSupported,
-                reason: "the state has a different number of limits than the composite"))
+            return .invalid(
+                RateLimitInputError(
+                    field: "state", value: Int64(state.limits.count), problem: .notSupported,
+                    reason: "the state has a different number of limits than the composite"))
         }
         switch event {
         case .acquire(let permits):
@@ -70,14 +76,20 @@ public struct CompositeLimit: RateLimitStrategy {
             return applyToAll(&state, at: now) { _, _ in .reset }
         case .reconfigure(let replacement):  // COMP-8: limit by limit
             guard replacement.limits.count == limits.count else {
-                return .invalid(RateLimitInputError(
-                    field: "limits", value: Int64(replacement.limits.count), problem: .notSupported,
-                    reason: "a composite is reconfigured limit by limit: give \(limits.count) limits of the same strategies, in the same order"))
+                return .invalid(
+                    RateLimitInputError(
+                        field: "limits", value: Int64(replacement.limits.count), problem: .notSupported,
+                        reason:
+                            "a composite is reconfigured limit by limit: give \(limits.count) limits of the same strategies, in the same order"
+                    ))
             }
             if let index = limits.indices.first(where: { limits[$0].kind != replacement.limits[$0].kind }) {
-                return .invalid(RateLimitInputError(
-                    field: "limits[\(index)]", value: nil, problem: .notSupported,
-                    reason: "a reconfigure keeps the strategy: \(limits[index].kind) cannot become \(replacement.limits[index].kind)"))
+                return .invalid(
+                    RateLimitInputError(
+                        field: "limits[\(index)]", value: nil, problem: .notSupported,
+                        reason:
+                            "a reconfigure keeps the strategy: \(limits[index].kind) cannot become \(replacement.limits[index].kind)"
+                    ))
             }
             return applyToAll(&state, at: now) { _, index in .reconfigure(replacement.limits[index]) }
         }

@@ -50,9 +50,10 @@ public struct ConcurrencyLimiter: RateLimitStrategy {
         case .release(let permits):  // CL-8
             if permits < 0 { return .invalid(.negativePermits(permits)) }
             if permits > state.inFlight {
-                return .invalid(RateLimitInputError(
-                    field: "permits", value: permits, problem: .exceedsMaximum(state.inFlight),
-                    reason: "a release must not exceed the permits in flight"))
+                return .invalid(
+                    RateLimitInputError(
+                        field: "permits", value: permits, problem: .exceedsMaximum(state.inFlight),
+                        reason: "a release must not exceed the permits in flight"))
             }
             state.inFlight -= permits
             return .allowed(remaining: max(0, limit - state.inFlight))

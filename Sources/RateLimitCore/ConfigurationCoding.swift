@@ -15,11 +15,15 @@ extension AnyRateLimitStrategy {
     /// that may be left out (they then take the Spec's default); `nil` for an unknown strategy.
     package static func fieldNames(of identifier: String) -> (all: [String], optional: Set<String>)? {
         switch identifier {
-        case TokenBucket.identifier: (["capacity", "permitsPerPeriod", "periodNanoseconds", "initialTokens"], ["initialTokens"])
-        case IntervalTokenBucket.identifier: (["capacity", "tokensPerInterval", "intervalNanoseconds", "initialTokens"], ["initialTokens"])
+        case TokenBucket.identifier:
+            (["capacity", "permitsPerPeriod", "periodNanoseconds", "initialTokens"], ["initialTokens"])
+        case IntervalTokenBucket.identifier:
+            (["capacity", "tokensPerInterval", "intervalNanoseconds", "initialTokens"], ["initialTokens"])
         case GCRA.identifier: (["burst", "emissionIntervalNanoseconds"], [])
-        case FixedWindow.identifier, SlidingWindowLog.identifier, SlidingWindowCounter.identifier: (["limit", "windowNanoseconds"], [])
-        case LeakyBucketMeter.identifier: (["capacity", "leakPermitsPerPeriod", "periodNanoseconds", "initialLevel"], ["initialLevel"])
+        case FixedWindow.identifier, SlidingWindowLog.identifier, SlidingWindowCounter.identifier:
+            (["limit", "windowNanoseconds"], [])
+        case LeakyBucketMeter.identifier:
+            (["capacity", "leakPermitsPerPeriod", "periodNanoseconds", "initialLevel"], ["initialLevel"])
         case LeakyBucketQueue.identifier: (["queueCapacity", "intervalNanoseconds"], [])
         case ConcurrencyLimiter.identifier: (["limit"], [])
         default: nil
@@ -35,13 +39,17 @@ extension AnyRateLimitStrategy {
         func v(_ field: String) -> Int64 { values[field] ?? 0 }
         switch identifier {
         case TokenBucket.identifier:
-            self = .tokenBucket(try TokenBucket(
-                capacity: v("capacity"), permitsPerPeriod: v("permitsPerPeriod"), periodNanoseconds: v("periodNanoseconds"),
-                initialTokens: values["initialTokens"]))
+            self = .tokenBucket(
+                try TokenBucket(
+                    capacity: v("capacity"), permitsPerPeriod: v("permitsPerPeriod"),
+                    periodNanoseconds: v("periodNanoseconds"),
+                    initialTokens: values["initialTokens"]))
         case IntervalTokenBucket.identifier:
-            self = .intervalTokenBucket(try IntervalTokenBucket(
-                capacity: v("capacity"), tokensPerInterval: v("tokensPerInterval"), intervalNanoseconds: v("intervalNanoseconds"),
-                initialTokens: values["initialTokens"]))
+            self = .intervalTokenBucket(
+                try IntervalTokenBucket(
+                    capacity: v("capacity"), tokensPerInterval: v("tokensPerInterval"),
+                    intervalNanoseconds: v("intervalNanoseconds"),
+                    initialTokens: values["initialTokens"]))
         case GCRA.identifier:
             self = .gcra(try GCRA(burst: v("burst"), emissionIntervalNanoseconds: v("emissionIntervalNanoseconds")))
         case FixedWindow.identifier:
@@ -49,13 +57,17 @@ extension AnyRateLimitStrategy {
         case SlidingWindowLog.identifier:
             self = .slidingWindowLog(try SlidingWindowLog(limit: v("limit"), windowNanoseconds: v("windowNanoseconds")))
         case SlidingWindowCounter.identifier:
-            self = .slidingWindowCounter(try SlidingWindowCounter(limit: v("limit"), windowNanoseconds: v("windowNanoseconds")))
+            self = .slidingWindowCounter(
+                try SlidingWindowCounter(limit: v("limit"), windowNanoseconds: v("windowNanoseconds")))
         case LeakyBucketMeter.identifier:
-            self = .leakyBucketMeter(try LeakyBucketMeter(
-                capacity: v("capacity"), leakPermitsPerPeriod: v("leakPermitsPerPeriod"), periodNanoseconds: v("periodNanoseconds"),
-                initialLevel: values["initialLevel"] ?? 0))
+            self = .leakyBucketMeter(
+                try LeakyBucketMeter(
+                    capacity: v("capacity"), leakPermitsPerPeriod: v("leakPermitsPerPeriod"),
+                    periodNanoseconds: v("periodNanoseconds"),
+                    initialLevel: values["initialLevel"] ?? 0))
         case LeakyBucketQueue.identifier:
-            self = .leakyBucketQueue(try LeakyBucketQueue(queueCapacity: v("queueCapacity"), intervalNanoseconds: v("intervalNanoseconds")))
+            self = .leakyBucketQueue(
+                try LeakyBucketQueue(queueCapacity: v("queueCapacity"), intervalNanoseconds: v("intervalNanoseconds")))
         default:
             self = .concurrency(try ConcurrencyLimiter(limit: v("limit")))
         }
@@ -75,15 +87,20 @@ extension AnyRateLimitStrategy {
     /// Decodes the fields of a configuration of `identifier` from `decoder`'s object.
     static func decodeFields(of identifier: String, from decoder: any Decoder) throws -> AnyRateLimitStrategy {
         guard let (names, optional) = fieldNames(of: identifier) else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath,
-                debugDescription: "unknown strategy \"\(identifier)\" (one of \(identifiers.joined(separator: ", ")))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription:
+                        "unknown strategy \"\(identifier)\" (one of \(identifiers.joined(separator: ", ")))"))
         }
         let container = try decoder.container(keyedBy: ConfigurationKey.self)
         if let extra = container.allKeys.first(where: { !names.contains($0.stringValue) }) {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath + [extra],
-                debugDescription: "unknown field \"\(extra.stringValue)\" in a \(identifier) configuration (fields: \(names.joined(separator: ", ")))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath + [extra],
+                    debugDescription:
+                        "unknown field \"\(extra.stringValue)\" in a \(identifier) configuration (fields: \(names.joined(separator: ", ")))"
+                ))
         }
         var values: [String: Int64] = [:]
         for name in names {
@@ -97,8 +114,10 @@ extension AnyRateLimitStrategy {
         do {
             return try AnyRateLimitStrategy(identifier: identifier, values: values)
         } catch {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath + [ConfigurationKey(error.field)], debugDescription: error.description, underlyingError: error))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath + [ConfigurationKey(error.field)],
+                    debugDescription: error.description, underlyingError: error))
         }
     }
 
@@ -112,7 +131,8 @@ extension AnyRateLimitStrategy {
     static func decode<S: RateLimitStrategy>(_ type: S.Type, from decoder: any Decoder) throws -> S {
         let any = try decodeFields(of: S.identifier, from: decoder)
         guard let typed = any.typed(as: S.self) else {  // unreachable: the fields of S make an S
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\(S.identifier) decoded as \(any.kind)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "\(S.identifier) decoded as \(any.kind)"))
         }
         return typed
     }
@@ -140,12 +160,16 @@ extension AnyRateLimitStrategy: Codable {
 
 extension TokenBucket: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
-    public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.tokenBucket(self).encodeFields(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.tokenBucket(self).encodeFields(to: encoder)
+    }
 }
 
 extension IntervalTokenBucket: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
-    public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.intervalTokenBucket(self).encodeFields(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.intervalTokenBucket(self).encodeFields(to: encoder)
+    }
 }
 
 extension GCRA: Codable {
@@ -155,32 +179,44 @@ extension GCRA: Codable {
 
 extension FixedWindow: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
-    public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.fixedWindow(self).encodeFields(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.fixedWindow(self).encodeFields(to: encoder)
+    }
 }
 
 extension SlidingWindowLog: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
-    public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.slidingWindowLog(self).encodeFields(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.slidingWindowLog(self).encodeFields(to: encoder)
+    }
 }
 
 extension SlidingWindowCounter: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
-    public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.slidingWindowCounter(self).encodeFields(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.slidingWindowCounter(self).encodeFields(to: encoder)
+    }
 }
 
 extension LeakyBucketMeter: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
-    public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.leakyBucketMeter(self).encodeFields(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.leakyBucketMeter(self).encodeFields(to: encoder)
+    }
 }
 
 extension LeakyBucketQueue: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
-    public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.leakyBucketQueue(self).encodeFields(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.leakyBucketQueue(self).encodeFields(to: encoder)
+    }
 }
 
 extension ConcurrencyLimiter: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
-    public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.concurrency(self).encodeFields(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.concurrency(self).encodeFields(to: encoder)
+    }
 }
 
 /// `{"limits": [{"strategy": ..., "configuration": ...}, ...]}`.
@@ -193,8 +229,10 @@ extension CompositeLimit: Codable {
         do {
             try self.init(limits)
         } catch {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath + [CodingKeys.limits], debugDescription: error.description, underlyingError: error))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath + [CodingKeys.limits], debugDescription: error.description,
+                    underlyingError: error))
         }
     }
 
@@ -211,15 +249,19 @@ extension KeyPattern: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         guard container.allKeys.count == 1, let key = container.allKeys.first else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: decoder.codingPath, debugDescription: "a key pattern is one of {\"exact\": key}, {\"prefix\": prefix}, {\"anyKey\": true}"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription:
+                        "a key pattern is one of {\"exact\": key}, {\"prefix\": prefix}, {\"anyKey\": true}"))
         }
         switch key {
         case .exact: self = .exact(try container.decode(String.self, forKey: .exact))
         case .prefix: self = .prefix(try container.decode(String.self, forKey: .prefix))
         case .anyKey:
             guard try container.decode(Bool.self, forKey: .anyKey) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [key], debugDescription: "\"anyKey\" must be true"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: decoder.codingPath + [key], debugDescription: "\"anyKey\" must be true"))
             }
             self = .anyKey
         }
@@ -244,12 +286,14 @@ extension OverflowPolicy: Codable {
     public init(from decoder: any Decoder) throws {
         if let single = try? decoder.singleValueContainer(), let word = try? single.decode(String.self) {
             guard word == "reject" else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown overflow policy \"\(word)\""))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: decoder.codingPath, debugDescription: "unknown overflow policy \"\(word)\""))
             }
             self = .reject
             return
         }
-        let queue = try decoder.container(keyedBy: CodingKeys.self).nestedContainer(keyedBy: QueueKeys.self, forKey: .queue)
+        let queue = try decoder.container(keyedBy: CodingKeys.self).nestedContainer(
+            keyedBy: QueueKeys.self, forKey: .queue)
         let limit = try queue.decode(Int64.self, forKey: .limit)
         let timeout = try queue.decodeIfPresent(Int64.self, forKey: .timeoutNanoseconds)
         self = .queue(limit: limit, timeout: timeout.map { .nanoseconds($0) })
@@ -264,7 +308,9 @@ extension OverflowPolicy: Codable {
             var container = encoder.container(keyedBy: CodingKeys.self)
             var queue = container.nestedContainer(keyedBy: QueueKeys.self, forKey: .queue)
             try queue.encode(limit, forKey: .limit)
-            if let timeout { try queue.encode(try timeout.wholeNanoseconds(field: "timeout"), forKey: .timeoutNanoseconds) }
+            if let timeout {
+                try queue.encode(try timeout.wholeNanoseconds(field: "timeout"), forKey: .timeoutNanoseconds)
+            }
         }
     }
 }
@@ -284,7 +330,8 @@ extension RateLimitRule: Codable where Strategy: Codable {
         do {
             try self.init(keys, strategy, overflow: overflow, warningThreshold: threshold)
         } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description, underlyingError: error))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: error.description, underlyingError: error))
         }
     }
 

@@ -11,7 +11,9 @@ struct DeadlineHeap<Payload: Comparable & Sendable>: Sendable {
 
     var count: Int { items.count }
 
-    private static func before(_ a: (deadline: Int64, payload: Payload), _ b: (deadline: Int64, payload: Payload)) -> Bool {
+    private static func before(_ a: (deadline: Int64, payload: Payload), _ b: (deadline: Int64, payload: Payload))
+        -> Bool
+    {
         a.deadline != b.deadline ? a.deadline < b.deadline : a.payload < b.payload
     }
 
@@ -34,7 +36,8 @@ struct DeadlineHeap<Payload: Comparable & Sendable>: Sendable {
         items.removeLast()
         var parent = 0
         while true {
-            let left = 2 * parent + 1, right = left + 1
+            let left = 2 * parent + 1
+            let right = left + 1
             var smallest = parent
             if left < items.count, Self.before(items[left], items[smallest]) { smallest = left }
             if right < items.count, Self.before(items[right], items[smallest]) { smallest = right }

@@ -46,7 +46,9 @@ public struct FixedWindow: RateLimitStrategy {
         State(used: 0, lastNanoseconds: now.nanoseconds)
     }
 
-    public func step(_ state: inout State, _ event: RateLimitEvent<FixedWindow>, at now: RateLimitInstant) -> RateLimitResult {
+    public func step(_ state: inout State, _ event: RateLimitEvent<FixedWindow>, at now: RateLimitInstant)
+        -> RateLimitResult
+    {
         let instant = max(now.nanoseconds, state.lastNanoseconds)  // FW-3
         switch event {
         case .acquire(let permits):
@@ -72,7 +74,8 @@ public struct FixedWindow: RateLimitStrategy {
         }
     }
 
-    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: nothing counted in the current window
+    // CORE-15: nothing counted in the current window
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {
         usedInWindow(state, at: max(now.nanoseconds, state.lastNanoseconds)) == 0
     }
 

@@ -38,7 +38,8 @@ public struct IntervalTokenBucket: RateLimitStrategy {
         try RateLimitInputError.checkPositive(intervalNanoseconds, "intervalNanoseconds")
         let initial = initialTokens ?? capacity
         try RateLimitInputError.checkNotNegative(initial, "initialTokens")
-        try RateLimitInputError.checkAtMost(initial, capacity, "initialTokens", "the bucket holds at most capacity tokens")
+        try RateLimitInputError.checkAtMost(
+            initial, capacity, "initialTokens", "the bucket holds at most capacity tokens")
         // ⌈capacity / tokensPerInterval⌉ boundaries, each at most one interval away.
         let boundariesToFill = (capacity - 1) / tokensPerInterval + 1
         try RateLimitInputError.checkAtMost(

@@ -32,7 +32,9 @@ struct KeyLimit<Inner: RateLimitStrategy>: RateLimitStrategy {
         State(inner: inner.initialState(at: now), throttledUntil: 0)
     }
 
-    @inlinable func step(_ state: inout State, _ event: RateLimitEvent<KeyLimit>, at now: RateLimitInstant) -> RateLimitResult {
+    @inlinable func step(_ state: inout State, _ event: RateLimitEvent<KeyLimit>, at now: RateLimitInstant)
+        -> RateLimitResult
+    {
         switch event {
         case .acquire(let permits):
             guard now.nanoseconds < state.throttledUntil, permits >= 0, permits <= maximumPermits else {

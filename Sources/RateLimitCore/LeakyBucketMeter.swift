@@ -39,7 +39,8 @@ public struct LeakyBucketMeter: RateLimitStrategy {
         try RateLimitInputError.checkPositive(leakPermitsPerPeriod, "leakPermitsPerPeriod")
         try RateLimitInputError.checkPositive(periodNanoseconds, "periodNanoseconds")
         try RateLimitInputError.checkNotNegative(initialLevel, "initialLevel")
-        try RateLimitInputError.checkAtMost(initialLevel, capacity, "initialLevel", "the bucket holds at most capacity permits")
+        try RateLimitInputError.checkAtMost(
+            initialLevel, capacity, "initialLevel", "the bucket holds at most capacity permits")
         try RateLimitInputError.checkContinuousRefillFits(
             capacity: capacity, permits: leakPermitsPerPeriod, periodNanoseconds: periodNanoseconds,
             "draining a full bucket must take at most Int64.max nanoseconds")
@@ -107,7 +108,8 @@ public struct LeakyBucketMeter: RateLimitStrategy {
         }
     }
 
-    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {  // CORE-15: drained, and new meters start empty
+    // CORE-15: drained, and new meters start empty
+    public func isIdle(_ state: State, at now: RateLimitInstant) -> Bool {
         initialLevel == 0 && drained(state, to: max(now.nanoseconds, state.lastNanoseconds)).level == .zero
     }
 

@@ -88,7 +88,8 @@ public struct LeakyBucketQueue: RateLimitStrategy {
                 state = State(nextStartNanoseconds: newNextStart, lastNanoseconds: instant)
                 let remaining = newNextStart > UInt64(Int64.max) ? 0 : room  // LBQ-5
                 let wait = Int64(start) - now.nanoseconds  // start ≤ Int64.max, checked above
-                return wait == 0 ? .allowed(remaining: remaining) : .delayed(waitNanoseconds: wait, remaining: remaining)
+                return wait == 0
+                    ? .allowed(remaining: remaining) : .delayed(waitNanoseconds: wait, remaining: remaining)
             case .reject(let admission):  // LBQ-6
                 return rejection(admittedAt: Wide(admission), now: now)
             }

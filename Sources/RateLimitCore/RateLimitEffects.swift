@@ -47,7 +47,11 @@ public struct RateLimitEffects: Hashable, Sendable {
     @inlinable
     mutating func append(contentsOf completions: [WaitCompletion]) {
         guard !completions.isEmpty else { return }
-        if storedCompletions == nil { storedCompletions = completions } else { storedCompletions!.append(contentsOf: completions) }
+        if storedCompletions == nil {
+            storedCompletions = completions
+        } else {
+            storedCompletions!.append(contentsOf: completions)
+        }
     }
 
     /// Adds an event.
@@ -68,7 +72,9 @@ public struct RateLimitEffects: Hashable, Sendable {
 
     /// The effects with every completion and event rewritten by `transform` (REG-3's shift).
     @inlinable
-    func mapped(completion: (WaitCompletion) -> WaitCompletion, event: (RegistryEvent) -> RegistryEvent) -> RateLimitEffects {
+    func mapped(completion: (WaitCompletion) -> WaitCompletion, event: (RegistryEvent) -> RegistryEvent)
+        -> RateLimitEffects
+    {
         var copy = self
         copy.storedCompletions = storedCompletions?.map(completion)
         copy.storedEvents = storedEvents?.map(event)

@@ -147,7 +147,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// A registry of `rules` created at `now` (REG-1).
     ///
     /// - Throws: ``RateLimitRegistryError`` for two rules with the same pattern or `maximumKeys < 1`.
-    @inlinable public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, at now: RateLimitInstant) throws(RateLimitRegistryError) {
+    @inlinable public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, at now: RateLimitInstant)
+        throws(RateLimitRegistryError)
+    {
         guard maximumKeys >= 1 else { throw .invalidMaximumKeys(maximumKeys) }
         self.maximumKeys = maximumKeys
         self.rules = rules
@@ -201,7 +203,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     ) -> (ticket: WaitTicket, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         let ticket = issue()
-        request(key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant, &effects)
+        request(
+            key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant,
+            &effects)
         return (ticket, end(effects, now))
     }
 
@@ -212,7 +216,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     ) -> (outcome: WaitOutcome, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         let ticket = issue()
-        request(key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false, at: instant, &effects)
+        request(
+            key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false, at: instant,
+            &effects)
         var rest = end(effects, now)
         // A request that cannot wait is always decided.
         let outcome = rest.removeCompletion(of: ticket)?.outcome ?? .closed
@@ -236,12 +242,16 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     // MARK: Key operations (REG-4, REG-7)
 
     /// Gives back permits on `key` (concurrency limits) and serves its waiters.
-    @inlinable public mutating func release(_ key: String, permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+    @inlinable public mutating func release(_ key: String, permits: Int64, at now: RateLimitInstant) -> (
+        result: RateLimitResult, effects: RateLimitEffects
+    ) {
         keyEvent(key, .release(permits), at: now)
     }
 
     /// Resets `key`'s limit to a new one's state; its key state and its waiters stay.
-    @inlinable public mutating func reset(_ key: String, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+    @inlinable public mutating func reset(_ key: String, at now: RateLimitInstant) -> (
+        result: RateLimitResult, effects: RateLimitEffects
+    ) {
         keyEvent(key, .reset, at: now)
     }
 
@@ -255,7 +265,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Gives `key` a configuration of its own (REG-7); its state maps as the strategy's reconfigure says.
-    @inlinable public mutating func reconfigure(_ key: String, to strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+    @inlinable public mutating func reconfigure(_ key: String, to strategy: Strategy, at now: RateLimitInstant) -> (
+        result: RateLimitResult, effects: RateLimitEffects
+    ) {
         if let rule = ruleIndex(for: key) {
             do throws(RateLimitInputError) {
                 _ = try rules[rule].reconfigured(strategy)
@@ -265,9 +277,13 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         }
         var (instant, effects) = begin(at: now)
         guard let slot = slot(for: key, at: instant, &effects) else {
-            return (.invalid(ruleIndex(for: key) == nil ? Self.unknownKeyError : Self.tooManyKeysError), end(effects, now))
+            return (
+                .invalid(ruleIndex(for: key) == nil ? Self.unknownKeyError : Self.tooManyKeysError), end(effects, now)
+            )
         }
-        let result = reconfigure(slot, to: strategy, at: instant, &effects) { registry, slot in registry.overrides[slot] = strategy }
+        let result = reconfigure(slot, to: strategy, at: instant, &effects) { registry, slot in
+            registry.overrides[slot] = strategy
+        }
         return (result.shifted(by: latest - now.nanoseconds), end(effects, now))
     }
 
@@ -277,10 +293,14 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// - Throws: ``RateLimitRegistryError/unknownRule(_:)``, or ``RateLimitRegistryError/invalidRule(_:_:)``
     ///   when the rule's strategy refuses the new configuration (another strategy, another shape,
     ///   COMP-1, COMP-8) or its warning threshold does not fit the new limit. Nothing changes then.
-    @inlinable public mutating func reconfigure(rule pattern: KeyPattern, to strategy: Strategy, at now: RateLimitInstant) throws(RateLimitRegistryError) -> RateLimitEffects {
+    @inlinable public mutating func reconfigure(
+        rule pattern: KeyPattern, to strategy: Strategy, at now: RateLimitInstant
+    ) throws(RateLimitRegistryError) -> RateLimitEffects {
         guard let index = rules.firstIndex(where: { $0.keys == pattern }) else { throw .unknownRule(pattern) }
         let reconfigured: RateLimitRule<Strategy>
-        do throws(RateLimitInputError) { reconfigured = try rules[index].reconfigured(strategy) } catch { throw .invalidRule(pattern, error) }
+        do throws(RateLimitInputError) { reconfigured = try rules[index].reconfigured(strategy) } catch {
+            throw .invalidRule(pattern, error)
+        }
         // The strategy must accept the change (a new limiter answers as every key would).
         var probe = RateLimiter(rules[index].strategy, at: RateLimitInstant(validated: latest))
         if case .invalid(let error) = probe.step(.reconfigure(strategy), at: RateLimitInstant(validated: latest)) {
@@ -299,18 +319,22 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// REG-7: reconfigures one key's limit, then records the new configuration with `commit` (its
     /// own, or the rule's) before the key's status and wake-up are worked out under it.
     @inlinable mutating func reconfigure(
-        _ slot: UInt32, to strategy: Strategy, from current: Strategy? = nil, at instant: RateLimitInstant, _ effects: inout RateLimitEffects,
+        _ slot: UInt32, to strategy: Strategy, from current: Strategy? = nil, at instant: RateLimitInstant,
+        _ effects: inout RateLimitEffects,
         commit: (inout RateLimitRegistry, UInt32) -> Void
     ) -> RateLimitResult {
         catchUp(slot, to: instant, &effects)
         var completions: [WaitCompletion] = []
         var result = RateLimitResult.allowed(remaining: 0)
         if var queue = queues.removeValue(forKey: slot) {
-            completions = queue.updateLimiter(at: instant) { result = $0.step(.reconfigure(Limit(strategy)), at: instant) }
+            completions = queue.updateLimiter(at: instant) {
+                result = $0.step(.reconfigure(Limit(strategy)), at: instant)
+            }
             queues[slot] = queue
         } else {
             var limiter = limiter(slot)
-            if let current { limiter = RateLimiter(Limit(current), state: limiter.state) }  // the rule already holds the new one
+            // the rule already holds the new one
+            if let current { limiter = RateLimiter(Limit(current), state: limiter.state) }
             result = limiter.step(.reconfigure(Limit(strategy)), at: instant)
             store(limiter, in: slot)
         }
@@ -321,7 +345,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// Throttles `key` until `until` (REG-4): only critical requests pass before then. A later call
     /// replaces the instant; one at or before now ends the throttle. A disabled key stays disabled.
-    @inlinable public mutating func throttle(_ key: String, until: RateLimitInstant, at now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable public mutating func throttle(_ key: String, until: RateLimitInstant, at now: RateLimitInstant)
+        -> RateLimitEffects
+    {
         transition(key, to: .throttled(until: until), at: now)
     }
 
@@ -336,10 +362,13 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// REG-4: moves `key` towards `target`, reporting the change of state before the status it causes.
-    @inlinable mutating func transition(_ key: String, to target: KeyState, at now: RateLimitInstant) -> RateLimitEffects {
+    @inlinable mutating func transition(_ key: String, to target: KeyState, at now: RateLimitInstant)
+        -> RateLimitEffects
+    {
         var (instant, effects) = begin(at: now)
         guard let slot = slot(for: key, at: instant, &effects) else { return end(effects, now) }
-        inQueue(slot, at: instant, &effects) { $0.advance(to: instant).completions }  // what fell due before now happens first
+        // what fell due before now happens first
+        inQueue(slot, at: instant, &effects) { $0.advance(to: instant).completions }
         let before = keyState(slot, at: instant)
         switch target {
         case .throttled(let until):
@@ -353,7 +382,11 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             setThrottle(slot, 0)
         }
         let after = keyState(slot, at: instant)
-        if case .throttled = after { entries[Int(slot)].throttleReported = true } else { entries[Int(slot)].throttleReported = false }
+        if case .throttled = after {
+            entries[Int(slot)].throttleReported = true
+        } else {
+            entries[Int(slot)].throttleReported = false
+        }
         if before != after { effects.append(.stateChanged(key: key, from: before, to: after, at: instant)) }
         inQueue(slot, at: instant, &effects) { queue in
             if case .disabled = target { return queue.drain(.bypassed) }
@@ -379,7 +412,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         if var queue = queues.removeValue(forKey: slot) {
             for completion in queue.close(at: instant).completions {
                 guard let (_, permits) = waiting.removeValue(forKey: completion.ticket) else { continue }
-                finish(completion.ticket, key: key, slot: slot, permits: permits, outcome: completion.outcome, at: instant, &effects)
+                finish(
+                    completion.ticket, key: key, slot: slot, permits: permits, outcome: completion.outcome, at: instant,
+                    &effects)
             }
         }
         forget(slot)
@@ -395,8 +430,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         guard let slot = slot(of: key) else {
             guard let rule = ruleIndex(for: key) else { return nil }
             let remaining = RateLimiter(rules[rule].strategy, at: instant).remaining(at: instant)
-            return KeyQuota(key: key, state: .accepting, status: Self.status(remaining, threshold: rules[rule].warningThreshold),
-                            remaining: remaining, statistics: KeyStatistics())
+            return KeyQuota(
+                key: key, state: .accepting, status: Self.status(remaining, threshold: rules[rule].warningThreshold),
+                remaining: remaining, statistics: KeyStatistics())
         }
         let limiter = limiter(slot)
         let entry = entries[Int(slot)]
@@ -429,14 +465,17 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
                 outcome = queue.tryAcquire(permits, priority: priority, at: instant).outcome
             } else {
                 var limiter = limiter(slot)
-                outcome = WaitQueue.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
+                outcome = WaitQueue.admitNewcomer(
+                    permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
             }
         } else if let rule = ruleIndex(for: key) {
-            if index.count >= maximumKeys, !heldSlots.contains(where: { isForgettable($0, at: instant, served: false) }) {
+            if index.count >= maximumKeys, !heldSlots.contains(where: { isForgettable($0, at: instant, served: false) })
+            {
                 outcome = .rejected(.tooManyKeys)
             } else {
                 var limiter = RateLimiter(Limit(rules[rule].strategy), at: instant)
-                outcome = WaitQueue.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
+                outcome = WaitQueue.admitNewcomer(
+                    permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
             }
         } else {
             outcome = .rejected(.unknownKey)
@@ -483,7 +522,8 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     ) {
         guard let slot = slot(for: key, at: instant, &effects) else {
             let reason: WaitRejection = ruleIndex(for: key) == nil ? .unknownKey : .tooManyKeys
-            return finish(ticket, key: key, slot: nil, permits: permits, outcome: .rejected(reason), at: instant, &effects)
+            return finish(
+                ticket, key: key, slot: nil, permits: permits, outcome: .rejected(reason), at: instant, &effects)
         }
         if entries[Int(slot)].disabled {
             let outcome: WaitOutcome = permits < 0 ? .rejected(.invalid(.negativePermits(permits))) : .bypassed
@@ -493,7 +533,8 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         guard var queue = queues.removeValue(forKey: slot) else {
             // Nobody waits: WQ-4 on the stored state, without building a queue.
             var limiter = limiter(slot)
-            let outcome = WaitQueue.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
+            let outcome = WaitQueue.admitNewcomer(
+                permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
             store(limiter, in: slot)
             // The rule is read only for a refusal that may wait: the common answer copies nothing more.
             guard outcome.mayWait, mayWait, case .queue = rules[Int(entries[Int(slot)].rule)].overflow else {
@@ -502,7 +543,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             }
             let rule = rules[Int(entries[Int(slot)].rule)]
             queues[slot] = WaitQueue(limiter: limiter, queueLimit: rule.queueLimit, at: instant)
-            return request(key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant, &effects)
+            return request(
+                key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant,
+                &effects)
         }
         var completions: [WaitCompletion]
         var decided: WaitOutcome?
@@ -533,7 +576,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     ) -> (result: RateLimitResult, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         guard let slot = slot(for: key, at: instant, &effects) else {
-            return (.invalid(ruleIndex(for: key) == nil ? Self.unknownKeyError : Self.tooManyKeysError), end(effects, now))
+            return (
+                .invalid(ruleIndex(for: key) == nil ? Self.unknownKeyError : Self.tooManyKeysError), end(effects, now)
+            )
         }
         let result = change(slot, at: instant, &effects) { $0.step(event, at: instant) }
         return (result.shifted(by: latest - now.nanoseconds), end(effects, now))
@@ -554,7 +599,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// The slot of `key`, created at `instant` in its rule's initial state when new; `nil` when
     /// no rule matches or the registry is full of keys that are not idle (REG-8). An existing key
     /// first reports what time did to it (REG-6).
-    @inlinable mutating func slot(for key: String, at instant: RateLimitInstant, _ effects: inout RateLimitEffects) -> UInt32? {
+    @inlinable mutating func slot(for key: String, at instant: RateLimitInstant, _ effects: inout RateLimitEffects)
+        -> UInt32?
+    {
         if let slot = slot(of: key) {
             catchUp(slot, to: instant, &effects)
             return slot
@@ -569,7 +616,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             entries[Int(slot)] = entry
         } else {
             slot = UInt32(entries.count)
-            if entries.count == entries.capacity { entries.reserveCapacity(min(maximumKeys, max(16, entries.count * 2))) }
+            if entries.count == entries.capacity {
+                entries.reserveCapacity(min(maximumKeys, max(16, entries.count * 2)))
+            }
             entries.append(entry)
         }
         index.insert(key, slot: slot) { entries[Int($0)].key }
@@ -663,11 +712,15 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// After a change at `instant`: delivers the key's completions, writes back a queue that
     /// emptied, reports a status change (REG-6) and schedules the key's next wake-up (REG-11).
-    @inlinable mutating func settle(_ slot: UInt32, _ completions: [WaitCompletion], at instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
+    @inlinable mutating func settle(
+        _ slot: UInt32, _ completions: [WaitCompletion], at instant: RateLimitInstant, _ effects: inout RateLimitEffects
+    ) {
         guard let key = key(of: slot) else { return }
         for completion in completions {
             guard let (_, permits) = waiting.removeValue(forKey: completion.ticket) else { continue }
-            finish(completion.ticket, key: key, slot: slot, permits: permits, outcome: completion.outcome, at: instant, &effects)
+            finish(
+                completion.ticket, key: key, slot: slot, permits: permits, outcome: completion.outcome, at: instant,
+                &effects)
         }
         if let queue = queues[slot], queue.waitingCount == 0 {
             queues[slot] = nil
@@ -676,7 +729,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         let status = status(slot, at: instant)
         let reported = entries[Int(slot)].reported
         if status != reported {
-            effects.append(.statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: instant), at: instant))
+            effects.append(
+                .statusChanged(
+                    key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: instant), at: instant))
             entries[Int(slot)].reported = status
         }
         recoveries[slot] = nextRecovery(slot, from: instant)
@@ -685,7 +740,8 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
 
     /// Records an outcome in the statistics and the events, and hands it to the adapter (REG-9, REG-10).
     @inlinable mutating func finish(
-        _ ticket: WaitTicket, key: String, slot: UInt32?, permits: Int64, outcome: WaitOutcome, at instant: RateLimitInstant,
+        _ ticket: WaitTicket, key: String, slot: UInt32?, permits: Int64, outcome: WaitOutcome,
+        at instant: RateLimitInstant,
         _ effects: inout RateLimitEffects
     ) {
         effects.append(WaitCompletion(ticket: ticket, outcome: outcome, at: instant))
@@ -715,7 +771,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             // A key with waiters is served at `instant` next: its status there is settled after
             // serving (a waiter may take the quota that just came back), so only earlier recoveries.
             let served = queues[slot] != nil
-            let recovery = recoveries[slot].flatMap { $0 < instant.nanoseconds || (!served && $0 == instant.nanoseconds) ? $0 : nil }
+            let recovery = recoveries[slot].flatMap {
+                $0 < instant.nanoseconds || (!served && $0 == instant.nanoseconds) ? $0 : nil
+            }
             if let throttleEnd, recovery.map({ throttleEnd <= $0 }) ?? true {
                 let at = RateLimitInstant(validated: throttleEnd)
                 effects.append(.stateChanged(key: key, from: .throttled(until: at), to: .accepting, at: at))
@@ -731,7 +789,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
                 recoveries[slot] = nil  // an exact recovery instant always improves the status
                 return
             }
-            effects.append(.statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: at), at: at))
+            effects.append(
+                .statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: at), at: at)
+            )
             entries[Int(slot)].reported = status
             recoveries[slot] = nextRecovery(slot, from: at)
         }
@@ -759,7 +819,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         if entries[Int(slot)].throttleReported { next = min(next ?? until, until) }
         if let recovery = recoveries[slot] { next = min(next ?? recovery, recovery) }
         // Never before `instant`: everything due by then was served (a queue's cancelled deadlines linger).
-        guard let next = next.map({ max($0, instant.nanoseconds) }), scheduled[slot].map({ next < $0 }) ?? true else { return }
+        guard let next = next.map({ max($0, instant.nanoseconds) }), scheduled[slot].map({ next < $0 }) ?? true else {
+            return
+        }
         scheduled[slot] = next
         wakeUps.insert(deadline: next, slot)
     }
@@ -771,7 +833,8 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         if let queue = queues[slot] { return queue.limiter }
         // Field by field: a copy of the whole entry would retain and release its key.
         let strategy = overrides[slot] ?? rules[Int(entries[Int(slot)].rule)].strategy
-        return RateLimiter(Limit(strategy), state: Limit.State(inner: entries[Int(slot)].state, throttledUntil: throttles[slot] ?? 0))
+        return RateLimiter(
+            Limit(strategy), state: Limit.State(inner: entries[Int(slot)].state, throttledUntil: throttles[slot] ?? 0))
     }
 
     @inlinable mutating func store(_ limiter: RateLimiter<Limit>, in slot: UInt32) {
@@ -810,7 +873,9 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     @inlinable static var tooManyKeysError: RateLimitInputError {
-        RateLimitInputError(field: "key", value: nil, problem: .notSupported, reason: "the registry holds its maximum of keys and none is idle")
+        RateLimitInputError(
+            field: "key", value: nil, problem: .notSupported,
+            reason: "the registry holds its maximum of keys and none is idle")
     }
 }
 
@@ -837,7 +902,8 @@ extension WaitOutcome {
     func shifted(by shift: Int64) -> WaitOutcome {
         switch self {
         case .granted(let answer): .granted(answer.shifted(by: shift))
-        case .rejected(.limited(let wait)): .rejected(.limited(retryAfterNanoseconds: RateLimitResult.grown(wait, by: shift)))
+        case .rejected(.limited(let wait)):
+            .rejected(.limited(retryAfterNanoseconds: RateLimitResult.grown(wait, by: shift)))
         case .rejected, .bypassed, .timedOut, .cancelled, .closed: self
         }
     }
@@ -850,7 +916,8 @@ extension RateLimitResult {
         guard shift > 0 else { return self }
         switch self {
         case .rejected(let wait): return .rejected(retryAfterNanoseconds: Self.grown(wait, by: shift))
-        case .delayed(let wait, let remaining): return .delayed(waitNanoseconds: Self.grown(wait, by: shift), remaining: remaining)
+        case .delayed(let wait, let remaining):
+            return .delayed(waitNanoseconds: Self.grown(wait, by: shift), remaining: remaining)
         case .allowed, .rejectedUntilRelease, .neverAllowed, .invalid: return self
         }
     }

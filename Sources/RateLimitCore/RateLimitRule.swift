@@ -78,7 +78,8 @@ public struct RateLimitRule<Strategy: RateLimitStrategy>: Hashable, Sendable {
     static func checkThreshold(_ threshold: Int64, for strategy: Strategy) throws(RateLimitInputError) {
         try RateLimitInputError.checkNotNegative(threshold, "warningThreshold")
         try RateLimitInputError.checkAtMost(
-            threshold, strategy.maximumPermits - 1, "warningThreshold", "a key is ok only while more than the threshold remains")
+            threshold, strategy.maximumPermits - 1, "warningThreshold",
+            "a key is ok only while more than the threshold remains")
     }
 
     /// The same rule with another strategy (REG-7), checked against the threshold.

@@ -81,7 +81,8 @@ public struct SlidingWindowCounter: RateLimitStrategy {
         case .reconfigure(let replacement):  // SWC-10: both counts kept, windows re-aligned
             state = rolled(state, to: instant)
             return .allowed(
-                remaining: replacement.remaining(state, weighted: replacement.weightedPrevious(state.previous, at: instant)))
+                remaining: replacement.remaining(
+                    state, weighted: replacement.weightedPrevious(state.previous, at: instant)))
         }
     }
 

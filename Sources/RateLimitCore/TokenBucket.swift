@@ -45,7 +45,8 @@ public struct TokenBucket: RateLimitStrategy {
         try RateLimitInputError.checkPositive(periodNanoseconds, "periodNanoseconds")
         let initial = initialTokens ?? capacity
         try RateLimitInputError.checkNotNegative(initial, "initialTokens")
-        try RateLimitInputError.checkAtMost(initial, capacity, "initialTokens", "the bucket holds at most capacity tokens")
+        try RateLimitInputError.checkAtMost(
+            initial, capacity, "initialTokens", "the bucket holds at most capacity tokens")
         try RateLimitInputError.checkContinuousRefillFits(
             capacity: capacity, permits: permitsPerPeriod, periodNanoseconds: periodNanoseconds,
             "refilling an empty bucket must take at most Int64.max nanoseconds")
@@ -91,7 +92,9 @@ public struct TokenBucket: RateLimitStrategy {
     // the switch folds away. Measured as a set (callgrind per operation; each alone moved costs
     // around): lock tryAcquire 487 -> 434, Dispatch 1,421 -> 1,334, the pure step inlined in a loop.
     @inlinable @inline(__always)
-    public func step(_ state: inout State, _ event: RateLimitEvent<TokenBucket>, at now: RateLimitInstant) -> RateLimitResult {
+    public func step(_ state: inout State, _ event: RateLimitEvent<TokenBucket>, at now: RateLimitInstant)
+        -> RateLimitResult
+    {
         // TB-3: an instant before the last recorded one is evaluated at the last one.
         let instant = max(now.nanoseconds, state.lastNanoseconds)
         switch event {
@@ -101,7 +104,8 @@ public struct TokenBucket: RateLimitStrategy {
             let next = refilled(state, to: instant)
             if next.tokens >= permits {  // TB-4
                 if permits > 0 {  // TB-8: an acquire of 0 records nothing
-                    state = State(tokens: next.tokens - permits, fraction: next.fraction, lastNanoseconds: next.lastNanoseconds)
+                    state = State(
+                        tokens: next.tokens - permits, fraction: next.fraction, lastNanoseconds: next.lastNanoseconds)
                 }
                 return .allowed(remaining: next.tokens - permits)
             }

@@ -167,7 +167,9 @@ extension WaitOutcome {
     var mayWait: Bool {
         switch self {
         case .rejected(.limited), .rejected(.untilRelease), .rejected(.waitersAhead): true
-        case .rejected(.queueFull), .rejected(.neverAllowed), .rejected(.invalid), .rejected(.unknownKey), .rejected(.tooManyKeys): false
+        case .rejected(.queueFull), .rejected(.neverAllowed), .rejected(.invalid), .rejected(.unknownKey),
+            .rejected(.tooManyKeys):
+            false
         case .granted, .bypassed, .timedOut, .cancelled, .closed: false
         }
     }

@@ -68,7 +68,8 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// A request that may wait (WQ-4). The effects hold this ticket's outcome when it was decided
     /// at once, and the outcomes of other waiters served at `now`.
     public mutating func acquire(
-        _ permits: Int64, priority: RateLimitPriority = .normal, deadline: RateLimitInstant? = nil, at now: RateLimitInstant
+        _ permits: Int64, priority: RateLimitPriority = .normal, deadline: RateLimitInstant? = nil,
+        at now: RateLimitInstant
     ) -> (ticket: WaitTicket, effects: RateLimitEffects) {
         let ticket = issue()
         return (ticket, acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: now))
@@ -78,7 +79,8 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// tickets unique across its keys).
     @usableFromInline
     mutating func acquire(
-        _ permits: Int64, priority: RateLimitPriority, deadline: RateLimitInstant?, ticket: WaitTicket, at now: RateLimitInstant
+        _ permits: Int64, priority: RateLimitPriority, deadline: RateLimitInstant?, ticket: WaitTicket,
+        at now: RateLimitInstant
     ) -> RateLimitEffects {
         var completions: [WaitCompletion] = []
         let outcome: WaitOutcome
@@ -114,7 +116,10 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         // Nobody to catch up with or to serve: the strategy alone decides, and no array is made.
         // Inlined into the adapters, so it is specialized for the strategy.
         servedUpTo = max(servedUpTo, now.nanoseconds)
-        return (Self.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &storedLimiter, at: now), RateLimitEffects())
+        return (
+            Self.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &storedLimiter, at: now),
+            RateLimitEffects()
+        )
     }
 
     /// ``tryAcquire(_:priority:at:)`` with requests waiting: serves them first.
@@ -130,7 +135,9 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// The outcome ``tryAcquire(_:priority:at:)`` would give at `now`, without taking anything or
     /// changing the queue: whether `permits` are available now and, when the strategy refuses, the
     /// exact wait until they are (WQ-4).
-    public func availability(of permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant) -> WaitOutcome {
+    public func availability(of permits: Int64, priority: RateLimitPriority = .normal, at now: RateLimitInstant)
+        -> WaitOutcome
+    {
         var copy = self  // the queue's storage is copied only when waiters are served in the copy
         return copy.tryAcquire(permits, priority: priority, at: now).outcome
     }
@@ -143,15 +150,19 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// WQ-4 steps 1–4 behind the waiters now in the queue.
-    private mutating func admitNewcomer(_ permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant) -> WaitOutcome {
-        Self.admitNewcomer(permits, priority: priority, waitersAhead: hasWaiters(atLeast: priority), to: &storedLimiter, at: now)
+    private mutating func admitNewcomer(_ permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant)
+        -> WaitOutcome
+    {
+        Self.admitNewcomer(
+            permits, priority: priority, waitersAhead: hasWaiters(atLeast: priority), to: &storedLimiter, at: now)
     }
 
     /// WQ-4 steps 1–4 for `limiter`: the outcome decided now. A refusal that lets the request wait
     /// (``WaitOutcome/mayWait``) is `limited`, `untilRelease` or `waitersAhead`.
     @inlinable
     static func admitNewcomer(
-        _ permits: Int64, priority: RateLimitPriority, waitersAhead: Bool, to limiter: inout RateLimiter<Strategy>, at now: RateLimitInstant
+        _ permits: Int64, priority: RateLimitPriority, waitersAhead: Bool, to limiter: inout RateLimiter<Strategy>,
+        at now: RateLimitInstant
     ) -> WaitOutcome {
         if permits < 0 { return .rejected(.invalid(.negativePermits(permits))) }
         if permits > limiter.strategy.maximumPermits { return .rejected(.neverAllowed) }
@@ -186,7 +197,9 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     // MARK: Other events (WQ-8)
 
     /// Gives back permits (concurrency limiter), then serves the queue.
-    public mutating func release(_ permits: Int64, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+    public mutating func release(_ permits: Int64, at now: RateLimitInstant) -> (
+        result: RateLimitResult, effects: RateLimitEffects
+    ) {
         step(.release(permits), at: now)
     }
 
@@ -196,12 +209,16 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Replaces the configuration; waiters stay and are served under the new one.
-    public mutating func reconfigure(_ strategy: Strategy, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+    public mutating func reconfigure(_ strategy: Strategy, at now: RateLimitInstant) -> (
+        result: RateLimitResult, effects: RateLimitEffects
+    ) {
         step(.reconfigure(strategy), at: now)
     }
 
     /// WQ-8: what was due before `now` first, then the event, then the queue served at `now`.
-    private mutating func step(_ event: RateLimitEvent<Strategy>, at now: RateLimitInstant) -> (result: RateLimitResult, effects: RateLimitEffects) {
+    private mutating func step(_ event: RateLimitEvent<Strategy>, at now: RateLimitInstant) -> (
+        result: RateLimitResult, effects: RateLimitEffects
+    ) {
         let completions = catchUp(before: now)
         let result = storedLimiter.step(event, at: now)
         return (result, RateLimitEffects(completions: completions + serve(at: now)))
@@ -229,7 +246,9 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// Applies `change` to the limiter (a registry's key event or throttle, REG-4), then serves the
     /// queue at `now` (not at all when `now` is `nil`).
     @usableFromInline
-    mutating func updateLimiter(at now: RateLimitInstant?, _ change: (inout RateLimiter<Strategy>) -> Void) -> [WaitCompletion] {
+    mutating func updateLimiter(at now: RateLimitInstant?, _ change: (inout RateLimiter<Strategy>) -> Void)
+        -> [WaitCompletion]
+    {
         guard let now else {
             change(&storedLimiter)
             return []
@@ -274,10 +293,12 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     private mutating func catchUp(before now: RateLimitInstant) -> [WaitCompletion] {
         var completions: [WaitCompletion] = []
         while servedUpTo < now.nanoseconds, let wake = nextWakeUp(at: RateLimitInstant(validated: servedUpTo)),
-              wake.nanoseconds < now.nanoseconds {
+            wake.nanoseconds < now.nanoseconds
+        {
             let before = (servedUpTo, waiters.count, deadlines.count)
             completions += serve(at: RateLimitInstant(validated: max(wake.nanoseconds, servedUpTo)))
-            if (servedUpTo, waiters.count, deadlines.count) == before { break }  // nothing moved: serving at `now` will do
+            // nothing moved: serving at `now` will do
+            if (servedUpTo, waiters.count, deadlines.count) == before { break }
         }
         return completions
     }
@@ -311,7 +332,8 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         while let first = deadlines.first, first.deadline < instant || (inclusive && first.deadline == instant) {
             deadlines.removeFirst()
             if remove(first.payload) != nil {
-                completions.append(WaitCompletion(ticket: first.payload, outcome: .timedOut, at: RateLimitInstant(validated: instant)))
+                completions.append(
+                    WaitCompletion(ticket: first.payload, outcome: .timedOut, at: RateLimitInstant(validated: instant)))
             }
         }
         return completions

@@ -67,7 +67,9 @@ struct Wide: Hashable, Comparable, Sendable {
     }
 
     /// Quotient and remainder of `self / divisor` (`divisor > 0`); the quotient is full width.
-    @inlinable @inline(__always) func quotientAndRemainder(dividingBy divisor: UInt64) -> (quotient: Wide, remainder: UInt64) {
+    @inlinable @inline(__always) func quotientAndRemainder(dividingBy divisor: UInt64) -> (
+        quotient: Wide, remainder: UInt64
+    ) {
         // The common case, one 64-bit division.
         if high == 0 { return (Wide(low / divisor), low % divisor) }
         let quotientHigh = high / divisor

@@ -7,7 +7,8 @@ import RateLimitShell
 
 /// Limiters by key (per endpoint, per user), configured by rules, on a serial dispatch queue with
 /// completion handlers: requests, key states, quota, statistics and events (Spec/Registry.md).
-public final class DispatchRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>: Sendable where C.Duration == Duration {
+public final class DispatchRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>: Sendable
+where C.Duration == Duration {
     @usableFromInline let shell: DispatchShell<RateLimitRegistry<Strategy>, C>
 
     /// A registry of `rules` holding at most `maximumKeys` keys, on `clock`; completion and event
@@ -18,7 +19,8 @@ public final class DispatchRateLimitRegistry<Strategy: RateLimitStrategy, C: Clo
         rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, clock: C, callbackQueue: DispatchQueue = .global()
     ) throws(RateLimitRegistryError) {
         shell = DispatchShell(
-            machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), label: "RateLimitDispatch.registry",
+            machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin),
+            label: "RateLimitDispatch.registry",
             clock: clock, callbackQueue: callbackQueue)
     }
 
@@ -61,7 +63,9 @@ public final class DispatchRateLimitRegistry<Strategy: RateLimitStrategy, C: Clo
 
     /// Gives `key` a configuration of its own (REG-7).
     @discardableResult
-    public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult { shell.reconfigure(key, to: strategy) }
+    public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult {
+        shell.reconfigure(key, to: strategy)
+    }
 
     /// Replaces a rule's configuration for every key it governs (REG-7).
     ///

@@ -1,8 +1,8 @@
 // One rate limiter on a serial dispatch queue (Spec/WaitQueue.md): the wait queue of one strategy,
 // executed by the shell of `DispatchShell.swift`.
 
-@_exported import RateLimitCore
 import Dispatch
+@_exported import RateLimitCore
 import RateLimitShell
 
 /// A rate limiter of any strategy on a serial dispatch queue, for code built on completion
@@ -17,9 +17,12 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: S
     /// completion handlers run on `callbackQueue`.
     ///
     /// - Throws: ``RateLimitInputError`` when `queueLimit` is negative.
-    public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C, callbackQueue: DispatchQueue = .global()) throws(RateLimitInputError) {
+    public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C, callbackQueue: DispatchQueue = .global())
+        throws(RateLimitInputError)
+    {
         shell = DispatchShell(
-            machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), label: "RateLimitDispatch.\(Strategy.identifier)",
+            machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin),
+            label: "RateLimitDispatch.\(Strategy.identifier)",
             clock: clock, callbackQueue: callbackQueue)
     }
 
@@ -44,7 +47,8 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: S
     ) {
         let timeline = shell.timeline
         shell.submit(permits: permits, completion: completion) { queue, now in
-            queue.acquire(permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
+            queue.acquire(
+                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
         }
     }
 
@@ -80,7 +84,9 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: S
 
 extension DispatchRateLimiter where C == ContinuousClock {
     /// A limiter of `strategy` on the continuous clock.
-    public convenience init(_ strategy: Strategy, queueLimit: Int64 = 0, callbackQueue: DispatchQueue = .global()) throws(RateLimitInputError) {
+    public convenience init(_ strategy: Strategy, queueLimit: Int64 = 0, callbackQueue: DispatchQueue = .global())
+        throws(RateLimitInputError)
+    {
         try self.init(strategy, queueLimit: queueLimit, clock: ContinuousClock(), callbackQueue: callbackQueue)
     }
 }

@@ -22,7 +22,8 @@ import RateLimitShell
 // `queue` (the usableFromInline `machine`, `timerTarget`, `isClosed` included: inlined code
 // touches them only inside `run`'s and `runIfOpen`'s blocks); `deinit` runs when no other
 // reference is left. Blocks on a serial queue never overlap, so the access is exclusive.
-@usableFromInline package final class DispatchShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
+@usableFromInline
+package final class DispatchShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
     @usableFromInline let queue: DispatchQueue
     private let callbackQueue: DispatchQueue
@@ -62,7 +63,9 @@ where C.Duration == Duration {
     deinit {
         timer.cancel()
         sleeper?.cancel()
-        for completion in machine.close(at: timeline.now()).completions { handlers[completion.ticket]?(completion.outcome, .origin) }
+        for completion in machine.close(at: timeline.now()).completions {
+            handlers[completion.ticket]?(completion.outcome, .origin)
+        }
         subscribers.finishAll()
     }
 
@@ -91,7 +94,8 @@ where C.Duration == Duration {
         queue.async { self.subscribers.remove(id) }
     }
 
-    package func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?) where Machine == RateLimitRegistry<Strategy> {
+    package func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?)
+    where Machine == RateLimitRegistry<Strategy> {
         queue.sync { eventHandler = handler }
     }
 
@@ -110,7 +114,9 @@ where C.Duration == Duration {
     /// ``run(_:)`` unless the limiter is closed (then `closed`, with no Optional to destroy on the
     /// hot path).
     @inlinable
-    package func runIfOpen<T>(otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
+    package func runIfOpen<T>(
+        otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)
+    ) -> T {
         withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
             queue.sync {
                 if isClosed { slot.initializeElement(at: 0, to: closed) } else { perform(operation, into: slot) }
@@ -128,7 +134,8 @@ where C.Duration == Duration {
     /// through `Optional`'s value witnesses (callgrind: about 186 instructions per call).
     @inlinable
     func perform<T>(
-        _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects), into slot: UnsafeMutableBufferPointer<T>
+        _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects),
+        into slot: UnsafeMutableBufferPointer<T>
     ) {
         let now = timeline.now()
         let (result, effects) = operation(&machine, now)
@@ -223,7 +230,9 @@ where C.Duration == Duration {
 
     /// Runs `action` on the callback queue at the scheduled start, `wait` nanoseconds after the
     /// grant instant; the request counts in `scheduledCount` until then (on `queue`).
-    private func scheduleStart(afterNanoseconds wait: Int64, from granted: RateLimitInstant, _ action: @escaping @Sendable () -> Void) {
+    private func scheduleStart(
+        afterNanoseconds wait: Int64, from granted: RateLimitInstant, _ action: @escaping @Sendable () -> Void
+    ) {
         scheduledStarts += 1
         let callbacks = callbackQueue  // a limiter released meanwhile still runs `action` there
         let started: @Sendable () -> Void = { [weak self] in
@@ -251,7 +260,9 @@ extension DispatchShell {
     /// Runs `action` once `clock` reads `start` or later. Dispatch time and the clock may tick at
     /// slightly different rates (NTP slewing), so a timer that fires early is re-armed for the
     /// rest: a scheduled start never runs before its instant (WQ-12).
-    private static func run(_ action: @escaping @Sendable () -> Void, at start: C.Instant, clock: C, on queue: DispatchQueue) {
+    private static func run(
+        _ action: @escaping @Sendable () -> Void, at start: C.Instant, clock: C, on queue: DispatchQueue
+    ) {
         let remaining = clock.now.duration(to: start)
         guard remaining > .zero else { return action() }
         queue.asyncAfter(deadline: dispatchTime(afterNanoseconds: nanosecondsRoundedUp(remaining))) {
@@ -277,4 +288,3 @@ private func dispatchTime(afterNanoseconds nanoseconds: Int64) -> DispatchTime {
     guard let seconds = Int(exactly: nanoseconds / perSecond) else { return .distantFuture }
     return .now() + .seconds(seconds) + .nanoseconds(Int(nanoseconds % perSecond))
 }
-

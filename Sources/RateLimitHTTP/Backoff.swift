@@ -30,7 +30,9 @@ public struct Backoff: Hashable, Sendable {
     ///
     /// - Throws: `RateLimitHTTPError` naming `maximumRetries` (negative), `base` (not positive),
     ///   `cap` (below `base`) or `budget` (negative), or a duration finer than a nanosecond.
-    public init(maximumRetries: Int, base: Duration, cap: Duration, jitter: Jitter = .full, budget: Duration? = nil) throws(RateLimitHTTPError) {
+    public init(maximumRetries: Int, base: Duration, cap: Duration, jitter: Jitter = .full, budget: Duration? = nil)
+        throws(RateLimitHTTPError)
+    {
         guard maximumRetries >= 0 else { throw .invalid(field: "maximumRetries", reason: "must not be negative") }
         let baseNanoseconds = try nanoseconds(base, "base")
         let capNanoseconds = try nanoseconds(cap, "cap")
@@ -43,19 +45,22 @@ public struct Backoff: Hashable, Sendable {
         if let budget { budgetNanoseconds = try nanoseconds(budget, "budget") } else { budgetNanoseconds = nil }
     }
 
+    // The `try!`s below cannot fail: their arguments are constants the initializer accepts.
+
     /// 3 retries, 1 s base, 30 s cap, full jitter.
-    public static let `default` = try! Backoff(maximumRetries: 3, base: .seconds(1), cap: .seconds(30))  // constant, valid
+    public static let `default` = try! Backoff(maximumRetries: 3, base: .seconds(1), cap: .seconds(30))
     /// 5 retries, 0.5 s base, 60 s cap, full jitter.
-    public static let aggressive = try! Backoff(maximumRetries: 5, base: .milliseconds(500), cap: .seconds(60))  // constant, valid
+    public static let aggressive = try! Backoff(maximumRetries: 5, base: .milliseconds(500), cap: .seconds(60))
     /// 2 retries, 2 s base, 15 s cap, full jitter.
-    public static let conservative = try! Backoff(maximumRetries: 2, base: .seconds(2), cap: .seconds(15))  // constant, valid
+    public static let conservative = try! Backoff(maximumRetries: 2, base: .seconds(2), cap: .seconds(15))
 
     /// The wait before retry number `retry` (0 for the first retry; a negative one counts as 0),
     /// in nanoseconds, within `0 ... cap`; `previous` is the wait before the previous retry
     /// (decorrelated jitter grows from it, taken within `base ... cap`; `nil` for the first).
     public func delay(retry: Int, previous: Int64?, using random: inout some RandomNumberGenerator) -> Int64 {
         let retry = max(0, retry)
-        let exponential = retry >= 63 || baseNanoseconds > capNanoseconds >> retry ? capNanoseconds : baseNanoseconds << retry
+        let exponential =
+            retry >= 63 || baseNanoseconds > capNanoseconds >> retry ? capNanoseconds : baseNanoseconds << retry
         switch jitter {
         case .none:
             return exponential
@@ -88,7 +93,9 @@ func uniform(through bound: UInt64, using random: inout some RandomNumberGenerat
 /// A duration in whole nanoseconds, or the error naming `field`.
 func nanoseconds(_ duration: Duration, _ field: String) throws(RateLimitHTTPError) -> Int64 {
     guard duration >= .zero else { throw .invalid(field: field, reason: "must not be negative") }
-    guard duration <= .nanoseconds(Int64.max) else { throw .invalid(field: field, reason: "must be at most Int64.max nanoseconds") }
+    guard duration <= .nanoseconds(Int64.max) else {
+        throw .invalid(field: field, reason: "must be at most Int64.max nanoseconds")
+    }
     let (seconds, attoseconds) = duration.components
     guard attoseconds % 1_000_000_000 == 0 else { throw .invalid(field: field, reason: "must be whole nanoseconds") }
     return seconds * 1_000_000_000 + attoseconds / 1_000_000_000

@@ -20,14 +20,16 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// years: a date before year 0 or after year 9999 is written as the nearest of
     /// ``earliestWritable`` and ``latestWritable`` (HTTP-2).
     public var description: String {
-        let clamped = min(max(secondsSinceEpoch, Self.earliestWritable.secondsSinceEpoch), Self.latestWritable.secondsSinceEpoch)
+        let clamped = min(
+            max(secondsSinceEpoch, Self.earliestWritable.secondsSinceEpoch), Self.latestWritable.secondsSinceEpoch)
         let days = floorDivide(clamped, 86_400)
         let seconds = floorModulo(clamped, 86_400)
         let (year, month, day) = Self.civil(fromDays: days)
         let weekday = Self.dayNames[Int(floorModulo(days, 7))]
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let yearText = String(repeating: "0", count: max(0, 4 - String(year).count)) + String(year)
-        return "\(weekday), \(two(day)) \(Self.monthNames[Int(month) - 1]) \(yearText) \(two(seconds / 3_600)):\(two(seconds / 60 % 60)):\(two(seconds % 60)) GMT"
+        return
+            "\(weekday), \(two(day)) \(Self.monthNames[Int(month) - 1]) \(yearText) \(two(seconds / 3_600)):\(two(seconds / 60 % 60)):\(two(seconds % 60)) GMT"
     }
 
     /// Parses an IMF-fixdate, an RFC 850 date or an asctime date (HTTP-2); `nil` when the value
@@ -36,7 +38,8 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// 0000–9999 counting as the nearest end of them.
     public init?(_ value: some StringProtocol, reference: HTTPDate) {
         let bytes = Array(value.utf8)
-        guard let parsed = Self.imfFixdate(bytes) ?? Self.rfc850(bytes, reference: reference) ?? Self.asctime(bytes) else { return nil }
+        guard let parsed = Self.imfFixdate(bytes) ?? Self.rfc850(bytes, reference: reference) ?? Self.asctime(bytes)
+        else { return nil }
         self = parsed
     }
 
@@ -53,23 +56,29 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`
     private static func imfFixdate(_ b: [UInt8]) -> HTTPDate? {
-        guard b.count == 29, shortDay(b[0..<3]), b[3] == UInt8(ascii: ","), b[4] == 32, b[7] == 32, b[11] == 32, b[16] == 32,
-              b[25] == 32, b[26...].elementsEqual(gmt),
-              let day = digits(b[5..<7]), let month = month(b[8..<11]), let year = digits(b[12..<16]),
-              let time = timeOfDay(b[17..<25]) else { return nil }
+        guard b.count == 29, shortDay(b[0..<3]), b[3] == UInt8(ascii: ","), b[4] == 32, b[7] == 32, b[11] == 32,
+            b[16] == 32,
+            b[25] == 32, b[26...].elementsEqual(gmt),
+            let day = digits(b[5..<7]), let month = month(b[8..<11]), let year = digits(b[12..<16]),
+            let time = timeOfDay(b[17..<25])
+        else { return nil }
         return make(year: year, month: month, day: day, time: time)
     }
 
     /// `Sunday, 06-Nov-94 08:49:37 GMT`
     private static func rfc850(_ b: [UInt8], reference: HTTPDate) -> HTTPDate? {
-        guard let comma = b.firstIndex(of: UInt8(ascii: ",")), comma <= 9, longDayNameBytes.contains(where: { $0.elementsEqual(b[..<comma]) }) else {
+        guard let comma = b.firstIndex(of: UInt8(ascii: ",")), comma <= 9,
+            longDayNameBytes.contains(where: { $0.elementsEqual(b[..<comma]) })
+        else {
             return nil
         }
         let rest = Array(b[(comma + 1)...])
-        guard rest.count == 23, rest[0] == 32, rest[3] == UInt8(ascii: "-"), rest[7] == UInt8(ascii: "-"), rest[10] == 32, rest[19] == 32,
-              rest[20...].elementsEqual(gmt),
-              let day = digits(rest[1..<3]), let month = month(rest[4..<7]), let twoDigits = digits(rest[8..<10]),
-              let time = timeOfDay(rest[11..<19]) else { return nil }
+        guard rest.count == 23, rest[0] == 32, rest[3] == UInt8(ascii: "-"), rest[7] == UInt8(ascii: "-"),
+            rest[10] == 32, rest[19] == 32,
+            rest[20...].elementsEqual(gmt),
+            let day = digits(rest[1..<3]), let month = month(rest[4..<7]), let twoDigits = digits(rest[8..<10]),
+            let time = timeOfDay(rest[11..<19])
+        else { return nil }
         // The most recent year with these last two digits that is not more than 50 years ahead
         // of the reference year (taken within 0000–9999, so the result is always representable).
         let referenceYear = min(max(civil(fromDays: floorDivide(reference.secondsSinceEpoch, 86_400)).year, 0), 9_999)
@@ -82,7 +91,8 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// `Sun Nov  6 08:49:37 1994`
     private static func asctime(_ b: [UInt8]) -> HTTPDate? {
         guard b.count == 24, shortDay(b[0..<3]), b[3] == 32, b[7] == 32, b[10] == 32, b[19] == 32,
-              let month = month(b[4..<7]), let time = timeOfDay(b[11..<19]), let year = digits(b[20..<24]) else { return nil }
+            let month = month(b[4..<7]), let time = timeOfDay(b[11..<19]), let year = digits(b[20..<24])
+        else { return nil }
         let day: Int64?
         if b[8] == 32 { day = digits(b[9..<10]) } else { day = digits(b[8..<10]) }
         guard let day else { return nil }
@@ -112,8 +122,9 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
     private static func timeOfDay(_ b: ArraySlice<UInt8>) -> Int64? {
         let b = Array(b)
         guard b.count == 8, b[2] == UInt8(ascii: ":"), b[5] == UInt8(ascii: ":"),
-              let hour = digits(b[0..<2]), let minute = digits(b[3..<5]), let second = digits(b[6..<8]),
-              hour < 24, minute < 60, second <= 60 else { return nil }
+            let hour = digits(b[0..<2]), let minute = digits(b[3..<5]), let second = digits(b[6..<8]),
+            hour < 24, minute < 60, second <= 60
+        else { return nil }
         return hour * 3_600 + minute * 60 + second
     }
 

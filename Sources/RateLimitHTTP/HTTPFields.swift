@@ -35,7 +35,8 @@ public struct HTTPFields: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     }
 
     public static func == (lhs: HTTPFields, rhs: HTTPFields) -> Bool {
-        lhs.pairs.count == rhs.pairs.count && zip(lhs.pairs, rhs.pairs).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+        lhs.pairs.count == rhs.pairs.count
+            && zip(lhs.pairs, rhs.pairs).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
     public func hash(into hasher: inout Hasher) {

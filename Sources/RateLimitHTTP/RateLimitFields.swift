@@ -52,7 +52,9 @@ extension QuotaPolicy {
         for member in members {
             guard case .item(let item) = member else { return .failure("an inner list") }
             guard case .string(let name) = item.value else { return .failure("a policy name that is not a string") }
-            guard case .integer(let quota)? = item["q"], quota >= 0 else { return .failure("no non-negative integer q") }
+            guard case .integer(let quota)? = item["q"], quota >= 0 else {
+                return .failure("no non-negative integer q")
+            }
             var unit = "requests"
             if let given = item["qu"] {
                 guard case .string(let text) = given else { return .failure("a qu that is not a string") }
@@ -60,7 +62,9 @@ extension QuotaPolicy {
             }
             var window: Int64?
             if let given = item["w"] {
-                guard case .integer(let seconds) = given, seconds >= 1 else { return .failure("a w that is not a positive integer") }
+                guard case .integer(let seconds) = given, seconds >= 1 else {
+                    return .failure("a w that is not a positive integer")
+                }
                 window = seconds
             }
             var partition: String?
@@ -68,7 +72,8 @@ extension QuotaPolicy {
                 guard case .byteSequence(let key) = given else { return .failure("a pk that is not a byte sequence") }
                 partition = key
             }
-            policies.append(QuotaPolicy(name: name, quota: quota, unit: unit, windowSeconds: window, partitionKey: partition))
+            policies.append(
+                QuotaPolicy(name: name, quota: quota, unit: unit, windowSeconds: window, partitionKey: partition))
         }
         return .success(policies)
     }
@@ -86,10 +91,14 @@ extension ServiceLimit {
             case .string(let text), .token(let text): name = text
             default: return .failure("a policy name that is not a string")
             }
-            guard case .integer(let remaining)? = item["r"], remaining >= 0 else { return .failure("no non-negative integer r") }
+            guard case .integer(let remaining)? = item["r"], remaining >= 0 else {
+                return .failure("no non-negative integer r")
+            }
             var reset: Int64?
             if let given = item["t"] {
-                guard case .integer(let seconds) = given, seconds >= 0 else { return .failure("a t that is not a non-negative integer") }
+                guard case .integer(let seconds) = given, seconds >= 0 else {
+                    return .failure("a t that is not a non-negative integer")
+                }
                 reset = seconds
             }
             var partition: String?

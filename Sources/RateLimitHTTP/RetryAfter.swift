@@ -27,7 +27,8 @@ public enum RetryAfter: Hashable, Sendable {
         switch self {
         case .delay(let seconds): return max(0, saturatingNanoseconds(seconds: seconds))
         case .date(let date):
-            let (seconds, overflow) = date.secondsSinceEpoch.subtractingReportingOverflow(responseDate.secondsSinceEpoch)
+            let (seconds, overflow) = date.secondsSinceEpoch.subtractingReportingOverflow(
+                responseDate.secondsSinceEpoch)
             if overflow { return date.secondsSinceEpoch > responseDate.secondsSinceEpoch ? .max : 0 }
             return max(0, saturatingNanoseconds(seconds: seconds))
         }
@@ -37,7 +38,8 @@ public enum RetryAfter: Hashable, Sendable {
 /// The bytes of `value` without leading and trailing spaces and tabs (HTTP's OWS).
 func trimmingWhitespace(_ value: some StringProtocol) -> ArraySlice<UInt8> {
     let bytes = Array(value.utf8)
-    var start = 0, end = bytes.count
+    var start = 0
+    var end = bytes.count
     while start < end, bytes[start] == 32 || bytes[start] == 9 { start += 1 }
     while end > start, bytes[end - 1] == 32 || bytes[end - 1] == 9 { end -= 1 }
     return bytes[start..<end]

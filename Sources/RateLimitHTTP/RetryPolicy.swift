@@ -42,7 +42,8 @@ public struct RetryPolicy: Hashable, Sendable {
     /// response asked for (HTTP-6), `previousDelay` the last backoff wait (decorrelated jitter).
     /// Negative counts, times and waits count as 0; a retry waits `0 ... maximumWait`.
     public func decide(
-        _ outcome: AttemptOutcome, retries: Int, elapsedNanoseconds: Int64, serverWaitNanoseconds: Int64?, previousDelay: Int64?,
+        _ outcome: AttemptOutcome, retries: Int, elapsedNanoseconds: Int64, serverWaitNanoseconds: Int64?,
+        previousDelay: Int64?,
         using random: inout some RandomNumberGenerator
     ) -> RetryDecision {
         let (retries, elapsedNanoseconds) = (max(0, retries), max(0, elapsedNanoseconds))
@@ -54,7 +55,8 @@ public struct RetryPolicy: Hashable, Sendable {
         case .response(let status) where status == 429 || status == 503:
             wait = serverWaitNanoseconds ?? backoff.delay(retry: retries, previous: previousDelay, using: &random)
         case .response(let status) where status >= 500:
-            wait = max(serverWaitNanoseconds ?? 0, backoff.delay(retry: retries, previous: previousDelay, using: &random))
+            wait = max(
+                serverWaitNanoseconds ?? 0, backoff.delay(retry: retries, previous: previousDelay, using: &random))
         case .response:
             return .deliver  // other 4xx: the request itself is wrong
         case .networkFailure:

@@ -35,7 +35,9 @@ public struct ServerFeedback: Hashable, Sendable {
             let values = fields.values(name)
             guard let first = values.first else { return nil }
             guard values.allSatisfy({ $0 == first }) else {
-                diagnostics.append(FieldDiagnostic(field: name, value: values.joined(separator: ", "), problem: "repeated with different values"))
+                diagnostics.append(
+                    FieldDiagnostic(
+                        field: name, value: values.joined(separator: ", "), problem: "repeated with different values"))
                 return nil
             }
             return first
@@ -44,7 +46,9 @@ public struct ServerFeedback: Hashable, Sendable {
         var date: HTTPDate?
         if let value = single("Date") {
             date = HTTPDate(String(decoding: trimmingWhitespace(value), as: UTF8.self), reference: receivedAt)
-            if date == nil { diagnostics.append(FieldDiagnostic(field: "Date", value: value, problem: "not an HTTP-date")) }
+            if date == nil {
+                diagnostics.append(FieldDiagnostic(field: "Date", value: value, problem: "not an HTTP-date"))
+            }
         }
         self.date = date
         var reference = receivedAt
@@ -53,8 +57,11 @@ public struct ServerFeedback: Hashable, Sendable {
             if !overflow, skew.magnitude <= UInt64(Self.trustedClockSkewSeconds) {
                 reference = date
             } else {
-                diagnostics.append(FieldDiagnostic(
-                    field: "Date", value: value, problem: "more than \(Self.trustedClockSkewSeconds) s from the local clock: taken as clock skew"))
+                diagnostics.append(
+                    FieldDiagnostic(
+                        field: "Date", value: value,
+                        problem: "more than \(Self.trustedClockSkewSeconds) s from the local clock: taken as clock skew"
+                    ))
             }
         }
         self.reference = reference
@@ -62,7 +69,11 @@ public struct ServerFeedback: Hashable, Sendable {
         var retryAfter: RetryAfter?
         if let value = single("Retry-After") {
             retryAfter = RetryAfter(value, reference: reference)
-            if retryAfter == nil { diagnostics.append(FieldDiagnostic(field: "Retry-After", value: value, problem: "neither delay-seconds nor an HTTP-date")) }
+            if retryAfter == nil {
+                diagnostics.append(
+                    FieldDiagnostic(
+                        field: "Retry-After", value: value, problem: "neither delay-seconds nor an HTTP-date"))
+            }
         }
         self.retryAfter = retryAfter
 
@@ -71,7 +82,9 @@ public struct ServerFeedback: Hashable, Sendable {
         func structured<T>(_ name: String, _ parse: (String) -> Result<[T], FieldProblem>) -> [T] {
             guard let value = fields.combined(name) else { return [] }
             if cached {
-                diagnostics.append(FieldDiagnostic(field: name, value: value, problem: "ignored on a response served from a cache (Age)"))
+                diagnostics.append(
+                    FieldDiagnostic(
+                        field: name, value: value, problem: "ignored on a response served from a cache (Age)"))
                 return []
             }
             switch parse(value) {
@@ -89,7 +102,9 @@ public struct ServerFeedback: Hashable, Sendable {
             guard let value = single(name) else { return nil }
             let digits = trimmingWhitespace(value)
             guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
-                diagnostics.append(FieldDiagnostic(field: name, value: value, problem: "not a non-negative integer of at most 18 digits"))
+                diagnostics.append(
+                    FieldDiagnostic(
+                        field: name, value: value, problem: "not a non-negative integer of at most 18 digits"))
                 return nil
             }
             return saturatingDecimal(digits)
@@ -103,7 +118,9 @@ public struct ServerFeedback: Hashable, Sendable {
             if !text.isEmpty, text.count <= 64, text.allSatisfy({ $0 > 32 && $0 < 127 }) {
                 github.resource = String(decoding: text, as: UTF8.self)
             } else {
-                diagnostics.append(FieldDiagnostic(field: "X-RateLimit-Resource", value: value, problem: "not a short printable token"))
+                diagnostics.append(
+                    FieldDiagnostic(field: "X-RateLimit-Resource", value: value, problem: "not a short printable token")
+                )
             }
         }
         self.github = github
@@ -119,7 +136,9 @@ public struct ServerFeedback: Hashable, Sendable {
         if let retryAfter { return retryAfter.nanoseconds(after: reference) }
         let exhausted = limits.filter { $0.remaining == 0 }.compactMap(\.resetSeconds)
         if let longest = exhausted.max() { return saturatingNanoseconds(seconds: longest) }
-        if github.remaining == 0, let reset = github.reset { return RetryAfter.date(reset).nanoseconds(after: reference) }
+        if github.remaining == 0, let reset = github.reset {
+            return RetryAfter.date(reset).nanoseconds(after: reference)
+        }
         return nil
     }
 
@@ -127,7 +146,9 @@ public struct ServerFeedback: Hashable, Sendable {
     /// (HTTP-6): the `RateLimit` member with the least `r` that has a `t`, else GitHub's
     /// remaining and reset.
     public var remainingQuota: (remaining: Int64, resetNanoseconds: Int64)? {
-        if let tightest = limits.filter({ $0.resetSeconds != nil }).min(by: { $0.remaining < $1.remaining }), let reset = tightest.resetSeconds {
+        if let tightest = limits.filter({ $0.resetSeconds != nil }).min(by: { $0.remaining < $1.remaining }),
+            let reset = tightest.resetSeconds
+        {
             return (tightest.remaining, saturatingNanoseconds(seconds: reset))
         }
         if let remaining = github.remaining, let reset = github.reset {

@@ -37,14 +37,19 @@ public struct ServerQuota: Hashable, Sendable {
     /// - Throws: `RateLimitHTTPError` naming `defaultWait` (not positive), `maximumWait` (below it)
     ///   or `longestWait` (below `maximumWait`), or a duration finer than a nanosecond.
     public init(
-        defaultWait: Duration = .seconds(1), maximumWait: Duration = .seconds(60), longestWait: Duration = .seconds(3_600)
+        defaultWait: Duration = .seconds(1), maximumWait: Duration = .seconds(60),
+        longestWait: Duration = .seconds(3_600)
     ) throws(RateLimitHTTPError) {
         defaultWaitNanoseconds = try nanoseconds(defaultWait, "defaultWait")
         maximumWaitNanoseconds = try nanoseconds(maximumWait, "maximumWait")
         longestWaitNanoseconds = try nanoseconds(longestWait, "longestWait")
         guard defaultWaitNanoseconds > 0 else { throw .invalid(field: "defaultWait", reason: "must be positive") }
-        guard maximumWaitNanoseconds >= defaultWaitNanoseconds else { throw .invalid(field: "maximumWait", reason: "must be at least defaultWait") }
-        guard longestWaitNanoseconds >= maximumWaitNanoseconds else { throw .invalid(field: "longestWait", reason: "must be at least maximumWait") }
+        guard maximumWaitNanoseconds >= defaultWaitNanoseconds else {
+            throw .invalid(field: "maximumWait", reason: "must be at least defaultWait")
+        }
+        guard longestWaitNanoseconds >= maximumWaitNanoseconds else {
+            throw .invalid(field: "longestWait", reason: "must be at least maximumWait")
+        }
     }
 
     /// After a 429 that names no wait: 1 s, doubling for each such signal, up to 60 s; no server
@@ -71,7 +76,8 @@ public struct ServerQuota: Hashable, Sendable {
             }
             // No time given: the default, doubled for each signal before this one, capped.
             let doublings = silentRejections - 1
-            wait = doublings >= 62 || defaultWaitNanoseconds > maximumWaitNanoseconds >> doublings
+            wait =
+                doublings >= 62 || defaultWaitNanoseconds > maximumWaitNanoseconds >> doublings
                 ? maximumWaitNanoseconds : min(defaultWaitNanoseconds << doublings, maximumWaitNanoseconds)
         } else {
             silentRejections = 0

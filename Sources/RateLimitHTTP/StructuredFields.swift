@@ -131,7 +131,10 @@ struct StructuredFieldParser {
     private mutating func key() -> String? {
         guard let first = current, (first >= 97 && first <= 122) || first == 42 else { return nil }
         let start = index
-        while let byte = current, (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57) || byte == 95 || byte == 45 || byte == 46 || byte == 42 {
+        while let byte = current,
+            (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57) || byte == 95 || byte == 45 || byte == 46
+                || byte == 42
+        {
             index += 1
         }
         return String(decoding: bytes[start..<index], as: UTF8.self)
@@ -162,7 +165,11 @@ struct StructuredFieldParser {
             negative = true
             index += 1
         }
-        var integer: Int64 = 0, integerDigits = 0, fraction: Int64 = 0, fractionDigits = 0, isDecimal = false
+        var integer: Int64 = 0
+        var integerDigits = 0
+        var fraction: Int64 = 0
+        var fractionDigits = 0
+        var isDecimal = false
         while let byte = current {
             if byte >= 48 && byte <= 57 {
                 if isDecimal {
@@ -216,7 +223,9 @@ struct StructuredFieldParser {
     private mutating func token() -> StructuredItemValue? {
         let start = index
         index += 1
-        while let byte = current, isTokenCharacter(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "/") { index += 1 }
+        while let byte = current, isTokenCharacter(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "/") {
+            index += 1
+        }
         return .token(String(decoding: bytes[start..<index], as: UTF8.self))
     }
 
@@ -225,8 +234,10 @@ struct StructuredFieldParser {
         index += 1
         let start = index
         while let byte = current, byte != UInt8(ascii: ":") {
-            guard (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57)
-                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=") else { return nil }
+            guard
+                (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || (byte >= 48 && byte <= 57)
+                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
+            else { return nil }
             index += 1
         }
         guard current == UInt8(ascii: ":") else { return nil }
@@ -252,7 +263,8 @@ struct StructuredFieldParser {
             index += 1
             switch byte {
             case UInt8(ascii: "%"):
-                guard index + 1 < bytes.count, let high = lowerHex(bytes[index]), let low = lowerHex(bytes[index + 1]) else { return nil }
+                guard index + 1 < bytes.count, let high = lowerHex(bytes[index]), let low = lowerHex(bytes[index + 1])
+                else { return nil }
                 result.append(high << 4 | low)
                 index += 2
             case UInt8(ascii: "\""):
@@ -279,9 +291,12 @@ struct StructuredFieldParser {
     private func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case 48...57, 65...90, 97...122: true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"),
+            UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
         default: false
         }
     }

@@ -24,7 +24,8 @@ import RateLimitShell
 // usableFromInline `machine`, `timerTarget`, `isClosed` included: inlined code touches them only
 // in `run`, `runIfOpen` and `execute`, between the lock and the unlock); `deinit` runs when no
 // other reference is left. The `let`s are immutable and Sendable. So access is exclusive.
-@usableFromInline package final class LockShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
+@usableFromInline
+package final class LockShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
     @usableFromInline let condition = NSCondition()
     /// The adapter's clock, as the machine's timeline.
@@ -96,7 +97,8 @@ where C.Duration == Duration {
         return subscribers.subscribe { [weak self] id in self?.unsubscribe(id) }
     }
 
-    package func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?) where Machine == RateLimitRegistry<Strategy> {
+    package func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?)
+    where Machine == RateLimitRegistry<Strategy> {
         condition.lock()
         eventHandler = handler
         condition.unlock()
@@ -144,7 +146,9 @@ where C.Duration == Duration {
     /// ``run(_:)`` unless the limiter is closed (then `closed`, with no Optional to destroy on the
     /// hot path).
     @inlinable
-    package func runIfOpen<T>(otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
+    package func runIfOpen<T>(
+        otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)
+    ) -> T {
         condition.lock()
         if isClosed {
             condition.unlock()
@@ -185,7 +189,8 @@ where C.Duration == Duration {
         var (decided, waiting) = issue(parking: false, operation)
         if let ticket = waiting {
             decided = await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>) in
+                await withCheckedContinuation {
+                    (continuation: CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>) in
                     condition.lock()
                     if let arrived = early.removeValue(forKey: ticket) {
                         condition.unlock()
@@ -205,7 +210,8 @@ where C.Duration == Duration {
             // Counted as waiting for its start since the grant, which fixed the start instant.
             defer { endScheduledStart() }
             do {
-                try await timeline.clock.sleep(until: timeline.reading(afterNanoseconds: wait, from: instant), tolerance: nil)
+                try await timeline.clock.sleep(
+                    until: timeline.reading(afterNanoseconds: wait, from: instant), tolerance: nil)
             } catch {
                 throw .cancelled
             }
@@ -275,7 +281,9 @@ where C.Duration == Duration {
     /// Without the lock: resumes the suspended callers ``execute(_:at:)`` returned.
     @usableFromInline
     func resume(_ resumptions: [Resumption]) {
-        for (continuation, completion) in resumptions { continuation.resume(returning: (completion.outcome, completion.at)) }
+        for (continuation, completion) in resumptions {
+            continuation.resume(returning: (completion.outcome, completion.at))
+        }
     }
 
     /// Keeps one timer task sleeping on the clock until the machine's next wake-up (lock held).

@@ -13,14 +13,16 @@ import RateLimitShell
 /// ])
 /// let outcome = registry.tryAcquire("search/books")
 /// ```
-public final class LockedRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>: Sendable where C.Duration == Duration {
+public final class LockedRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>: Sendable
+where C.Duration == Duration {
     @usableFromInline let shell: LockShell<RateLimitRegistry<Strategy>, C>
 
     /// A registry of `rules` holding at most `maximumKeys` keys, on `clock` (REG-1, REG-8).
     ///
     /// - Throws: ``RateLimitRegistryError`` for duplicate rules or `maximumKeys < 1`.
     public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, clock: C) throws(RateLimitRegistryError) {
-        shell = LockShell(machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), clock: clock)
+        shell = LockShell(
+            machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), clock: clock)
     }
 
     /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
@@ -74,7 +76,9 @@ public final class LockedRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock
 
     /// Gives `key` a configuration of its own (REG-7).
     @discardableResult
-    public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult { shell.reconfigure(key, to: strategy) }
+    public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult {
+        shell.reconfigure(key, to: strategy)
+    }
 
     /// Replaces a rule's configuration for every key it governs (REG-7).
     ///
@@ -123,7 +127,8 @@ public final class LockedRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock
 
 extension LockedRateLimitRegistry where C == ContinuousClock {
     /// A registry of `rules` on the continuous clock.
-    public convenience init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000) throws(RateLimitRegistryError) {
+    public convenience init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000) throws(RateLimitRegistryError)
+    {
         try self.init(rules: rules, maximumKeys: maximumKeys, clock: ContinuousClock())
     }
 }

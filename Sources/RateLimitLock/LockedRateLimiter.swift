@@ -43,7 +43,8 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
     ) throws(RateLimitAcquireError) -> RateLimitGrant {
         let timeline = shell.timeline
         return try shell.blockingOutcome(permits: permits) { queue, now in
-            queue.acquire(permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
+            queue.acquire(
+                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
         }
     }
 
@@ -57,7 +58,8 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
         let timeline = shell.timeline
         return try await shell.asyncOutcome(permits: permits) { queue, now in
-            queue.acquire(permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
+            queue.acquire(
+                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
         }
     }
 
@@ -102,7 +104,8 @@ extension LockedRateLimiter where Strategy == ConcurrencyLimiter {
     /// Runs `body` holding `permits`, acquired as ``acquire(_:priority:timeout:)`` does, and
     /// releases them however `body` ends: returning, throwing, or cancelled (CL).
     public nonisolated(nonsending) func withPermits<T>(
-        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil, _ body: () async throws -> T
+        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        _ body: () async throws -> T
     ) async throws -> T {
         let grant = try await acquire(permits, priority: priority, timeout: timeout)
         defer { if !grant.bypassedLimit { release(permits) } }  // a bypass took nothing

@@ -26,12 +26,16 @@ import RateLimitCore
 
 extension SynchronousRateLimitShell {
     @inlinable
-    package func tryAcquire<Strategy>(_ permits: Int64, priority: RateLimitPriority) -> WaitOutcome where Machine == WaitQueue<Strategy> {
+    package func tryAcquire<Strategy>(_ permits: Int64, priority: RateLimitPriority) -> WaitOutcome
+    where Machine == WaitQueue<Strategy> {
         runIfOpen(otherwise: .closed) { queue, now in queue.tryAcquire(permits, priority: priority, at: now) }
     }
 
-    package func availability<Strategy>(of permits: Int64, priority: RateLimitPriority) -> WaitOutcome where Machine == WaitQueue<Strategy> {
-        runIfOpen(otherwise: .closed) { queue, now in (queue.availability(of: permits, priority: priority, at: now), RateLimitEffects()) }
+    package func availability<Strategy>(of permits: Int64, priority: RateLimitPriority) -> WaitOutcome
+    where Machine == WaitQueue<Strategy> {
+        runIfOpen(otherwise: .closed) { queue, now in
+            (queue.availability(of: permits, priority: priority, at: now), RateLimitEffects())
+        }
     }
 
     package func release<Strategy>(_ permits: Int64) -> RateLimitResult where Machine == WaitQueue<Strategy> {
@@ -63,15 +67,20 @@ extension SynchronousRateLimitShell {
     @inlinable
     package func tryAcquire<Strategy>(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome
     where Machine == RateLimitRegistry<Strategy> {
-        runIfOpen(otherwise: .closed) { registry, now in registry.tryAcquire(key, permits: permits, priority: priority, at: now) }
+        runIfOpen(otherwise: .closed) { registry, now in
+            registry.tryAcquire(key, permits: permits, priority: priority, at: now)
+        }
     }
 
     package func availability<Strategy>(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome
     where Machine == RateLimitRegistry<Strategy> {
-        runIfOpen(otherwise: .closed) { registry, now in (registry.availability(key, permits: permits, priority: priority, at: now), RateLimitEffects()) }
+        runIfOpen(otherwise: .closed) { registry, now in
+            (registry.availability(key, permits: permits, priority: priority, at: now), RateLimitEffects())
+        }
     }
 
-    package func release<Strategy>(_ key: String, permits: Int64) -> RateLimitResult where Machine == RateLimitRegistry<Strategy> {
+    package func release<Strategy>(_ key: String, permits: Int64) -> RateLimitResult
+    where Machine == RateLimitRegistry<Strategy> {
         run { registry, now in registry.release(key, permits: permits, at: now) }
     }
 
@@ -83,7 +92,8 @@ extension SynchronousRateLimitShell {
         run { registry, now in ((), registry.resetAll(at: now)) }
     }
 
-    package func reconfigure<Strategy>(_ key: String, to strategy: Strategy) -> RateLimitResult where Machine == RateLimitRegistry<Strategy> {
+    package func reconfigure<Strategy>(_ key: String, to strategy: Strategy) -> RateLimitResult
+    where Machine == RateLimitRegistry<Strategy> {
         run { registry, now in registry.reconfigure(key, to: strategy, at: now) }
     }
 
@@ -99,9 +109,12 @@ extension SynchronousRateLimitShell {
         if let refusal { throw refusal }
     }
 
-    package func throttle<Strategy>(_ key: String, for duration: Duration) where Machine == RateLimitRegistry<Strategy> {
+    package func throttle<Strategy>(_ key: String, for duration: Duration)
+    where Machine == RateLimitRegistry<Strategy> {
         let timeline = timeline
-        run { registry, now in ((), registry.throttle(key, until: timeline.deadline(after: duration, from: now), at: now)) }
+        run { registry, now in
+            ((), registry.throttle(key, until: timeline.deadline(after: duration, from: now), at: now))
+        }
     }
 
     package func disable<Strategy>(_ key: String) where Machine == RateLimitRegistry<Strategy> {

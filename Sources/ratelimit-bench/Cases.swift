@@ -26,14 +26,18 @@ struct StoppedClock: Clock {
 func instant(_ nanoseconds: Int64) -> RateLimitInstant { (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .origin }
 
 /// A bucket that never runs dry in a benchmark: 2⁴⁰ tokens, one more every nanosecond.
-func endlessBucket() throws -> TokenBucket { try TokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1) }
+func endlessBucket() throws -> TokenBucket {
+    try TokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1)
+}
 func endlessGCRA() throws -> GCRA { try GCRA(burst: 1 << 40, emissionIntervalNanoseconds: 1) }
 
 // MARK: Pure steps
 
 /// The gaps between instants, read from memory at each step so that the optimizer cannot turn a
 /// loop over a known stride into a formula: every pure step and its floor read them alike.
-func gaps(_ stride: Int64) -> [Int64] { (0..<1_024).map { _ in stride * Int64(CommandLine.arguments.count > 99 ? 2 : 1) } }
+func gaps(_ stride: Int64) -> [Int64] {
+    (0..<1_024).map { _ in stride * Int64(CommandLine.arguments.count > 99 ? 2 : 1) }
+}
 
 /// One strategy's step: `acquire(1)` every `stride` ns from a fresh limiter (the concurrency
 /// limiter: an acquire and its release); the body of a timed loop.
@@ -79,31 +83,55 @@ func pureSteps(plan: Plan, stride: Int64) throws -> [Result] {
         return Int(truncatingIfNeeded: checksum)
     }
     var results: [Result] = []
-    let tokenBucket = plan.timeInterleaved(operations: operations, [
-        tokenBucketFloor, pureStep(try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: stride), stride: stride),
-    ])
-    let tokenBucketArithmetic = Result(section: "floor", name: "token bucket arithmetic, bare", unit: "ns", samples: tokenBucket[0])
-    let gcra = plan.timeInterleaved(operations: operations, [
-        gcraFloor, pureStep(try GCRA(burst: 100, emissionIntervalNanoseconds: stride), stride: stride),
-    ])
+    let tokenBucket = plan.timeInterleaved(
+        operations: operations,
+        [
+            tokenBucketFloor,
+            pureStep(try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: stride), stride: stride),
+        ])
+    let tokenBucketArithmetic = Result(
+        section: "floor", name: "token bucket arithmetic, bare", unit: "ns", samples: tokenBucket[0])
+    let gcra = plan.timeInterleaved(
+        operations: operations,
+        [
+            gcraFloor, pureStep(try GCRA(burst: 100, emissionIntervalNanoseconds: stride), stride: stride),
+        ])
     let gcraArithmetic = Result(section: "floor", name: "GCRA arithmetic, bare", unit: "ns", samples: gcra[0])
     results += [tokenBucketArithmetic, gcraArithmetic]
-    results.append(Result(section: "pure step", name: "token-bucket", unit: "ns", samples: tokenBucket[1])
-        .compared(with: tokenBucketArithmetic, atMost: 2, paired: true))
-    results.append(Result(section: "pure step", name: "gcra", unit: "ns", samples: gcra[1])
-        .compared(with: gcraArithmetic, atMost: 2, paired: true))
+    results.append(
+        Result(section: "pure step", name: "token-bucket", unit: "ns", samples: tokenBucket[1])
+            .compared(with: tokenBucketArithmetic, atMost: 2, paired: true))
+    results.append(
+        Result(section: "pure step", name: "gcra", unit: "ns", samples: gcra[1])
+            .compared(with: gcraArithmetic, atMost: 2, paired: true))
     let others: [(String, (Int) -> Int)] = [
-        ("token-bucket-interval", pureStep(try IntervalTokenBucket(capacity: 100, tokensPerInterval: 1, intervalNanoseconds: stride), stride: stride)),
+        (
+            "token-bucket-interval",
+            pureStep(
+                try IntervalTokenBucket(capacity: 100, tokensPerInterval: 1, intervalNanoseconds: stride),
+                stride: stride)
+        ),
         ("fixed-window", pureStep(try FixedWindow(limit: 100, windowNanoseconds: window), stride: stride)),
         ("sliding-window-log", pureStep(try SlidingWindowLog(limit: 100, windowNanoseconds: window), stride: stride)),
-        ("sliding-window-counter", pureStep(try SlidingWindowCounter(limit: 100, windowNanoseconds: window), stride: stride)),
-        ("leaky-bucket-meter", pureStep(try LeakyBucketMeter(capacity: 100, leakPermitsPerPeriod: 1, periodNanoseconds: stride), stride: stride)),
-        ("leaky-bucket-queue", pureStep(try LeakyBucketQueue(queueCapacity: 100, intervalNanoseconds: stride), stride: stride)),
+        (
+            "sliding-window-counter",
+            pureStep(try SlidingWindowCounter(limit: 100, windowNanoseconds: window), stride: stride)
+        ),
+        (
+            "leaky-bucket-meter",
+            pureStep(
+                try LeakyBucketMeter(capacity: 100, leakPermitsPerPeriod: 1, periodNanoseconds: stride), stride: stride)
+        ),
+        (
+            "leaky-bucket-queue",
+            pureStep(try LeakyBucketQueue(queueCapacity: 100, intervalNanoseconds: stride), stride: stride)
+        ),
         ("concurrency (acquire + release)", pureStep(try ConcurrencyLimiter(limit: 100), stride: stride)),
     ]
     for (name, body) in others {
-        results.append(Result(section: "pure step", name: name, unit: "ns", samples: plan.time(operations: operations, body))
-            .compared(with: tokenBucketArithmetic, atMost: nil))
+        results.append(
+            Result(section: "pure step", name: name, unit: "ns", samples: plan.time(operations: operations, body))
+                .compared(with: tokenBucketArithmetic, atMost: nil))
     }
     return results
 }
@@ -116,8 +144,10 @@ func adapters(plan: Plan) async throws -> [Result] {
     var results: [Result] = []
     /// Appends the floor and the adapters measured interleaved with it (`samples[0]` is the floor's).
     @discardableResult
-    func group(_ floorName: String, _ samples: [[Double]], _ adapters: [(name: String, ratio: Double?)],
-               underMicrosecond: Bool = false, section: String = "adapter") -> Result {
+    func group(
+        _ floorName: String, _ samples: [[Double]], _ adapters: [(name: String, ratio: Double?)],
+        underMicrosecond: Bool = false, section: String = "adapter"
+    ) -> Result {
         let floor = Result(section: "floor", name: floorName, unit: "ns", samples: samples[0])
         results.append(floor)
         for (index, adapter) in adapters.enumerated() {
@@ -133,8 +163,10 @@ func adapters(plan: Plan) async throws -> [Result] {
     /// the clock: the primitive with the clock read and the arithmetic inside, measured in the
     /// same rounds. When the bound alone exceeds the target, the adapter's target is out of reach;
     /// the adapter's note gives its ratio to the bound (what its own code adds).
-    func bound(_ name: String, _ samples: [Double], of primitive: Result, target: Double,
-               adapter: String, adapterSamples: [Double]) {
+    func bound(
+        _ name: String, _ samples: [Double], of primitive: Result, target: Double,
+        adapter: String, adapterSamples: [Double]
+    ) {
         var measured = Result(section: "bound", name: name, unit: "ns", samples: samples)
             .compared(with: primitive, atMost: nil, paired: true)
         let reachable = (measured.ratio ?? 0) <= target
@@ -147,7 +179,8 @@ func adapters(plan: Plan) async throws -> [Result] {
     }
 
     // The bare primitives.
-    let conditionBucket = BareConditionBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
+    let conditionBucket = BareConditionBucket(
+        BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
     let nsLockBucket = BareLockBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
     let mutexBucket = BareMutexBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
     let atomicGCRA = BareAtomicGCRA(BareGCRA(burst: 1 << 40, interval: 1))
@@ -185,42 +218,51 @@ func adapters(plan: Plan) async throws -> [Result] {
         return checksum
     }
     // The lock adapter, its floor, and the other locks and the clock read alone for comparison.
-    let lockRound = plan.timeInterleaved(operations: operations, [
-        conditionFloor, lockAdapter,
-        { count in
-            var checksum: Int64 = 0
-            for _ in 0..<count { checksum &+= clockNanoseconds(since: origin) }
-            return Int(truncatingIfNeeded: checksum)
-        },
-        { count in
-            var checksum: Int64 = 0
-            for _ in 0..<count { checksum &+= nsLockBucket.acquire() }
-            return Int(truncatingIfNeeded: checksum)
-        },
-        { count in
-            var checksum: Int64 = 0
-            for _ in 0..<count { checksum &+= mutexBucket.acquire() }
-            return Int(truncatingIfNeeded: checksum)
-        },
-    ])
-    group("NSCondition lock + clock read + bucket arithmetic", Array(lockRound[0...1]),
-                          [("lock: tryAcquire", 1.3)], underMicrosecond: true)
-    for (index, name) in ["one clock read (ContinuousClock.now)", "NSLock + clock read + bucket arithmetic",
-                          "Mutex + clock read + bucket arithmetic"].enumerated() {
+    let lockRound = plan.timeInterleaved(
+        operations: operations,
+        [
+            conditionFloor, lockAdapter,
+            { count in
+                var checksum: Int64 = 0
+                for _ in 0..<count { checksum &+= clockNanoseconds(since: origin) }
+                return Int(truncatingIfNeeded: checksum)
+            },
+            { count in
+                var checksum: Int64 = 0
+                for _ in 0..<count { checksum &+= nsLockBucket.acquire() }
+                return Int(truncatingIfNeeded: checksum)
+            },
+            { count in
+                var checksum: Int64 = 0
+                for _ in 0..<count { checksum &+= mutexBucket.acquire() }
+                return Int(truncatingIfNeeded: checksum)
+            },
+        ])
+    group(
+        "NSCondition lock + clock read + bucket arithmetic", Array(lockRound[0...1]),
+        [("lock: tryAcquire", 1.3)], underMicrosecond: true)
+    for (index, name) in [
+        "one clock read (ContinuousClock.now)", "NSLock + clock read + bucket arithmetic",
+        "Mutex + clock read + bucket arithmetic",
+    ].enumerated() {
         results.append(Result(section: "floor", name: name, unit: "ns", samples: lockRound[index + 2]))
     }
-    group("NSCondition lock + bucket arithmetic", plan.timeInterleaved(operations: operations, [
-        { count in
-            var checksum: Int64 = 0
-            for _ in 0..<count { checksum &+= conditionBucket.acquire(readingClock: false) }
-            return Int(truncatingIfNeeded: checksum)
-        },
-        { count in
-            var checksum = 0
-            for _ in 0..<count { if case .granted = lockedStopped.tryAcquire() { checksum &+= 1 } }
-            return checksum
-        },
-    ]), [("lock: tryAcquire, clock never moves", nil)])
+    group(
+        "NSCondition lock + bucket arithmetic",
+        plan.timeInterleaved(
+            operations: operations,
+            [
+                { count in
+                    var checksum: Int64 = 0
+                    for _ in 0..<count { checksum &+= conditionBucket.acquire(readingClock: false) }
+                    return Int(truncatingIfNeeded: checksum)
+                },
+                { count in
+                    var checksum = 0
+                    for _ in 0..<count { if case .granted = lockedStopped.tryAcquire() { checksum &+= 1 } }
+                    return checksum
+                },
+            ]), [("lock: tryAcquire, clock never moves", nil)])
 
     let atomic = AtomicGCRA(try endlessGCRA(), clock: ContinuousClock())
     let atomicStopped = AtomicGCRA(try endlessGCRA(), clock: stopped)
@@ -229,21 +271,29 @@ func adapters(plan: Plan) async throws -> [Result] {
         for _ in 0..<count { if atomic.tryAcquire().isAdmitted { checksum &+= 1 } }
         return checksum
     }
-    group("atomic compare-exchange + clock read + GCRA arithmetic", plan.timeInterleaved(operations: operations, [
-        atomicFloor, atomicAdapter,
-    ]), [("atomic GCRA: tryAcquire", 1.3)], underMicrosecond: true)
-    group("atomic compare-exchange + GCRA arithmetic", plan.timeInterleaved(operations: operations, [
-        { count in
-            var checksum: Int64 = 0
-            for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: false) }
-            return Int(truncatingIfNeeded: checksum)
-        },
-        { count in
-            var checksum = 0
-            for _ in 0..<count { if atomicStopped.tryAcquire().isAdmitted { checksum &+= 1 } }
-            return checksum
-        },
-    ]), [("atomic GCRA: tryAcquire, clock never moves", nil)])
+    group(
+        "atomic compare-exchange + clock read + GCRA arithmetic",
+        plan.timeInterleaved(
+            operations: operations,
+            [
+                atomicFloor, atomicAdapter,
+            ]), [("atomic GCRA: tryAcquire", 1.3)], underMicrosecond: true)
+    group(
+        "atomic compare-exchange + GCRA arithmetic",
+        plan.timeInterleaved(
+            operations: operations,
+            [
+                { count in
+                    var checksum: Int64 = 0
+                    for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: false) }
+                    return Int(truncatingIfNeeded: checksum)
+                },
+                { count in
+                    var checksum = 0
+                    for _ in 0..<count { if atomicStopped.tryAcquire().isAdmitted { checksum &+= 1 } }
+                    return checksum
+                },
+            ]), [("atomic GCRA: tryAcquire, clock never moves", nil)])
 
     let actor = try ActorRateLimiter(try endlessBucket(), clock: ContinuousClock())
     let actorStopped = try ActorRateLimiter(try endlessBucket(), clock: stopped)
@@ -252,24 +302,29 @@ func adapters(plan: Plan) async throws -> [Result] {
         for _ in 0..<count { if case .granted = await actor.tryAcquire() { checksum &+= 1 } }
         return checksum
     }
-    let clockReadingActor = ClockReadingActor(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
-    let actorRound = await plan.timeInterleavedAsync(operations: operations / 4, [
-        actorFloor, actorAdapter,
-        { count in
-            var checksum = 0
-            for _ in 0..<count { if case .granted = await actorStopped.tryAcquire() { checksum &+= 1 } }
-            return checksum
-        },
-        { count in
-            var checksum: Int64 = 0
-            for _ in 0..<count { checksum &+= await clockReadingActor.acquire() }
-            return Int(truncatingIfNeeded: checksum)
-        },
-    ])
-    let emptyCall = group("empty actor call from another task", Array(actorRound[0...2]),
-                          [("actor: tryAcquire", 1.5), ("actor: tryAcquire, clock never moves", nil)], underMicrosecond: true)
-    bound("actor call + clock read + bucket arithmetic", actorRound[3], of: emptyCall, target: 1.5,
-          adapter: "actor: tryAcquire", adapterSamples: actorRound[1])
+    let clockReadingActor = ClockReadingActor(
+        BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
+    let actorRound = await plan.timeInterleavedAsync(
+        operations: operations / 4,
+        [
+            actorFloor, actorAdapter,
+            { count in
+                var checksum = 0
+                for _ in 0..<count { if case .granted = await actorStopped.tryAcquire() { checksum &+= 1 } }
+                return checksum
+            },
+            { count in
+                var checksum: Int64 = 0
+                for _ in 0..<count { checksum &+= await clockReadingActor.acquire() }
+                return Int(truncatingIfNeeded: checksum)
+            },
+        ])
+    let emptyCall = group(
+        "empty actor call from another task", Array(actorRound[0...2]),
+        [("actor: tryAcquire", 1.5), ("actor: tryAcquire, clock never moves", nil)], underMicrosecond: true)
+    bound(
+        "actor call + clock read + bucket arithmetic", actorRound[3], of: emptyCall, target: 1.5,
+        adapter: "actor: tryAcquire", adapterSamples: actorRound[1])
 
     let dispatch = try DispatchRateLimiter(try endlessBucket(), clock: ContinuousClock())
     let dispatchStopped = try DispatchRateLimiter(try endlessBucket(), clock: stopped)
@@ -279,36 +334,45 @@ func adapters(plan: Plan) async throws -> [Result] {
         return checksum
     }
     let queueBucket = BareQueueBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
-    let dispatchRound = plan.timeInterleaved(operations: operations / 4, [
-        dispatchFloor, dispatchAdapter,
-        { count in
-            var checksum = 0
-            for _ in 0..<count { if case .granted = dispatchStopped.tryAcquire() { checksum &+= 1 } }
-            return checksum
-        },
-        { count in
-            var checksum: Int64 = 0
-            for _ in 0..<count { checksum &+= queueBucket.acquire() }
-            return Int(truncatingIfNeeded: checksum)
-        },
-    ])
-    let emptySync = group("empty DispatchQueue.sync", Array(dispatchRound[0...2]),
-                          [("Dispatch: tryAcquire", 1.3), ("Dispatch: tryAcquire, clock never moves", nil)], underMicrosecond: true)
-    bound("DispatchQueue.sync + clock read + bucket arithmetic", dispatchRound[3], of: emptySync, target: 1.3,
-          adapter: "Dispatch: tryAcquire", adapterSamples: dispatchRound[1])
+    let dispatchRound = plan.timeInterleaved(
+        operations: operations / 4,
+        [
+            dispatchFloor, dispatchAdapter,
+            { count in
+                var checksum = 0
+                for _ in 0..<count { if case .granted = dispatchStopped.tryAcquire() { checksum &+= 1 } }
+                return checksum
+            },
+            { count in
+                var checksum: Int64 = 0
+                for _ in 0..<count { checksum &+= queueBucket.acquire() }
+                return Int(truncatingIfNeeded: checksum)
+            },
+        ])
+    let emptySync = group(
+        "empty DispatchQueue.sync", Array(dispatchRound[0...2]),
+        [("Dispatch: tryAcquire", 1.3), ("Dispatch: tryAcquire, clock never moves", nil)], underMicrosecond: true)
+    bound(
+        "DispatchQueue.sync + clock read + bucket arithmetic", dispatchRound[3], of: emptySync, target: 1.3,
+        adapter: "Dispatch: tryAcquire", adapterSamples: dispatchRound[1])
 
     // Two threads (or tasks) at once: throughput cost per operation, against the same floors contended.
     func contended(_ bodies: [@Sendable (Int) -> Int]) -> [[Double]] {
         plan.timeContended(threads: 2, operations: operations / 2, bodies)
     }
-    group("2 threads: NSCondition lock + clock read + bucket arithmetic", contended([conditionFloor, lockAdapter]),
-          [("2 threads: lock tryAcquire", nil)])
-    group("2 threads: atomic compare-exchange + clock read + GCRA arithmetic", contended([atomicFloor, atomicAdapter]),
-          [("2 threads: atomic GCRA tryAcquire", nil)])
-    group("2 threads: empty DispatchQueue.sync", contended([dispatchFloor, dispatchAdapter]),
-          [("2 threads: Dispatch tryAcquire", nil)])
-    group("2 tasks: empty actor call", await plan.timeContended(tasks: 2, operations: operations / 8, [actorFloor, actorAdapter]),
-          [("2 tasks: actor tryAcquire", nil)])
+    group(
+        "2 threads: NSCondition lock + clock read + bucket arithmetic", contended([conditionFloor, lockAdapter]),
+        [("2 threads: lock tryAcquire", nil)])
+    group(
+        "2 threads: atomic compare-exchange + clock read + GCRA arithmetic", contended([atomicFloor, atomicAdapter]),
+        [("2 threads: atomic GCRA tryAcquire", nil)])
+    group(
+        "2 threads: empty DispatchQueue.sync", contended([dispatchFloor, dispatchAdapter]),
+        [("2 threads: Dispatch tryAcquire", nil)])
+    group(
+        "2 tasks: empty actor call",
+        await plan.timeContended(tasks: 2, operations: operations / 8, [actorFloor, actorAdapter]),
+        [("2 tasks: actor tryAcquire", nil)])
     return results
 }
 
@@ -320,25 +384,34 @@ func registries(plan: Plan, lockFloor: Result?) throws -> [Result] {
         let keys = (0..<keyCount).map { "endpoint-\($0)" }
         let rule = try RateLimitRule(.anyKey, try endlessBucket())
         let registry = try LockedRateLimitRegistry(rules: [rule], maximumKeys: keyCount, clock: ContinuousClock())
-        var locked = Result(section: "registry", name: "lock registry: tryAcquire, \(keyCount) keys", unit: "ns",
-                            samples: plan.time(operations: 1_000_000) { count in
-            var checksum = 0
-            for index in 0..<count { if case .granted = registry.tryAcquire(keys[index % keyCount]) { checksum &+= 1 } }
-            return checksum
-        })
+        var locked = Result(
+            section: "registry", name: "lock registry: tryAcquire, \(keyCount) keys", unit: "ns",
+            samples: plan.time(operations: 1_000_000) { count in
+                var checksum = 0
+                for index in 0..<count {
+                    if case .granted = registry.tryAcquire(keys[index % keyCount]) { checksum &+= 1 }
+                }
+                return checksum
+            })
         if let lockFloor { locked = locked.compared(with: lockFloor, atMost: nil) }
         results.append(locked)
         var pure = try RateLimitRegistry(rules: [rule], maximumKeys: keyCount, at: .origin)
-        results.append(Result(section: "registry", name: "pure registry: tryAcquire, \(keyCount) keys", unit: "ns",
-                              samples: plan.time(operations: 1_000_000) { count in
-            var checksum = 0
-            var now: Int64 = 0
-            for index in 0..<count {
-                now &+= 10
-                if case .granted = pure.tryAcquire(keys[index % keyCount], permits: 1, priority: .normal, at: instant(now)).outcome { checksum &+= 1 }
-            }
-            return checksum
-        }))
+        results.append(
+            Result(
+                section: "registry", name: "pure registry: tryAcquire, \(keyCount) keys", unit: "ns",
+                samples: plan.time(operations: 1_000_000) { count in
+                    var checksum = 0
+                    var now: Int64 = 0
+                    for index in 0..<count {
+                        now &+= 10
+                        if case .granted = pure.tryAcquire(
+                            keys[index % keyCount], permits: 1, priority: .normal, at: instant(now)
+                        ).outcome {
+                            checksum &+= 1
+                        }
+                    }
+                    return checksum
+                }))
     }
     return results
 }
@@ -384,9 +457,12 @@ func grantLatency(plan: Plan) async throws -> [Result] {
 func memory(plan: Plan) throws -> [Result] {
     var results: [Result] = []
     func layout<S: RateLimitStrategy>(_ name: String, _: S.Type) {
-        results.append(Result(section: "memory", name: "\(name) state (MemoryLayout size)", unit: "B",
-                              samples: [Double(MemoryLayout<S.State>.size)],
-                              note: "stride \(MemoryLayout<S.State>.stride), with configuration \(MemoryLayout<RateLimiter<S>>.size)"))
+        results.append(
+            Result(
+                section: "memory", name: "\(name) state (MemoryLayout size)", unit: "B",
+                samples: [Double(MemoryLayout<S.State>.size)],
+                note: "stride \(MemoryLayout<S.State>.stride), with configuration \(MemoryLayout<RateLimiter<S>>.size)")
+        )
     }
     layout("token-bucket", TokenBucket.self)
     layout("token-bucket-interval", IntervalTokenBucket.self)
@@ -403,14 +479,16 @@ func memory(plan: Plan) throws -> [Result] {
     let keyCount = plan.smoke ? 100 : 10_000
     let keys = (0..<keyCount).map { "endpoint-\($0)" }
     let before = ratelimit_heap_bytes_in_use()
-    var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, try TokenBucket(capacity: 10, permitsPerPeriod: 10, period: .seconds(1)))],
-                                         maximumKeys: keyCount, at: .origin)
+    var registry = try RateLimitRegistry(
+        rules: [try RateLimitRule(.anyKey, try TokenBucket(capacity: 10, permitsPerPeriod: 10, period: .seconds(1)))],
+        maximumKeys: keyCount, at: .origin)
     for key in keys { _ = registry.tryAcquire(key, permits: 1, priority: .normal, at: .origin) }
     let after = ratelimit_heap_bytes_in_use()
     let registryBytes = Double(Int(after) - Int(before))
     withExtendedLifetime(registry) {}
-    var total = Result(section: "memory", name: "registry with \(keyCount) keys (heap)", unit: "B", samples: [registryBytes],
-                       note: String(format: "%.1f B per key", registryBytes / Double(keyCount)))
+    var total = Result(
+        section: "memory", name: "registry with \(keyCount) keys (heap)", unit: "B", samples: [registryBytes],
+        note: String(format: "%.1f B per key", registryBytes / Double(keyCount)))
     if !plan.smoke { total.absoluteTarget = 1_000_000 }
     results.append(total)
 
@@ -421,8 +499,11 @@ func memory(plan: Plan) throws -> [Result] {
     let afterLog = ratelimit_heap_bytes_in_use()
     withExtendedLifetime(log) {}
     let logBytes = Double(Int(afterLog) - Int(beforeLog))
-    results.append(Result(section: "memory", name: "sliding-window-log at its limit of \(limit) (heap)", unit: "B", samples: [logBytes],
-                          note: String(format: "%.1f B per logged admission", logBytes / Double(limit))))
+    results.append(
+        Result(
+            section: "memory", name: "sliding-window-log at its limit of \(limit) (heap)", unit: "B",
+            samples: [logBytes],
+            note: String(format: "%.1f B per logged admission", logBytes / Double(limit))))
     return results
 }
 

@@ -83,7 +83,8 @@ struct BareGCRA {
 @inline(__always)
 func clockNanoseconds(since origin: ContinuousClock.Instant) -> Int64 {
     let offset = origin.duration(to: ContinuousClock.now)
-    return Int64(bitPattern: UInt64(1_000_000_000).dividingFullWidth((UInt64(bitPattern: offset._high), offset._low)).quotient)
+    return Int64(
+        bitPattern: UInt64(1_000_000_000).dividingFullWidth((UInt64(bitPattern: offset._high), offset._low)).quotient)
 }
 
 /// An actor that only counts its calls: the cost of a call that hops onto an actor and back.
@@ -188,9 +189,12 @@ final class BareAtomicGCRA: Sendable {
         let now = readingClock ? clockNanoseconds(since: origin) : 1
         var current = word.load(ordering: .acquiring)
         while true {
-            guard let (next, remaining) = gcra.decide(tat: Int64(Int(bitPattern: current.first)), at: now) else { return -1 }
+            guard let (next, remaining) = gcra.decide(tat: Int64(Int(bitPattern: current.first)), at: now) else {
+                return -1
+            }
             let desired = WordPair(first: UInt(bitPattern: Int(next)), second: UInt(bitPattern: Int(now)))
-            let (exchanged, original) = word.compareExchange(expected: current, desired: desired, ordering: .acquiringAndReleasing)
+            let (exchanged, original) = word.compareExchange(
+                expected: current, desired: desired, ordering: .acquiringAndReleasing)
             if exchanged { return remaining }
             current = original
         }

@@ -138,7 +138,9 @@ struct Plan: Sendable {
                     return await group.reduce(0, &+)
                 }
                 sink &+= checksum
-                if repetition > 0 { samples[index].append(nanoseconds(start.duration(to: .now)) / Double(count * tasks)) }
+                if repetition > 0 {
+                    samples[index].append(nanoseconds(start.duration(to: .now)) / Double(count * tasks))
+                }
             }
         }
         return samples

@@ -93,9 +93,14 @@ func profileDispatchFloor(count: Int) throws -> Int {
 func profileRegistry(count: Int) throws -> Int {
     var checksum = 0
     let keys = (0..<10_000).map { "endpoint-\($0)" }
-    var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, try endlessBucket())], maximumKeys: 10_000, at: .origin)
+    var registry = try RateLimitRegistry(
+        rules: [try RateLimitRule(.anyKey, try endlessBucket())], maximumKeys: 10_000, at: .origin)
     for index in 0..<count {
-        if case .granted = registry.tryAcquire(keys[index % 10_000], permits: 1, priority: .normal, at: instant(Int64(index))).outcome { checksum &+= 1 }
+        if case .granted = registry.tryAcquire(
+            keys[index % 10_000], permits: 1, priority: .normal, at: instant(Int64(index))
+        ).outcome {
+            checksum &+= 1
+        }
     }
     return checksum
 }
@@ -120,7 +125,8 @@ func profileAtomicFloor(count: Int) throws -> Int {
 @inline(never)
 func profileTokenBucket(count: Int) throws -> Int {
     var checksum = 0
-    var limiter = RateLimiter(try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: 1_000), at: .origin)
+    var limiter = RateLimiter(
+        try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: 1_000), at: .origin)
     for index in 0..<count { checksum &+= Int(limiter.acquire(1, at: instant(Int64(index) * 1_000)).remaining ?? 0) }
     return checksum
 }

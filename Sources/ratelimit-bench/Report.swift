@@ -13,40 +13,53 @@ struct Machine {
         let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) }
         let info = ProcessInfo.processInfo
-        return Machine(cpu: model ?? "unknown CPU", cores: info.activeProcessorCount, memory: info.physicalMemory,
-                       system: info.operatingSystemVersionString)
+        return Machine(
+            cpu: model ?? "unknown CPU", cores: info.activeProcessorCount, memory: info.physicalMemory,
+            system: info.operatingSystemVersionString)
     }
 
     var description: String { "\(cpu), \(cores) cores, \(memory / 1_048_576) MiB, \(system)" }
 }
 
 private func number(_ value: Double) -> String {
-    value >= 100 ? String(format: "%.0f", value) : value >= 10 ? String(format: "%.1f", value) : String(format: "%.2f", value)
+    value >= 100
+        ? String(format: "%.0f", value) : value >= 10 ? String(format: "%.1f", value) : String(format: "%.2f", value)
 }
 
 func renderTable(_ results: [Result], machine: Machine, smoke: Bool) -> String {
-    var lines = ["ratelimit-bench\(smoke ? " (smoke: a few operations, once; not a measurement)" : "") on \(machine.description)", ""]
+    var lines = [
+        "ratelimit-bench\(smoke ? " (smoke: a few operations, once; not a measurement)" : "") on \(machine.description)",
+        "",
+    ]
     let header = ["section", "measurement", "median", "spread", "unit", "floor", "ratio", "target", ""]
     var rows: [[String]] = [header]
     for result in results {
-        let target = [result.ratioTarget.map { "≤ \(number($0))x" }, result.absoluteTarget.map { "≤ \(number($0)) \(result.unit)" }]
-            .compactMap { $0 }.joined(separator: ", ")
+        let target = [
+            result.ratioTarget.map { "≤ \(number($0))x" },
+            result.absoluteTarget.map { "≤ \(number($0)) \(result.unit)" },
+        ]
+        .compactMap { $0 }.joined(separator: ", ")
         let verdict = result.meetsTarget.map { $0 ? "ok" : result.outOfReach ? "out of reach" : "MISSED" } ?? ""
         rows.append([
             result.section, result.name + (result.note.map { " (\($0))" } ?? ""), number(result.median),
             result.samples.count > 1 ? "\(number(result.minimum))–\(number(result.maximum))" : "", result.unit,
-            result.floor.map { "\($0) (\(number(result.floorMedian ?? 0)))" } ?? "", result.ratio.map { "\(number($0))x" } ?? "", target, verdict,
+            result.floor.map { "\($0) (\(number(result.floorMedian ?? 0)))" } ?? "",
+            result.ratio.map { "\(number($0))x" } ?? "", target, verdict,
         ])
     }
     let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
     for (index, row) in rows.enumerated() {
-        lines.append(row.indices.map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  "))
+        lines.append(
+            row.indices.map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(
+                separator: "  "))
         if index == 0 { lines.append(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
     }
     let targets = results.compactMap(\.meetsTarget)
     lines.append("")
     let unreachable = results.filter { $0.meetsTarget == false && $0.outOfReach }.count
-    lines.append("\(targets.filter { $0 }.count) of \(targets.count) targets met\(unreachable > 0 ? ", \(unreachable) shown out of reach by a bound" : ""); medians of \(results.first?.samples.count ?? 0) repetitions after a warm-up")
+    lines.append(
+        "\(targets.filter { $0 }.count) of \(targets.count) targets met\(unreachable > 0 ? ", \(unreachable) shown out of reach by a bound" : ""); medians of \(results.first?.samples.count ?? 0) repetitions after a warm-up"
+    )
     return lines.joined(separator: "\n")
 }
 

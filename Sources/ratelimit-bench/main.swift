@@ -14,8 +14,14 @@ import Foundation
 
 if (3...4).contains(CommandLine.arguments.count), CommandLine.arguments[1] == "--profile" {
     let count = CommandLine.arguments.count == 4 ? Int(CommandLine.arguments[3]) : 200_000
-    guard let count, count > 0 else { print("--profile <case> [n]: n must be a positive integer"); exit(2) }
-    do { try profile(CommandLine.arguments[2], count: count) } catch { print(error); exit(1) }
+    guard let count, count > 0 else {
+        print("--profile <case> [n]: n must be a positive integer")
+        exit(2)
+    }
+    do { try profile(CommandLine.arguments[2], count: count) } catch {
+        print(error)
+        exit(1)
+    }
     exit(0)
 }
 let sections = ["pure", "adapters", "registry", "latency", "memory"]
@@ -28,7 +34,9 @@ if let index = CommandLine.arguments.firstIndex(of: "--only"), index + 1 < Comma
 }
 let known: Set = ["--json", "--smoke", "--check", "--help"]
 if !arguments.isSubset(of: known) || !only.isSubset(of: sections) || arguments.contains("--help") {
-    print("usage: ratelimit-bench [--json] [--smoke] [--check] [--only <\(sections.joined(separator: "|"))>[,...]] | --profile <\(profileCases.joined(separator: "|"))> [n]")
+    print(
+        "usage: ratelimit-bench [--json] [--smoke] [--check] [--only <\(sections.joined(separator: "|"))>[,...]] | --profile <\(profileCases.joined(separator: "|"))> [n]"
+    )
     exit(arguments.contains("--help") ? 0 : 2)
 }
 let plan = Plan(smoke: arguments.contains("--smoke"))
@@ -50,7 +58,8 @@ do {
     }
     if only.contains("registry") {
         progress("registry")
-        results += try registries(plan: plan, lockFloor: results.first { $0.name == "NSCondition lock + clock read + bucket arithmetic" })
+        results += try registries(
+            plan: plan, lockFloor: results.first { $0.name == "NSCondition lock + clock read + bucket arithmetic" })
     }
     if only.contains("latency") {
         progress("grant latency")
@@ -73,6 +82,7 @@ if json {
 }
 let missed = results.filter { $0.meetsTarget == false && !$0.outOfReach }
 if arguments.contains("--check"), !missed.isEmpty {
-    FileHandle.standardError.write(Data("ratelimit-bench: \(missed.count) target(s) missed: \(missed.map(\.name).joined(separator: "; "))\n".utf8))
+    FileHandle.standardError.write(
+        Data("ratelimit-bench: \(missed.count) target(s) missed: \(missed.map(\.name).joined(separator: "; "))\n".utf8))
     exit(1)
 }

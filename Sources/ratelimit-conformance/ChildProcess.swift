@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A child process started with `/bin/sh -c COMMAND` in a process group of its own, spoken to in
@@ -28,16 +29,20 @@ final class ChildProcess {
 
     init(command: String) throws {
         signal(SIGPIPE, SIG_IGN)  // a dead child must surface as an error, not kill the harness
-        var input: [Int32] = [0, 0], output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
-        guard pipe(&input) == 0, pipe(&output) == 0, pipe(&errors) == 0 else { throw SpawnError(description: "pipe failed (errno \(errno))") }
+        var input: [Int32] = [0, 0]
+        var output: [Int32] = [0, 0]
+        var errors: [Int32] = [0, 0]
+        guard pipe(&input) == 0, pipe(&output) == 0, pipe(&errors) == 0 else {
+            throw SpawnError(description: "pipe failed (errno \(errno))")
+        }
         for descriptor in [input[1], output[0], errors[0]] { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
 
         #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t? = nil
-        var attributes: posix_spawnattr_t? = nil
+            var actions: posix_spawn_file_actions_t? = nil
+            var attributes: posix_spawnattr_t? = nil
         #else
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
+            var actions = posix_spawn_file_actions_t()
+            var attributes = posix_spawnattr_t()
         #endif
         posix_spawn_file_actions_init(&actions)
         posix_spawnattr_init(&attributes)
@@ -63,9 +68,9 @@ final class ChildProcess {
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         let result = posix_spawn(&child, "/bin/sh", &actions, &attributes, argv, environ)
-        for descriptor in [input[0], output[1], errors[1]] { Glibc_close(descriptor) }
+        for descriptor in [input[0], output[1], errors[1]] { posixClose(descriptor) }
         guard result == 0 else {
-            for descriptor in [input[1], output[0], errors[0]] { Glibc_close(descriptor) }
+            for descriptor in [input[1], output[0], errors[0]] { posixClose(descriptor) }
             throw SpawnError(description: "posix_spawn failed (error \(result))")
         }
         pid = child
@@ -117,7 +122,8 @@ final class ChildProcess {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                endHarness(status: 128 + number, message: "\r\u{1B}[Kratelimit-conformance: stopped by signal \(number)\n")
+                endHarness(
+                    status: 128 + number, message: "\r\u{1B}[Kratelimit-conformance: stopped by signal \(number)\n")
             }
             source.resume()
             return source
@@ -145,7 +151,7 @@ final class ChildProcess {
         bytes.append(UInt8(ascii: "\n"))
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc_write(stdinWrite, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeBytes { posixWrite(stdinWrite, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 throw .died("the implementation closed its input\(exitDescription)")
@@ -164,7 +170,9 @@ final class ChildProcess {
                 return line.hasSuffix("\r") ? String(line.dropLast()) : line
             }
             guard buffered.count <= Self.maximumLineBytes else {
-                throw .garbage("a line longer than \(Self.maximumLineBytes) bytes", String(decoding: buffered.prefix(200), as: UTF8.self))
+                throw .garbage(
+                    "a line longer than \(Self.maximumLineBytes) bytes",
+                    String(decoding: buffered.prefix(200), as: UTF8.self))
             }
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw .timeout(timeout, String(decoding: buffered.prefix(200), as: UTF8.self)) }
@@ -180,7 +188,7 @@ final class ChildProcess {
             if descriptors[1].revents != 0 { drainErrors() }
             if descriptors[0].revents != 0 {
                 var chunk = [UInt8](repeating: 0, count: 65_536)
-                let count = chunk.withUnsafeMutableBytes { Glibc_read(stdoutRead, $0.baseAddress, $0.count) }
+                let count = chunk.withUnsafeMutableBytes { posixRead(stdoutRead, $0.baseAddress, $0.count) }
                 if count > 0 {
                     buffered += chunk[..<count]
                 } else if count == 0 {
@@ -206,7 +214,7 @@ final class ChildProcess {
             var probe = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
             guard poll(&probe, 1, 0) > 0, probe[0].revents & Int16(POLLIN) != 0 else { return bytes }
             var chunk = [UInt8](repeating: 0, count: 65_536)
-            let count = chunk.withUnsafeMutableBytes { Glibc_read(descriptor, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { posixRead(descriptor, $0.baseAddress, $0.count) }
             guard count > 0 else { return bytes }
             bytes += chunk[..<count]
         }
@@ -241,7 +249,7 @@ final class ChildProcess {
     /// Closes stdin (asking the child to exit), waits up to `grace` seconds, then kills its whole
     /// process group and reaps it.
     func close(grace: Double = 2) {
-        Glibc_close(stdinWrite)
+        posixClose(stdinWrite)
         let deadline = Date().addingTimeInterval(grace)
         while !reaped, Date() < deadline {
             var probe = [pollfd(fd: stdoutRead, events: 0, revents: 0)]
@@ -252,8 +260,8 @@ final class ChildProcess {
         reap(blocking: true)
         Self.track(pid, running: false)
         drainErrors()
-        Glibc_close(stdoutRead)
-        Glibc_close(stderrRead)
+        posixClose(stdoutRead)
+        posixClose(stderrRead)
     }
 
     deinit {
@@ -282,6 +290,10 @@ enum SubjectFailureReason: Error {
 }
 
 // The C calls under names that do not collide with methods.
-@inline(__always) private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }
-@inline(__always) private func Glibc_read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
-@inline(__always) private func Glibc_close(_ fd: Int32) { _ = close(fd) }
+@inline(__always) private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}
+@inline(__always) private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}
+@inline(__always) private func posixClose(_ fd: Int32) { _ = close(fd) }

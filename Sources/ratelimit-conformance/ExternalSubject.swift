@@ -24,7 +24,9 @@ final class ExternalSubject: ConformanceSubject {
     /// How many times the child had to be started.
     private(set) var starts = 0
 
-    init(command: String, timeout: Double, protocolVersion: Int64 = ExternalSubject.protocolVersion) throws(SubjectFailure) {
+    init(command: String, timeout: Double, protocolVersion: Int64 = ExternalSubject.protocolVersion)
+        throws(SubjectFailure)
+    {
         self.command = command
         self.timeout = timeout
         offeredVersion = protocolVersion
@@ -40,12 +42,18 @@ final class ExternalSubject: ConformanceSubject {
         } catch {
             throw SubjectFailure("cannot start \(command): \(error)", kind: .crashed)
         }
-        let hello = try exchange(.object([("type", .string("hello")), ("protocol", .integer(offeredVersion))]), expecting: ["hello"], id: nil)
+        let hello = try exchange(
+            .object([("type", .string("hello")), ("protocol", .integer(offeredVersion))]), expecting: ["hello"], id: nil
+        )
         guard let version = hello["protocol"]?.int64, (1...offeredVersion).contains(version) else {
-            throw fail("the hello must carry \"protocol\": a version from 1 to \(offeredVersion), the one offered", received: hello.compactText)
+            throw fail(
+                "the hello must carry \"protocol\": a version from 1 to \(offeredVersion), the one offered",
+                received: hello.compactText)
         }
         guard let implementation = hello["implementation"]?.string, let list = hello["strategies"]?.array else {
-            throw fail("the hello must carry a string \"implementation\" and an array \"strategies\"", received: hello.compactText)
+            throw fail(
+                "the hello must carry a string \"implementation\" and an array \"strategies\"",
+                received: hello.compactText)
         }
         var profiles: [String: ImplementationProfile] = [:]
         if let declared = hello["profiles"] {
@@ -54,7 +62,8 @@ final class ExternalSubject: ConformanceSubject {
             }
             for (strategy, json) in members {
                 guard list.contains(.string(strategy)) else {
-                    throw fail("a profile for \(strategy), which \"strategies\" does not list", received: hello.compactText)
+                    throw fail(
+                        "a profile for \(strategy), which \"strategies\" does not list", received: hello.compactText)
                 }
                 do {
                     profiles[strategy] = try ImplementationProfile(json: json)
@@ -64,7 +73,9 @@ final class ExternalSubject: ConformanceSubject {
             }
         }
         if starts > 1, profiles != self.profiles || Set(list.compactMap(\.string)) != strategies {
-            throw fail("a restarted implementation declared other strategies or profiles than at first", received: hello.compactText)
+            throw fail(
+                "a restarted implementation declared other strategies or profiles than at first",
+                received: hello.compactText)
         }
         self.version = version
         self.profiles = profiles
@@ -73,7 +84,9 @@ final class ExternalSubject: ConformanceSubject {
     }
 
     /// Kills the child after a failure and builds the error.
-    private func fail(_ message: String, received: String?, kind: SubjectFailure.Kind = .brokeProtocol) -> SubjectFailure {
+    private func fail(_ message: String, received: String?, kind: SubjectFailure.Kind = .brokeProtocol)
+        -> SubjectFailure
+    {
         child?.close(grace: 0)
         child = nil
         return SubjectFailure(message, received: received, kind: kind)
@@ -81,10 +94,14 @@ final class ExternalSubject: ConformanceSubject {
 
     /// Sends `message` and returns the answer, which must be an object whose type is one of
     /// `types` and, when `id` is given, whose id is `id`.
-    private func exchange(_ message: JSONValue, expecting types: [String], id: String?) throws(SubjectFailure) -> JSONValue {
+    private func exchange(_ message: JSONValue, expecting types: [String], id: String?) throws(SubjectFailure)
+        -> JSONValue
+    {
         guard let child else { throw SubjectFailure("the implementation is not running", kind: .crashed) }
         if let extra = child.pendingOutput() {
-            throw fail("output nobody asked for arrived before this request (a second answer to the previous one?)", received: extra)
+            throw fail(
+                "output nobody asked for arrived before this request (a second answer to the previous one?)",
+                received: extra)
         }
         let line: String
         do {
@@ -92,8 +109,10 @@ final class ExternalSubject: ConformanceSubject {
             line = try child.receiveLine(timeout: timeout)
         } catch {
             child.drainErrors()
-            let stderr = child.errorText.isEmpty
-                ? "" : "; stderr: " + child.errorText.prefix(500).split(whereSeparator: \.isNewline).joined(separator: " | ")
+            let stderr =
+                child.errorText.isEmpty
+                ? ""
+                : "; stderr: " + child.errorText.prefix(500).split(whereSeparator: \.isNewline).joined(separator: " | ")
             var partial: String?
             let kind: SubjectFailure.Kind
             switch error {
@@ -119,16 +138,20 @@ final class ExternalSubject: ConformanceSubject {
         }
         guard let type = answer["type"]?.string else { throw fail("the answer has no string \"type\"", received: line) }
         if type == "error" {
-            throw fail("the implementation answered an error: \(answer["message"]?.string ?? "(no message)")", received: line)
+            throw fail(
+                "the implementation answered an error: \(answer["message"]?.string ?? "(no message)")", received: line)
         }
         guard types.contains(type) else {
             // A `result` where a `dropped` was due is most often a second answer to an earlier
             // request that arrived late, shifting the answers after it.
             let hint = type == "result" && !types.contains("result") ? " (a second answer to an earlier request?)" : ""
-            throw fail("expected a message of type \(types.map { "\"\($0)\"" }.joined(separator: " or ")), got \"\(type)\"\(hint)", received: line)
+            throw fail(
+                "expected a message of type \(types.map { "\"\($0)\"" }.joined(separator: " or ")), got \"\(type)\"\(hint)",
+                received: line)
         }
         if let id, answer["id"]?.string != id {
-            throw fail("the answer's id is \(answer["id"]?.compactText ?? "missing"), expected \"\(id)\"", received: line)
+            throw fail(
+                "the answer's id is \(answer["id"]?.compactText ?? "missing"), expected \"\(id)\"", received: line)
         }
         return answer
     }
@@ -137,32 +160,41 @@ final class ExternalSubject: ConformanceSubject {
         if child == nil || child?.isRunning == false { try start() }
         counter += 1
         let id = "L\(counter)"
-        let answer = try exchange(.object([
-            ("type", .string("create")), ("id", .string(id)), ("strategy", .string(request.strategy)),
-            ("configuration", request.fields), ("now", .integer(now)),
-        ]), expecting: ["created", "unsupported", "refused"], id: id)
+        let answer = try exchange(
+            .object([
+                ("type", .string("create")), ("id", .string(id)), ("strategy", .string(request.strategy)),
+                ("configuration", request.fields), ("now", .integer(now)),
+            ]), expecting: ["created", "unsupported", "refused"], id: id)
         switch answer["type"]?.string {
         case "created":
             return .created(id)
         case "unsupported":
             return .unsupported(reason: answer["reason"]?.string ?? "(no reason given)")
         default:
-            let probe = JSONValue.object([("kind", .string("invalid"))] + answer.keys.filter { $0 != "type" && $0 != "id" }.map { ($0, answer[$0] ?? .null) })
+            let probe = JSONValue.object(
+                [("kind", .string("invalid"))]
+                    + answer.keys.filter { $0 != "type" && $0 != "id" }.map { ($0, answer[$0] ?? .null) })
             let parsed = Result { () throws(ConformanceFormatError) in try RateLimitResult(json: probe) }
             switch parsed {
             case .success(.invalid(let error)): return .refused(field: error.field, problem: error.problem)
             case .success: throw fail("a refusal needs string \"field\" and \"problem\"", received: answer.compactText)
             case .failure(let error):
-                throw fail("a refusal needs string \"field\" and \"problem\" (\(error.message))", received: answer.compactText)
+                throw fail(
+                    "a refusal needs string \"field\" and \"problem\" (\(error.message))", received: answer.compactText)
             }
         }
     }
 
-    func apply(_ event: ConformanceEvent, to limiter: inout String, at now: Int64) throws(SubjectFailure) -> RateLimitResult {
-        let answer = try exchange(.object([
-            ("type", .string("event")), ("id", .string(limiter)), ("now", .integer(now)), ("event", event.json),
-        ]), expecting: ["result"], id: limiter)
-        guard let result = answer["result"] else { throw fail("a result message needs \"result\"", received: answer.compactText) }
+    func apply(_ event: ConformanceEvent, to limiter: inout String, at now: Int64) throws(SubjectFailure)
+        -> RateLimitResult
+    {
+        let answer = try exchange(
+            .object([
+                ("type", .string("event")), ("id", .string(limiter)), ("now", .integer(now)), ("event", event.json),
+            ]), expecting: ["result"], id: limiter)
+        guard let result = answer["result"] else {
+            throw fail("a result message needs \"result\"", received: answer.compactText)
+        }
         do {
             return try RateLimitResult(json: result)
         } catch {
@@ -172,7 +204,8 @@ final class ExternalSubject: ConformanceSubject {
 
     func finish(_ limiter: inout String) throws(SubjectFailure) {
         guard let child, child.isRunning else { return }
-        _ = try exchange(.object([("type", .string("drop")), ("id", .string(limiter))]), expecting: ["dropped"], id: limiter)
+        _ = try exchange(
+            .object([("type", .string("drop")), ("id", .string(limiter))]), expecting: ["dropped"], id: limiter)
     }
 
     /// Says goodbye and reaps the child.

@@ -64,7 +64,10 @@ struct Options {
 let jsonRequested = CommandLine.arguments.contains("--json")
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("ratelimit-conformance: \(message)\n\(message.hasPrefix("usage") ? "" : "run with --help for usage\n")".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "ratelimit-conformance: \(message)\n\(message.hasPrefix("usage") ? "" : "run with --help for usage\n")".utf8
+        ))
     if jsonRequested {
         print(JSONValue.object([("passed", .bool(false)), ("error", .string(message))]).prettyText, terminator: "")
     }
@@ -108,17 +111,25 @@ func parse(_ arguments: [String]) -> Options {
             }
             options.level = level
         case "--tolerance":
-            guard let nanoseconds = Int64(value(argument)), (0...ImplementationProfile.maximumTolerance).contains(nanoseconds) else {
-                fail("--tolerance needs an integer of nanoseconds from 0 to \(ImplementationProfile.maximumTolerance) (one second)")
+            guard let nanoseconds = Int64(value(argument)),
+                (0...ImplementationProfile.maximumTolerance).contains(nanoseconds)
+            else {
+                fail(
+                    "--tolerance needs an integer of nanoseconds from 0 to \(ImplementationProfile.maximumTolerance) (one second)"
+                )
             }
             options.tolerance = nanoseconds
         case "--protocol":
-            guard let version = Int64(value(argument)), version == 1 || version == 2 else { fail("--protocol is 1 or 2") }
+            guard let version = Int64(value(argument)), version == 1 || version == 2 else {
+                fail("--protocol is 1 or 2")
+            }
             options.protocolVersion = version
         case "--vectors": options.vectors = value(argument)
         case "--save-regression": options.saveRegression = value(argument)
         case "--timeout":
-            guard let seconds = Double(value(argument)), seconds > 0, seconds <= 3_600 else { fail("--timeout needs seconds, more than 0 and at most 3600") }
+            guard let seconds = Double(value(argument)), seconds > 0, seconds <= 3_600 else {
+                fail("--timeout needs seconds, more than 0 and at most 3600")
+            }
             options.timeout = seconds
         case "--mutation-score": options.mutationScore = true
         case "--json": options.json = true
@@ -169,11 +180,14 @@ if options.vectors != nil {
     // for another version of the Spec, and is refused rather than silently judged otherwise.
     for file in vectors {
         for story in file.stories {
-            var reference = ReferenceLimiter(story.configuration, at: (try? RateLimitInstant(nanoseconds: story.createdAt)) ?? .origin)
+            var reference = ReferenceLimiter(
+                story.configuration, at: (try? RateLimitInstant(nanoseconds: story.createdAt)) ?? .origin)
             for (index, step) in story.steps.enumerated() {
                 let answer = reference.apply(step.event, at: (try? RateLimitInstant(nanoseconds: step.now)) ?? .origin)
                 if answer.comparable != step.expected.comparable {
-                    fail("\(story.id) step \(index + 1) expects \(step.expected.brief) but the reference model answers \(answer.brief): the file was written for another version of the Spec")
+                    fail(
+                        "\(story.id) step \(index + 1) expects \(step.expected.brief) but the reference model answers \(answer.brief): the file was written for another version of the Spec"
+                    )
                 }
             }
         }
@@ -183,7 +197,8 @@ if let cases = options.cases {
     let selected = vectors.filter { options.strategies?.contains($0.strategy) ?? true }
     let ids = selected.flatMap { $0.stories.map(\.id) + $0.refusals.map(\.id) }
     for pattern in cases.sorted() where !ids.contains(where: { $0 == pattern || $0.hasPrefix(pattern + "/") }) {
-        fail("--case \(pattern) matches no vector case\(options.strategies == nil ? "" : " of the selected strategies")")
+        fail(
+            "--case \(pattern) matches no vector case\(options.strategies == nil ? "" : " of the selected strategies")")
     }
 }
 
@@ -213,19 +228,22 @@ func runSuite(command: String?) -> (ConformanceReport, Int64?) {
     if let command {
         var subject: ExternalSubject
         do {
-            subject = try ExternalSubject(command: command, timeout: options.timeout, protocolVersion: options.protocolVersion)
+            subject = try ExternalSubject(
+                command: command, timeout: options.timeout, protocolVersion: options.protocolVersion)
         } catch {
             fail("the implementation did not start properly: \(error)")
         }
         defer { subject.close() }
         version = subject.version
         result = Result { () throws(ConformanceFormatError) in
-            try ConformanceSuite.run(&subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
+            try ConformanceSuite.run(
+                &subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
         }
     } else {
         var subject = ReferenceSubject()
         result = Result { () throws(ConformanceFormatError) in
-            try ConformanceSuite.run(&subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
+            try ConformanceSuite.run(
+                &subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
         }
     }
     endProgress()
@@ -245,10 +263,15 @@ func quoted(_ command: String) -> String {
 func replay(_ shrunk: ShrunkFailure) -> String {
     var parts = ["ratelimit-conformance"]
     if let exec = options.exec { parts += ["--exec", quoted(exec)] }
-    parts += ["--strategy", shrunk.strategy, "--seed", String(shrunk.seed), "--random-steps", String(shrunk.randomSteps), "--trace", String(shrunk.traceIndex)]
+    parts += [
+        "--strategy", shrunk.strategy, "--seed", String(shrunk.seed), "--random-steps", String(shrunk.randomSteps),
+        "--trace", String(shrunk.traceIndex),
+    ]
     if options.level != .exact { parts += ["--level", options.level.rawValue] }
     if let tolerance = options.tolerance { parts += ["--tolerance", String(tolerance)] }
-    if options.protocolVersion != ExternalSubject.protocolVersion { parts += ["--protocol", String(options.protocolVersion)] }
+    if options.protocolVersion != ExternalSubject.protocolVersion {
+        parts += ["--protocol", String(options.protocolVersion)]
+    }
     if options.timeout != 5 { parts += ["--timeout", String(options.timeout)] }
     return parts.joined(separator: " ")
 }
@@ -257,13 +280,16 @@ func printReport(_ report: ConformanceReport, version: Int64?) {
     print("ratelimit-conformance: \(report.implementation)" + (version.map { " (protocol \($0))" } ?? ""))
     let source = options.vectors.map { "vectors from \($0)" } ?? "built-in vectors (\(VectorGenerator.version))"
     let vectorsRun = options.noVectors ? "no vectors" : source
-    let random = options.trace.map { "random trace \($0) of seed \(seed), \(options.randomSteps) steps" }
-        ?? "\(options.random) random traces per strategy" + (options.random > 0 ? " of \(options.randomSteps) steps (seed \(seed))" : "")
+    let random =
+        options.trace.map { "random trace \($0) of seed \(seed), \(options.randomSteps) steps" }
+        ?? "\(options.random) random traces per strategy"
+        + (options.random > 0 ? " of \(options.randomSteps) steps (seed \(seed))" : "")
     print("\(vectorsRun); \(random); level \(options.level.rawValue)")
     print("")
     for line in report.table { print(line) }
     let sections: [(String?, [String])] = [
-        (nil, report.skippedLines), ("Findings by cause, the most severe first:", report.findingLines), ("Cases that differ:", report.caseLines),
+        (nil, report.skippedLines), ("Findings by cause, the most severe first:", report.findingLines),
+        ("Cases that differ:", report.caseLines),
     ]
     for (title, lines) in sections where !lines.isEmpty {
         print("")
@@ -274,14 +300,17 @@ func printReport(_ report: ConformanceReport, version: Int64?) {
         guard let shrunk = strategy.shrunk else { continue }
         let kind = shrunk.outcome.primary?.kind.name ?? "difference"
         print("")
-        print("\(strategy.strategy): random trace \(shrunk.traceIndex) (seed \(shrunk.seed)) fails (\(kind)); shrunk from \(shrunk.original.trace?.steps.count ?? 0) to \(shrunk.trace.steps.count) steps in \(shrunk.runs) runs:")
+        print(
+            "\(strategy.strategy): random trace \(shrunk.traceIndex) (seed \(shrunk.seed)) fails (\(kind)); shrunk from \(shrunk.original.trace?.steps.count ?? 0) to \(shrunk.trace.steps.count) steps in \(shrunk.runs) runs:"
+        )
         for line in shrunk.lines { print(line) }
         print("replay: \(replay(shrunk))")
         print("as a regression vector:")
         print(shrunk.vectorFile.json.prettyText, terminator: "")
         if let directory = options.saveRegression {
             do {
-                let path = (directory as NSString).appendingPathComponent("\(strategy.strategy)-seed-\(shrunk.seed)-trace-\(shrunk.traceIndex).json")
+                let path = (directory as NSString).appendingPathComponent(
+                    "\(strategy.strategy)-seed-\(shrunk.seed)-trace-\(shrunk.traceIndex).json")
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
                 try Data(shrunk.vectorFile.json.prettyText.utf8).write(to: URL(fileURLWithPath: path))
                 print("saved \(path)")
@@ -292,11 +321,17 @@ func printReport(_ report: ConformanceReport, version: Int64?) {
     }
     print("")
     let ran = report.strategies.filter { $0.level != .skipped }.count
-    let tolerance = report.strategies.contains { $0.toleranceNanoseconds > 0 && $0.level != .skipped } ? " (within the tolerance shown by ±)" : ""
+    let tolerance =
+        report.strategies.contains { $0.toleranceNanoseconds > 0 && $0.level != .skipped }
+        ? " (within the tolerance shown by ±)" : ""
     if report.passes(at: options.level) {
-        print("PASS: \(ran) of \(report.strategies.count) strategies conform at level \(options.level.rawValue) or better\(tolerance)")
+        print(
+            "PASS: \(ran) of \(report.strategies.count) strategies conform at level \(options.level.rawValue) or better\(tolerance)"
+        )
     } else {
-        print("FAIL: not every strategy that ran conforms at level \(options.level.rawValue)" + (ran == 0 ? " (nothing ran)" : ""))
+        print(
+            "FAIL: not every strategy that ran conforms at level \(options.level.rawValue)"
+                + (ran == 0 ? " (nothing ran)" : ""))
     }
 }
 
@@ -317,7 +352,8 @@ if options.mutationScore, let command = options.exec {
         let words = line.split(separator: " ").map(String.init)
         guard let name = words.first else { continue }
         guard words.count <= 2, let level = words.count == 2 ? ConformanceLevel(rawValue: words[1]) : options.level,
-              level == .exact || level == .safety else {
+            level == .exact || level == .safety
+        else {
             fail("\(command) --list-bugs: \"\(line)\" is not NAME or NAME exact|safety")
         }
         bugs.append((name, level))
@@ -331,26 +367,34 @@ if options.mutationScore, let command = options.exec {
         let failing = report.strategies.filter { $0.level < bug.level && $0.level != .skipped }.map(\.strategy)
         let isCaught = !report.passes(at: bug.level)
         if isCaught { caught += 1 }
-        let first = report.strategies.lazy.compactMap { strategy in
-            strategy.groups.first.map { "\(strategy.strategy) \($0.cause.clause) \($0.kind.name)" }
-        }.first ?? "-"
-        rows.append([bug.name, bug.level.rawValue, isCaught ? "caught" : "MISSED", failing.joined(separator: ","), first])
-        results.append(.object([
-            ("bug", .string(bug.name)), ("level", .string(bug.level.rawValue)), ("caught", .bool(isCaught)),
-            ("failingStrategies", .array(failing.map(JSONValue.string))), ("worstFinding", .string(first)),
-        ]))
+        let first =
+            report.strategies.lazy.compactMap { strategy in
+                strategy.groups.first.map { "\(strategy.strategy) \($0.cause.clause) \($0.kind.name)" }
+            }.first ?? "-"
+        rows.append([
+            bug.name, bug.level.rawValue, isCaught ? "caught" : "MISSED", failing.joined(separator: ","), first,
+        ])
+        results.append(
+            .object([
+                ("bug", .string(bug.name)), ("level", .string(bug.level.rawValue)), ("caught", .bool(isCaught)),
+                ("failingStrategies", .array(failing.map(JSONValue.string))), ("worstFinding", .string(first)),
+            ]))
     }
     let cleanPasses = clean.passes(at: options.level)
     if options.json {
-        print(JSONValue.object([
-            ("implementation", .string(clean.implementation)), ("cleanPasses", .bool(cleanPasses)),
-            ("caught", .integer(Int64(caught))), ("bugs", .integer(Int64(bugs.count))), ("results", .array(results)),
-        ]).prettyText, terminator: "")
+        print(
+            JSONValue.object([
+                ("implementation", .string(clean.implementation)), ("cleanPasses", .bool(cleanPasses)),
+                ("caught", .integer(Int64(caught))), ("bugs", .integer(Int64(bugs.count))),
+                ("results", .array(results)),
+            ]).prettyText, terminator: "")
     } else {
         print("ratelimit-conformance: mutation score for \(clean.implementation)")
         print("the implementation without bugs: \(cleanPasses ? "passes" : "FAILS") at level \(options.level.rawValue)")
         print("")
-        for line in TextTable.render(header: ["bug", "must fail", "result", "strategies failing", "most severe finding"], rows: rows) { print(line) }
+        for line in TextTable.render(
+            header: ["bug", "must fail", "result", "strategies failing", "most severe finding"], rows: rows)
+        { print(line) }
         print("")
         print("mutation score: \(caught)/\(bugs.count) injected bugs caught, each at the level it declares")
     }

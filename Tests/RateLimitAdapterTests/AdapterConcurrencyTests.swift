@@ -51,7 +51,9 @@ private func stress<S: RateLimitStrategy>(
     _ strategy: S, adapter: any Adapter<S>, clock: ManualClock, releases: Bool, threads: Bool
 ) async -> LinearizabilityVerdict {
     let recorder = HistoryRecorder<StressInput, String>()
-    let phases = 4, workers = 4, operations = 40
+    let phases = 4
+    let workers = 4
+    let operations = 40
     for phase in 0..<phases {
         let instant = Int64(phase * 7)
         move(clock, to: instant)
@@ -60,8 +62,11 @@ private func stress<S: RateLimitStrategy>(
             let acquire = !releases || (worker + index) % 3 != 0
             let permits = Int64((worker * 31 + index * 7) % 3 + 1)
             let call = recorder.stamp()
-            let output = acquire ? "\(await adapter.tryAcquire(permits, priority: .normal))" : "\(await adapter.release(permits))"
-            recorder.record(call: call, input: StressInput(acquire: acquire, permits: permits, instant: at), output: output)
+            let output =
+                acquire
+                ? "\(await adapter.tryAcquire(permits, priority: .normal))" : "\(await adapter.release(permits))"
+            recorder.record(
+                call: call, input: StressInput(acquire: acquire, permits: permits, instant: at), output: output)
         }
         if threads {
             await onThreads(workers: workers, operations: operations) { worker, index in
@@ -80,7 +85,9 @@ private func stress<S: RateLimitStrategy>(
             }
         }
     }
-    return await offThePool { LinearizabilityChecker.check(recorder.history, initial: RateLimiter(strategy, at: .origin), step: model) }
+    return await offThePool {
+        LinearizabilityChecker.check(recorder.history, initial: RateLimiter(strategy, at: .origin), step: model)
+    }
 }
 
 @Suite("Adapters under concurrency")
@@ -97,18 +104,28 @@ struct AdapterConcurrencyTests {
     }
 
     @Test("WQ-13 concurrent tryAcquire on every adapter is linearizable with respect to the pure model (token bucket)")
-    func tokenBucket() async throws { try await check(try TokenBucket(capacity: 5, permitsPerPeriod: 1, periodNanoseconds: 10)) }
+    func tokenBucket() async throws {
+        try await check(try TokenBucket(capacity: 5, permitsPerPeriod: 1, periodNanoseconds: 10))
+    }
 
-    @Test("WQ-13 concurrent tryAcquire on every adapter is linearizable with respect to the pure model (GCRA, lock-free included)")
+    @Test(
+        "WQ-13 concurrent tryAcquire on every adapter is linearizable with respect to the pure model (GCRA, lock-free included)"
+    )
     func gcra() async throws { try await check(try GCRA(burst: 4, emissionIntervalNanoseconds: 10)) }
 
-    @Test("WQ-13 concurrent tryAcquire on every adapter is linearizable with respect to the pure model (sliding window log)")
+    @Test(
+        "WQ-13 concurrent tryAcquire on every adapter is linearizable with respect to the pure model (sliding window log)"
+    )
     func slidingLog() async throws { try await check(try SlidingWindowLog(limit: 6, windowNanoseconds: 14)) }
 
-    @Test("WQ-13 concurrent acquire and release on every adapter are linearizable: no permit lost or created (concurrency limiter)")
+    @Test(
+        "WQ-13 concurrent acquire and release on every adapter are linearizable: no permit lost or created (concurrency limiter)"
+    )
     func concurrency() async throws { try await check(try ConcurrencyLimiter(limit: 4), releases: true) }
 
-    @Test("WQ-10 thousands of queued waiters with random cancellations and timeouts: every one gets one outcome, no lost wake-up")
+    @Test(
+        "WQ-10 thousands of queued waiters with random cancellations and timeouts: every one gets one outcome, no lost wake-up"
+    )
     func thousandsOfWaiters() async throws {
         // The capacity holds every permit the run can refill, so a timer that fires once for
         // several clock steps loses nothing: a waiter left at the end is a lost wake-up.
@@ -124,11 +141,12 @@ struct AdapterConcurrencyTests {
                 demand += permits
                 let priority = rng.pick([RateLimitPriority.low, .normal, .high])
                 let timeout: Duration? = rng.chance(30) ? .nanoseconds(rng.int(in: 0...5_000)) : nil
-                tasks.append(Task {
-                    let result = await adapter.acquire(permits, priority: priority, timeout: timeout)
-                    finished.increment()
-                    return result
-                })
+                tasks.append(
+                    Task {
+                        let result = await adapter.acquire(permits, priority: priority, timeout: timeout)
+                        finished.increment()
+                        return result
+                    })
             }
             // Every request is queued or answered before time moves (they all arrive at instant 0).
             let registered = Date().addingTimeInterval(30)
@@ -136,7 +154,8 @@ struct AdapterConcurrencyTests {
             #expect(await adapter.waitingCount() + finished.value == count, "\(adapter.name): requests were not queued")
             // Step the clock past every deadline and far enough to serve every waiter, cancelling
             // some waiters between steps (where the adapter supports it).
-            let steps = Int64(20), stepLength = max(1_000, (demand * 10 + 19) / 20)
+            let steps = Int64(20)
+            let stepLength = max(1_000, (demand * 10 + 19) / 20)
             for step in 1...steps {
                 if adapter.cancellable { for task in tasks where rng.chance(1) { task.cancel() } }
                 move(clock, to: step * stepLength)
@@ -150,12 +169,16 @@ struct AdapterConcurrencyTests {
                     break
                 }
                 switch result {
-                case .success(let grant): granted += grant.permits; outcomes["granted", default: 0] += 1
+                case .success(let grant):
+                    granted += grant.permits
+                    outcomes["granted", default: 0] += 1
                 case .failure(let error): outcomes["\(error)", default: 0] += 1
                 }
             }
             #expect(outcomes.values.reduce(0, +) == count, "\(adapter.name): \(outcomes)")
-            #expect(granted <= steps * stepLength / 10, "\(adapter.name) granted \(granted) permits in \(steps * stepLength) ns")
+            #expect(
+                granted <= steps * stepLength / 10,
+                "\(adapter.name) granted \(granted) permits in \(steps * stepLength) ns")
             // The run exercised every path: grants, timeouts and (where supported) cancellations.
             #expect(outcomes["granted", default: 0] > count / 2, "\(adapter.name): \(outcomes)")
             #expect(outcomes["timedOut", default: 0] > 0, "\(adapter.name): \(outcomes)")

@@ -33,13 +33,19 @@ struct AdapterConvenienceTests {
         _ = dispatch.tryAcquire(2)
         for clock in clocks { clock.advance(by: .nanoseconds(30)) }
         let refused = WaitOutcome.rejected(.limited(retryAfterNanoseconds: 70))
-        #expect(await actor.availability() == refused && lock.availability() == refused && dispatch.availability() == refused)
+        #expect(
+            await actor.availability() == refused && lock.availability() == refused
+                && dispatch.availability() == refused)
         #expect(refused.retryAfter == .nanoseconds(70) && !refused.isGranted)
-        #expect(await actor.remaining() == 0 && lock.remaining() == 0 && dispatch.remaining() == 0, "asking took nothing back or away")
+        #expect(
+            await actor.remaining() == 0 && lock.remaining() == 0 && dispatch.remaining() == 0,
+            "asking took nothing back or away")
         #expect(await actor.tryAcquire() == refused && lock.tryAcquire() == refused && dispatch.tryAcquire() == refused)
     }
 
-    @Test("WQ-13 CL-8 withPermits holds the permits while the body runs and gives them back however it ends: returning, throwing, cancelled")
+    @Test(
+        "WQ-13 CL-8 withPermits holds the permits while the body runs and gives them back however it ends: returning, throwing, cancelled"
+    )
     func withPermits() async throws {
         let limit = try ConcurrencyLimiter(limit: 1)
         let actor = try ActorRateLimiter(limit, queueLimit: 1, clock: ManualClock())
@@ -54,7 +60,9 @@ struct AdapterConvenienceTests {
         #expect(await actor.remaining() == 1 && lock.remaining() == 1, "given back after throwing")
 
         // A body that is cancelled while it waits inside still gives its permit back.
-        let inside = Task { try await actor.withPermits { try await Task.sleep(for: .seconds(3_600), clock: ManualClock()) } }
+        let inside = Task {
+            try await actor.withPermits { try await Task.sleep(for: .seconds(3_600), clock: ManualClock()) }
+        }
         #expect(await eventually { await actor.remaining() == 0 })
         inside.cancel()
         _ = await inside.result
@@ -62,7 +70,9 @@ struct AdapterConvenienceTests {
 
         // A request that cannot get its permits runs nothing: the error is the acquire's.
         _ = await actor.tryAcquire()
-        await #expect(throws: RateLimitAcquireError.timedOut) { try await actor.withPermits(timeout: .zero) { Issue.record("ran without a permit") } }
+        await #expect(throws: RateLimitAcquireError.timedOut) {
+            try await actor.withPermits(timeout: .zero) { Issue.record("ran without a permit") }
+        }
         // A critical request let through without permits gives nothing back.
         let bypass = try await actor.withPermits(priority: .critical) { await actor.remaining() }
         let after = await actor.remaining()

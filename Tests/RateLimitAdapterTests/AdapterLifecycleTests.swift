@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import RateLimitConformance
 import RateLimitCore
-import RateLimitShell
 import RateLimitDispatch
+import RateLimitShell
 import Testing
 
 /// The instant `nanoseconds` after the origin (`.end` if out of range, which no test here passes).
@@ -11,15 +11,20 @@ private func ns(_ nanoseconds: Int64) -> RateLimitInstant { (try? RateLimitInsta
 
 @Suite("Adapters: time, timeouts, close and release from memory")
 struct AdapterLifecycleTests {
-    @Test("WQ-11 clock readings map to whole nanoseconds from the adapter's start: before it is 0, beyond Int64.max ns is the end")
+    @Test(
+        "WQ-11 clock readings map to whole nanoseconds from the adapter's start: before it is 0, beyond Int64.max ns is the end"
+    )
     func clockMapping() throws {
         let clock = ManualClock(startingAt: .seconds(100))
         let timeline = ClockTimeline(clock: clock)
-        func at(_ offset: Duration) -> RateLimitInstant { timeline.instant(of: ManualClock.Instant(offset: .seconds(100) + offset)) }
+        func at(_ offset: Duration) -> RateLimitInstant {
+            timeline.instant(of: ManualClock.Instant(offset: .seconds(100) + offset))
+        }
         #expect(at(.zero) == .origin)
         #expect(at(.nanoseconds(-1)) == .origin)
         #expect(at(.seconds(-86_400)) == .origin)
-        #expect(at(.nanoseconds(7) + Duration(secondsComponent: 0, attosecondsComponent: 999_999_999)) == ns(7))  // fractions dropped
+        // fractions dropped
+        #expect(at(.nanoseconds(7) + Duration(secondsComponent: 0, attosecondsComponent: 999_999_999)) == ns(7))
         #expect(at(.nanoseconds(Int64.max - 1)) == ns(Int64.max - 1))
         #expect(at(.nanoseconds(Int64.max)) == .end)
         #expect(at(.seconds(Int64.max)) == .end)
@@ -27,14 +32,18 @@ struct AdapterLifecycleTests {
         #expect(timeline.reading(afterNanoseconds: 10, from: ns(Int64.max - 3)) == timeline.reading(of: .end))
         #expect(at(Duration(secondsComponent: 0, attosecondsComponent: -1)) == .origin)
         #expect(at(Duration(secondsComponent: 0, attosecondsComponent: 999_999_999)) == .origin)
-        #expect(at(.nanoseconds(Int64.max - 1) + Duration(secondsComponent: 0, attosecondsComponent: 999_999_999)) == ns(Int64.max - 1))
+        #expect(
+            at(.nanoseconds(Int64.max - 1) + Duration(secondsComponent: 0, attosecondsComponent: 999_999_999))
+                == ns(Int64.max - 1))
         // Around 10^9 × 2^64 attoseconds, where the quotient stops fitting in 64 bits.
         let wide = Duration(secondsComponent: 18_446_744_073, attosecondsComponent: 709_551_616_000_000_000)
         #expect(at(wide) == .end)
         #expect(at(wide - .nanoseconds(1)) == .end)
     }
 
-    @Test("WQ-11 on the continuous clock, now() (read directly, not through Clock) is the mapping of a reading between two others")
+    @Test(
+        "WQ-11 on the continuous clock, now() (read directly, not through Clock) is the mapping of a reading between two others"
+    )
     func continuousClockReading() throws {
         let timeline = ClockTimeline(clock: ContinuousClock())
         for _ in 0..<1_000 {
@@ -68,22 +77,31 @@ struct AdapterLifecycleTests {
             // Offsets of every magnitude, from attoseconds to beyond the timeline, of either sign.
             let magnitude = Int64.random(in: 0...Int64.max, using: &rng) >> Int.random(in: 0...62, using: &rng)
             let seconds = Bool.random(using: &rng) ? magnitude : magnitude / 1_000_000_000
-            let offset = Duration(secondsComponent: seconds % 400_000_000_000, attosecondsComponent: Int64.random(in: 0..<1_000_000_000_000_000_000, using: &rng))
+            let offset = Duration(
+                secondsComponent: seconds % 400_000_000_000,
+                attosecondsComponent: Int64.random(in: 0..<1_000_000_000_000_000_000, using: &rng))
             let signed = Bool.random(using: &rng) ? offset : .zero - offset
             let got = timeline.instant(of: ManualClock.Instant(offset: signed))
             guard got == reference(signed) else {
-                Issue.record("offset \(signed): \(got) but \(reference(signed)); \(TestSeed.replay("clockMappingProperty", trace: index))")
+                Issue.record(
+                    "offset \(signed): \(got) but \(reference(signed)); \(TestSeed.replay("clockMappingProperty", trace: index))"
+                )
                 return
             }
         }
     }
 
-    @Test("WQ-11 a timeout makes the deadline now + timeout, the end of the timeline at most; a timeout of zero or less is now")
+    @Test(
+        "WQ-11 a timeout makes the deadline now + timeout, the end of the timeline at most; a timeout of zero or less is now"
+    )
     func deadlines() throws {
         let timeline = ClockTimeline(clock: ManualClock())
         let now = ns(1_000)
         #expect(timeline.deadline(after: .nanoseconds(25), from: now) == ns(1_025))
-        #expect(timeline.deadline(after: .nanoseconds(25) + Duration(secondsComponent: 0, attosecondsComponent: 5), from: now) == ns(1_025))
+        #expect(
+            timeline.deadline(
+                after: .nanoseconds(25) + Duration(secondsComponent: 0, attosecondsComponent: 5), from: now)
+                == ns(1_025))
         #expect(timeline.deadline(after: .zero, from: now) == now)
         #expect(timeline.deadline(after: .seconds(-3), from: now) == now)
         #expect(timeline.deadline(after: .nanoseconds(Int64.max - 1_000), from: now) == .end)
@@ -91,7 +109,9 @@ struct AdapterLifecycleTests {
         #expect(timeline.deadline(after: .nanoseconds(Int64.max - 1_001), from: now) == ns(Int64.max - 1))
     }
 
-    @Test("WQ-11 through every adapter, a timeout of zero or less, or under a nanosecond, is granted at once or times out at once, never waits")
+    @Test(
+        "WQ-11 through every adapter, a timeout of zero or less, or under a nanosecond, is granted at once or times out at once, never waits"
+    )
     func zeroTimeouts() async throws {
         let bucket = try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100)
         for (adapter, _) in try adapters(bucket, queueLimit: 10) where adapter.queues {
@@ -99,8 +119,12 @@ struct AdapterLifecycleTests {
             #expect((try? first?.get())?.permits == 1, "\(adapter.name): \(String(describing: first))")
             let halfNanosecond = Duration(secondsComponent: 0, attosecondsComponent: 500_000_000)
             for timeout in [Duration.zero, .nanoseconds(-1), .seconds(-60), halfNanosecond, .seconds(Int64.min)] {
-                let refused = await finishes(within: 10) { await adapter.acquire(1, priority: .normal, timeout: timeout) }
-                #expect(refused == .failure(.timedOut), "\(adapter.name) timeout \(timeout): \(String(describing: refused))")
+                let refused = await finishes(within: 10) {
+                    await adapter.acquire(1, priority: .normal, timeout: timeout)
+                }
+                #expect(
+                    refused == .failure(.timedOut), "\(adapter.name) timeout \(timeout): \(String(describing: refused))"
+                )
             }
             #expect(await adapter.waitingCount() == 0, "\(adapter.name)")
             await adapter.close()
@@ -131,7 +155,8 @@ struct AdapterLifecycleTests {
         let clock = ManualClock()
         let bucket = try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100, initialTokens: 0)
         let (outcomes, delivered) = AsyncStream<Result<RateLimitGrant, RateLimitAcquireError>>.makeStream()
-        var limiter: DispatchRateLimiter<TokenBucket, ManualClock>? = try DispatchRateLimiter(bucket, queueLimit: 10, clock: clock)
+        var limiter: DispatchRateLimiter<TokenBucket, ManualClock>? = try DispatchRateLimiter(
+            bucket, queueLimit: 10, clock: clock)
         limiter?.acquire(1) { delivered.yield($0) }
         #expect(limiter?.waitingCount == 1)  // runs on the limiter's queue after the request
         weak let released = limiter
@@ -147,8 +172,9 @@ struct AdapterLifecycleTests {
     @Test("WQ-13 a completion handler that calls back into the Dispatch limiter does not deadlock")
     func dispatchReentrantHandler() async throws {
         let clock = ManualClock()
-        let limiter = try DispatchRateLimiter(try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100), clock: clock,
-                                              callbackQueue: DispatchQueue(label: "AdapterLifecycleTests.callbacks"))
+        let limiter = try DispatchRateLimiter(
+            try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100), clock: clock,
+            callbackQueue: DispatchQueue(label: "AdapterLifecycleTests.callbacks"))
         let inner: WaitOutcome? = await finishes(within: 10) {
             await withCheckedContinuation { continuation in
                 limiter.acquire(1) { _ in continuation.resume(returning: limiter.tryAcquire(1)) }
@@ -162,15 +188,19 @@ struct AdapterLifecycleTests {
         let bucket = try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 1_000_000, initialTokens: 0)
         for (adapter, clock) in try adapters(bucket, queueLimit: 100) where adapter.queues {
             // Twenty waiters whose deadlines come 10 ns apart: each step wakes the timer once.
-            let waiters = (1...20).map { index in Task { await adapter.acquire(1, priority: .normal, timeout: .nanoseconds(Int64(10 * index))) } }
+            let waiters = (1...20).map { index in
+                Task { await adapter.acquire(1, priority: .normal, timeout: .nanoseconds(Int64(10 * index))) }
+            }
             let registered = Date().addingTimeInterval(10)
             while await adapter.waitingCount() < 20, Date() < registered { await Task.yield() }
             for step in 1...19 {
                 move(clock, to: Int64(10 * step))  // the timer's sleep returns ...
                 _ = await adapter.tryAcquire(0, priority: .normal)  // ... and this call races its wake-up
                 let settled = Date().addingTimeInterval(5)
-                while clock.sleeperCount != 1 || clock.nextDeadline != ManualClock.Instant(offset: .nanoseconds(Int64(10 * step + 10))),
-                      Date() < settled { await Task.yield() }
+                while clock.sleeperCount != 1
+                    || clock.nextDeadline != ManualClock.Instant(offset: .nanoseconds(Int64(10 * step + 10))),
+                    Date() < settled
+                { await Task.yield() }
                 guard clock.sleeperCount == 1 else {
                     Issue.record("\(adapter.name) step \(step): \(clock.sleeperCount) timers sleep on the clock")
                     break

@@ -5,7 +5,6 @@ import RateLimitShell
 import RateLimitTestSupport
 import Testing
 
-
 /// The answer `event` gets from the model at `now` (queue empty, so tryAcquire semantics).
 private func modelAnswer<S: RateLimitStrategy>(
     _ model: inout WaitQueue<S>, _ event: ConformanceEvent, priority: RateLimitPriority, at now: RateLimitInstant
@@ -14,7 +13,8 @@ private func modelAnswer<S: RateLimitStrategy>(
     case .acquire(let permits): "\(model.tryAcquire(permits, priority: priority, at: now).outcome)"
     case .release(let permits): "\(model.release(permits, at: now).result)"
     case .reset: "\(model.reset(at: now).result)"
-    case .reconfigure(let configuration): configuration.typed(as: S.self).map { "\(model.reconfigure($0, at: now).result)" }
+    case .reconfigure(let configuration):
+        configuration.typed(as: S.self).map { "\(model.reconfigure($0, at: now).result)" }
     }
 }
 
@@ -36,8 +36,11 @@ func immediateAnswers<S: RateLimitStrategy>(_ type: S.Type) async throws {
         let replay = TestSeed.replay("immediateAnswers", trace: trace)
         var rng = TestSeed.generator("immediateAnswers \(S.identifier)", trace: trace)
         guard let script = TraceGenerator.trace(S.identifier, steps: 150, using: &rng),
-              let strategy = script.configuration.typed(as: S.self) else { continue }
-        let priorities = script.steps.map { _ in rng.chance(10) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high]) }
+            let strategy = script.configuration.typed(as: S.self)
+        else { continue }
+        let priorities = script.steps.map { _ in
+            rng.chance(10) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high])
+        }
         for (adapter, clock) in try adapters(strategy, queueLimit: 0) {
             var model = try WaitQueue(strategy, queueLimit: 0, at: .origin)
             for (index, step) in script.steps.enumerated() {
@@ -50,8 +53,12 @@ func immediateAnswers<S: RateLimitStrategy>(_ type: S.Type) async throws {
                 let now = instant(of: clock)
                 guard let expected = modelAnswer(&model, step.event, priority: priority, at: now) else { continue }
                 let got = await adapterAnswer(adapter, step.event, priority: priority)
-                guard holds(got == expected, "\(adapter.name) \(S.identifier) step \(index) at \(step.now) ns \(step.event): got \(got ?? "-"), want \(expected)",
-                            replay: replay) else { break }
+                guard
+                    holds(
+                        got == expected,
+                        "\(adapter.name) \(S.identifier) step \(index) at \(step.now) ns \(step.event): got \(got ?? "-"), want \(expected)",
+                        replay: replay)
+                else { break }
             }
             await adapter.close()
         }
@@ -73,11 +80,14 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
     for trace in 0..<5 {
         let replay = TestSeed.replay(name, trace: trace)
         var setup = TestSeed.generator("\(name) \(S.identifier)", trace: trace)
-        guard let strategy = TraceGenerator.configuration(S.identifier, using: &setup)?.typed(as: S.self) else { continue }
+        guard let strategy = TraceGenerator.configuration(S.identifier, using: &setup)?.typed(as: S.self) else {
+            continue
+        }
         let queueLimit = setup.pick([1, 3, 20] as [Int64])
         let span = AnyRateLimitStrategy(strategy).map(TraceGenerator.characteristicNanoseconds) ?? 10
         for (adapter, clock) in try adapters(strategy, queueLimit: queueLimit) where adapter.queues {
-            var rng = TestSeed.generator("\(name) script \(S.identifier)", trace: trace)  // the same script for every adapter
+            // the same script for every adapter
+            var rng = TestSeed.generator("\(name) script \(S.identifier)", trace: trace)
             var model = try WaitQueue(strategy, queueLimit: queueLimit, at: .origin)
             var waiting = Waiting()
             var now: Int64 = 0
@@ -89,7 +99,9 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
             /// served at its own instant (WQ-7), as the adapter's timer does.
             func timerWakeUps(to position: Int64) -> [WaitCompletion] {
                 var completions: [WaitCompletion] = []
-                while let wake = model.nextWakeUp(at: lastDelivered), wake.nanoseconds <= position, completions.count < 100_000 {
+                while let wake = model.nextWakeUp(at: lastDelivered), wake.nanoseconds <= position,
+                    completions.count < 100_000
+                {
                     completions += model.advance(to: wake).completions
                     lastDelivered = wake
                 }
@@ -108,9 +120,13 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                         continue
                     }
                     let got = await finishes(within: 10) { await task.value }
-                    if !holds(got.map { "\($0)" } == "\(expected)",
-                              "\(adapter.name) \(S.identifier) step \(step): \(completion.ticket) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)",
-                              replay: replay) { failed = true }
+                    if !holds(
+                        got.map { "\($0)" } == "\(expected)",
+                        "\(adapter.name) \(S.identifier) step \(step): \(completion.ticket) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)",
+                        replay: replay)
+                    {
+                        failed = true
+                    }
                 }
                 // The adapter has processed the step once its queue matches the model's (waiters,
                 // plus granted requests whose scheduled start the clock has not reached).
@@ -122,9 +138,13 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                     await Task.yield()
                     counts = (await adapter.waitingCount(), await adapter.scheduledCount())
                 }
-                if !holds(counts == (model.waitingCount, scheduled),
-                          "\(adapter.name) \(S.identifier) step \(step): \(counts) waiting and scheduled, model \((model.waitingCount, scheduled))",
-                          replay: replay) { failed = true }
+                if !holds(
+                    counts == (model.waitingCount, scheduled),
+                    "\(adapter.name) \(S.identifier) step \(step): \(counts) waiting and scheduled, model \((model.waitingCount, scheduled))",
+                    replay: replay)
+                {
+                    failed = true
+                }
             }
 
             var log: [String] = []
@@ -134,15 +154,25 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                 let instant = RateLimitInstant.fromManual(now)
                 switch roll {
                 case 0..<45:  // a waiting acquire
-                    let permits = rng.chance(5) ? TraceGenerator.permits(maximum: strategy.maximumPermits, using: &rng) : rng.int(in: 1...max(1, min(3, strategy.maximumPermits)))
+                    let permits =
+                        rng.chance(5)
+                        ? TraceGenerator.permits(maximum: strategy.maximumPermits, using: &rng)
+                        : rng.int(in: 1...max(1, min(3, strategy.maximumPermits)))
                     let priority = rng.chance(5) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high])
                     let timeout: Duration? = rng.chance(40) ? .nanoseconds(rng.int(in: 0...times(span, 3))) : nil
                     let (ticket, completions) = model.acquire(
-                        permits, priority: priority, deadline: timeout.map { ClockTimeline(clock: ManualClock()).deadline(after: $0, from: instant) },
+                        permits, priority: priority,
+                        deadline: timeout.map {
+                            ClockTimeline(clock: ManualClock()).deadline(after: $0, from: instant)
+                        },
                         at: instant)
                     waiting.permits[ticket] = permits
-                    log.append("  acquire \(ticket) permits \(permits) \(priority) timeout \(timeout.map { "\($0)" } ?? "none") wake \(model.nextWakeUp(at: instant).map { "\($0)" } ?? "none")")
-                    waiting.tasks[ticket] = Task { await adapter.acquire(permits, priority: priority, timeout: timeout) }
+                    log.append(
+                        "  acquire \(ticket) permits \(permits) \(priority) timeout \(timeout.map { "\($0)" } ?? "none") wake \(model.nextWakeUp(at: instant).map { "\($0)" } ?? "none")"
+                    )
+                    waiting.tasks[ticket] = Task {
+                        await adapter.acquire(permits, priority: priority, timeout: timeout)
+                    }
                     lastDelivered = instant
                     await settle(completions.completions, step: step)
                 case 45..<55:
@@ -150,7 +180,12 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                     let expected = model.tryAcquire(permits, priority: .normal, at: instant)
                     lastDelivered = instant
                     let got = await adapter.tryAcquire(permits, priority: .normal)
-                    if !holds("\(got)" == "\(expected.outcome)", "\(adapter.name) step \(step) tryAcquire: got \(got), want \(expected.outcome)", replay: replay) { failed = true }
+                    if !holds(
+                        "\(got)" == "\(expected.outcome)",
+                        "\(adapter.name) step \(step) tryAcquire: got \(got), want \(expected.outcome)", replay: replay)
+                    {
+                        failed = true
+                    }
                     await settle(expected.effects.completions, step: step)
                 case 55..<80:  // time passes (or, with drift, jumps)
                     if drift, rng.chance(30) {
@@ -176,13 +211,23 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                     let expected = model.release(permits, at: instant)
                     lastDelivered = instant
                     let got = await adapter.release(permits)
-                    if !holds(got == expected.result, "\(adapter.name) step \(step) release: got \(got), want \(expected.result)", replay: replay) { failed = true }
+                    if !holds(
+                        got == expected.result,
+                        "\(adapter.name) step \(step) release: got \(got), want \(expected.result)", replay: replay)
+                    {
+                        failed = true
+                    }
                     await settle(expected.effects.completions, step: step)
                 case 94..<100:
                     let expected = model.reset(at: instant)
                     lastDelivered = instant
                     let got = await adapter.reset()
-                    if !holds(got == expected.result, "\(adapter.name) step \(step) reset: got \(got), want \(expected.result)", replay: replay) { failed = true }
+                    if !holds(
+                        got == expected.result,
+                        "\(adapter.name) step \(step) reset: got \(got), want \(expected.result)", replay: replay)
+                    {
+                        failed = true
+                    }
                     await settle(expected.effects.completions, step: step)
                 default:
                     continue
@@ -200,8 +245,10 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
             for (ticket, expected, _) in waiting.deferred {
                 guard let task = waiting.tasks.removeValue(forKey: ticket) else { continue }
                 let got = await finishes(within: 10) { await task.value }
-                holds(got.map { "\($0)" } == "\(expected)", "\(adapter.name) \(ticket) (scheduled) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)",
-                      replay: replay)
+                holds(
+                    got.map { "\($0)" } == "\(expected)",
+                    "\(adapter.name) \(ticket) (scheduled) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)",
+                    replay: replay)
             }
             if failed || !waiting.deferred.isEmpty && ProcessInfo.processInfo.environment["RATELIMIT_TRACE"] != nil {
                 print("TRACE \(adapter.name) \(S.identifier) trace \(trace):\n" + log.joined(separator: "\n"))
@@ -228,22 +275,25 @@ extension RateLimitInstant {
 
 @Suite("Every adapter answers as the pure wait queue does")
 struct AdapterModelTests {
-    @Test("WQ-4 tryAcquire, release, reset and reconfigure through every adapter equal the model, at every instant",
-          arguments: AnyRateLimitStrategy.identifiers)
+    @Test(
+        "WQ-4 tryAcquire, release, reset and reconfigure through every adapter equal the model, at every instant",
+        arguments: AnyRateLimitStrategy.identifiers)
     func immediate(_ identifier: String) async throws {
         let type = try #require(strategyTypes[identifier])
         try await immediateAnswers(type)
     }
 
-    @Test("WQ-3 WQ-5 WQ-6 WQ-7 WQ-12 waiting requests: outcomes, order, timeouts, cancellations, wake-ups and scheduled starts equal the model",
-          arguments: AnyRateLimitStrategy.identifiers)
+    @Test(
+        "WQ-3 WQ-5 WQ-6 WQ-7 WQ-12 waiting requests: outcomes, order, timeouts, cancellations, wake-ups and scheduled starts equal the model",
+        arguments: AnyRateLimitStrategy.identifiers)
     func waiting(_ identifier: String) async throws {
         let type = try #require(strategyTypes[identifier])
         try await waitingAnswers(type, name: "waiting", drift: false)
     }
 
-    @Test("CORE-10 clock drift: jumps back (a second to a day) and forward: no over-admission, no trap, no stuck waiter",
-          arguments: AnyRateLimitStrategy.identifiers)
+    @Test(
+        "CORE-10 clock drift: jumps back (a second to a day) and forward: no over-admission, no trap, no stuck waiter",
+        arguments: AnyRateLimitStrategy.identifiers)
     func drift(_ identifier: String) async throws {
         let type = try #require(strategyTypes[identifier])
         try await waitingAnswers(type, name: "drift", drift: true)

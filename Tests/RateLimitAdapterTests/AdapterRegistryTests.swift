@@ -1,7 +1,7 @@
 import Foundation
-import RateLimitDispatch
 import RateLimitConformance
 import RateLimitCore
+import RateLimitDispatch
 import RateLimitTestSupport
 import Testing
 
@@ -10,11 +10,16 @@ import Testing
 private func adapterRules(using rng: inout SeededGenerator) throws -> [RateLimitRule<AnyRateLimitStrategy>] {
     func limit() -> AnyRateLimitStrategy {
         // Scheduled starts (the leaky bucket queue) are checked by the single-limiter tests.
-        let kinds = [TokenBucket.identifier, GCRA.identifier, FixedWindow.identifier, SlidingWindowLog.identifier,
-                     SlidingWindowCounter.identifier, ConcurrencyLimiter.identifier]
+        let kinds = [
+            TokenBucket.identifier, GCRA.identifier, FixedWindow.identifier, SlidingWindowLog.identifier,
+            SlidingWindowCounter.identifier, ConcurrencyLimiter.identifier,
+        ]
         while true {
             if let strategy = TraceGenerator.configuration(rng.pick(kinds), using: &rng), strategy.maximumPermits >= 2,
-               strategy.maximumPermits < 1_000, TraceGenerator.characteristicNanoseconds(strategy) < 1_000 { return strategy }
+                strategy.maximumPermits < 1_000, TraceGenerator.characteristicNanoseconds(strategy) < 1_000
+            {
+                return strategy
+            }
         }
     }
     return [
@@ -32,8 +37,9 @@ private struct Pending {
 
 @Suite("Registries through every adapter")
 struct AdapterRegistryTests {
-    @Test("REG-5 REG-10 WQ-13 every adapter's registry answers as the pure registry does: outcomes, quota, statistics and the event stream",
-          arguments: 0..<6)
+    @Test(
+        "REG-5 REG-10 WQ-13 every adapter's registry answers as the pure registry does: outcomes, quota, statistics and the event stream",
+        arguments: 0..<6)
     func scripts(_ trace: Int) async throws {
         let replay = TestSeed.replay("registryAdapters", trace: trace)
         var setup = TestSeed.generator("registryAdapters", trace: trace)
@@ -59,14 +65,24 @@ struct AdapterRegistryTests {
                     guard let request = pending.removeValue(forKey: completion.ticket) else { continue }
                     let expected = completion.outcome.grant(permits: request.permits)
                     let got = await finishes(within: 10) { await request.task.value }
-                    if !holds("\(String(describing: got))" == "\(String(describing: Optional(expected)))",
-                              "\(adapter.name) \(context): \(completion.ticket) got \(String(describing: got)), want \(expected)", replay: replay) { failed = true }
+                    if !holds(
+                        "\(String(describing: got))" == "\(String(describing: Optional(expected)))",
+                        "\(adapter.name) \(context): \(completion.ticket) got \(String(describing: got)), want \(expected)",
+                        replay: replay)
+                    {
+                        failed = true
+                    }
                 }
                 let deadline = Date().addingTimeInterval(10)
                 while await adapter.waitingCount() != model.waitingCount, Date() < deadline { await Task.yield() }
                 let waiting = await adapter.waitingCount()
-                if !holds(waiting == model.waitingCount, "\(adapter.name) \(context): \(waiting) waiting, model \(model.waitingCount)",
-                          replay: replay) { failed = true }
+                if !holds(
+                    waiting == model.waitingCount,
+                    "\(adapter.name) \(context): \(waiting) waiting, model \(model.waitingCount)",
+                    replay: replay)
+                {
+                    failed = true
+                }
             }
 
             for step in 0..<70 where !failed {
@@ -80,26 +96,42 @@ struct AdapterRegistryTests {
                     let permits = rng.int(in: 1...2)
                     let priority = rng.chance(5) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high])
                     let timeout: Duration? = rng.chance(30) ? .nanoseconds(rng.int(in: 0...200)) : nil
-                    let (ticket, effects) = model.acquire(key, permits: permits, priority: priority, timeout: timeout, at: at)
-                    pending[ticket] = Pending(task: Task { await adapter.acquire(key, permits: permits, priority: priority, timeout: timeout) },
-                                              permits: permits)
+                    let (ticket, effects) = model.acquire(
+                        key, permits: permits, priority: priority, timeout: timeout, at: at)
+                    pending[ticket] = Pending(
+                        task: Task {
+                            await adapter.acquire(key, permits: permits, priority: priority, timeout: timeout)
+                        },
+                        permits: permits)
                     if !effects.completions.contains(where: { $0.ticket == ticket }) {
                         // Waits: let the adapter queue it before anything else happens.
                         let deadline = Date().addingTimeInterval(10)
-                        while await adapter.waitingCount() < model.waitingCount, Date() < deadline { await Task.yield() }
+                        while await adapter.waitingCount() < model.waitingCount, Date() < deadline {
+                            await Task.yield()
+                        }
                     }
                     await settle(effects, context)
                 case 35..<55:
                     let permits = rng.int(in: 0...2)
                     let (expected, effects) = model.tryAcquire(key, permits: permits, at: at)
                     let got = await adapter.tryAcquire(key, permits: permits, priority: .normal)
-                    if !holds(got == expected, "\(adapter.name) \(context) tryAcquire(\(permits)): \(got), want \(expected)", replay: replay) { failed = true }
+                    if !holds(
+                        got == expected, "\(adapter.name) \(context) tryAcquire(\(permits)): \(got), want \(expected)",
+                        replay: replay)
+                    {
+                        failed = true
+                    }
                     await settle(effects, context)
                 case 55..<62:
                     let permits = rng.int(in: 0...2)
                     let (expected, effects) = model.release(key, permits: permits, at: at)
                     let got = await adapter.release(key, permits: permits)
-                    if !holds(got.comparable == expected.comparable, "\(adapter.name) \(context) release: \(got), want \(expected)", replay: replay) { failed = true }
+                    if !holds(
+                        got.comparable == expected.comparable,
+                        "\(adapter.name) \(context) release: \(got), want \(expected)", replay: replay)
+                    {
+                        failed = true
+                    }
                     await settle(effects, context)
                 case 62..<67:
                     let duration = rng.int(in: 0...300)
@@ -134,33 +166,46 @@ struct AdapterRegistryTests {
             for key in keys where !failed {
                 let got = await adapter.quota(of: key)
                 let expected = model.quota(of: key, at: RateLimitInstant.fromManual(now))
-                if !holds(got == expected, "\(adapter.name) quota of \(key): \(String(describing: got)), want \(String(describing: expected))",
-                          replay: replay) { failed = true }
+                if !holds(
+                    got == expected,
+                    "\(adapter.name) quota of \(key): \(String(describing: got)), want \(String(describing: expected))",
+                    replay: replay)
+                {
+                    failed = true
+                }
             }
             let totals = await adapter.totals()
-            if !failed { holds(totals == model.totals, "\(adapter.name) totals \(totals), want \(model.totals)", replay: replay) }
+            if !failed {
+                holds(totals == model.totals, "\(adapter.name) totals \(totals), want \(model.totals)", replay: replay)
+            }
             // Closing ends every waiter and the event stream; the stream saw every event, in order.
             await adapter.close()
             await settle(model.close(at: RateLimitInstant.fromManual(now)), "close")
             _ = await finishes(within: 10) { await collector.value }
             if !failed {
-                if log.events != expectedEvents { print("TRACE \(adapter.name) trace \(trace):\n" + steps.joined(separator: "\n")) }
-                holds(log.events == expectedEvents, "\(adapter.name): events \(log.events.count), want \(expectedEvents.count)\n  got  \(log.events)\n  want \(expectedEvents)",
-                      replay: replay)
+                if log.events != expectedEvents {
+                    print("TRACE \(adapter.name) trace \(trace):\n" + steps.joined(separator: "\n"))
+                }
+                holds(
+                    log.events == expectedEvents,
+                    "\(adapter.name): events \(log.events.count), want \(expectedEvents.count)\n  got  \(log.events)\n  want \(expectedEvents)",
+                    replay: replay)
             }
         }
     }
 
     @Test("REG-10 the callback form reports the same events as the stream, in order, on every adapter")
     func eventHandler() async throws {
-        let bucket = AnyRateLimitStrategy.tokenBucket(try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 100))
+        let bucket = AnyRateLimitStrategy.tokenBucket(
+            try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 100))
         let rules = [try RateLimitRule(.anyKey, bucket, warningThreshold: 1)]
         for (adapter, clock) in try registryAdapters(rules) {
             let (streamed, handled) = (EventLog(), EventLog())
             let stream = await adapter.events()
             let collector = Task { for await event in stream { streamed.append(event) } }
             await adapter.setEventHandler { handled.append($0) }
-            for _ in 0..<4 { _ = await adapter.tryAcquire("k", permits: 1, priority: .normal) }  // ok → warning → limited, then a refusal
+            // ok → warning → limited, then a refusal
+            for _ in 0..<4 { _ = await adapter.tryAcquire("k", permits: 1, priority: .normal) }
             await adapter.throttle("k", for: .nanoseconds(50))
             move(clock, to: 1_000)
             _ = await adapter.tryAcquire("k", permits: 1, priority: .normal)  // throttle ended, quota recovered
@@ -173,9 +218,13 @@ struct AdapterRegistryTests {
         }
     }
 
-    @Test("REG-10 the Dispatch event handler gets events one at a time and in order, even on a concurrent callback queue")
+    @Test(
+        "REG-10 the Dispatch event handler gets events one at a time and in order, even on a concurrent callback queue")
     func dispatchHandlerOrder() async throws {
-        let rules = [try RateLimitRule(.anyKey, AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 1, windowNanoseconds: 1_000)))]
+        let rules = [
+            try RateLimitRule(
+                .anyKey, AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 1, windowNanoseconds: 1_000)))
+        ]
         let registry = try DispatchRateLimitRegistry(rules: rules, clock: ManualClock(), callbackQueue: .global())
         let handled = EventLog()
         let busy = Counter()
@@ -189,10 +238,13 @@ struct AdapterRegistryTests {
             handled.append(event)
             busy.leave()
         }
-        for permits in 2...101 as ClosedRange<Int64> { _ = registry.tryAcquire("k", permits: permits) }  // never allowed: one event each
+        // never allowed: one event each
+        for permits in 2...101 as ClosedRange<Int64> { _ = registry.tryAcquire("k", permits: permits) }
         let settled = Date().addingTimeInterval(10)
         while handled.events.count < 100, Date() < settled { await Task.yield() }
-        let order = handled.events.compactMap { event -> Int64? in if case .rejected(_, let permits, _, _) = event { permits } else { nil } }
+        let order = handled.events.compactMap { event -> Int64? in
+            if case .rejected(_, let permits, _, _) = event { permits } else { nil }
+        }
         #expect(order == Array(2...101), "\(order)")
     }
 }
@@ -203,6 +255,11 @@ private final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var running = false
     /// Marks a handler as running; false when one already was (the handler ran concurrently).
-    func enter() -> Bool { lock.withLock { defer { running = true }; return !running } }
+    func enter() -> Bool {
+        lock.withLock {
+            defer { running = true }
+            return !running
+        }
+    }
     func leave() { lock.withLock { running = false } }
 }

@@ -24,7 +24,8 @@ struct DispatchRealClockTests {
     @Test("WQ-11 a waiter is woken by the dispatch timer once the refill has come, not before")
     func timerWakesWaiter() async throws {
         let period = Duration.milliseconds(5)
-        let limiter = try DispatchRateLimiter(try TokenBucket(capacity: 1, permitsPerPeriod: 1, period: period), queueLimit: 10)
+        let limiter = try DispatchRateLimiter(
+            try TokenBucket(capacity: 1, permitsPerPeriod: 1, period: period), queueLimit: 10)
         let started = ContinuousClock.now
         #expect(limiter.tryAcquire(1) == .granted(.allowed(remaining: 0)))
         let result = await acquire(limiter, 1)
@@ -36,7 +37,8 @@ struct DispatchRealClockTests {
 
     @Test("WQ-11 a timeout on the continuous clock ends the wait with timedOut")
     func timeoutOnRealClock() async throws {
-        let limiter = try DispatchRateLimiter(try TokenBucket(capacity: 1, permitsPerPeriod: 1, period: .seconds(3600)), queueLimit: 10)
+        let limiter = try DispatchRateLimiter(
+            try TokenBucket(capacity: 1, permitsPerPeriod: 1, period: .seconds(3600)), queueLimit: 10)
         #expect(limiter.tryAcquire(1) == .granted(.allowed(remaining: 0)))
         let result = await acquire(limiter, 1, timeout: .milliseconds(2))
         #expect(result == .failure(.timedOut))
@@ -48,7 +50,8 @@ struct DispatchRealClockTests {
         let interval = Duration.milliseconds(2)
         // A serial callback queue keeps the handlers in the order their starts came.
         let callbacks = DispatchQueue(label: "DispatchRealClockTests.callbacks")
-        let limiter = try DispatchRateLimiter(try LeakyBucketQueue(queueCapacity: 5, interval: interval), callbackQueue: callbacks)
+        let limiter = try DispatchRateLimiter(
+            try LeakyBucketQueue(queueCapacity: 5, interval: interval), callbackQueue: callbacks)
         let started = ContinuousClock.now
         let order = Recorder()
         // The three requests reach the serial queue in call order; the handlers run at their starts.

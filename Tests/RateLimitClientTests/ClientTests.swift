@@ -12,9 +12,13 @@ private let second = Duration.seconds(1)
 
 @Suite("The rate-limited client on a manual clock (Spec/HTTP.md HTTP-11)", .timeLimit(.minutes(1)))
 struct ClientTests {
-    @Test("HTTP-11 a 429 with Retry-After holds the endpoint: the retry and every other request wait until it expires, then go")
+    @Test(
+        "HTTP-11 a 429 with Retry-After holds the endpoint: the retry and every other request wait until it expires, then go"
+    )
     func retryAfterHoldsTheEndpoint() async throws {
-        let (client, server, clock) = try scriptedClient([.success(Reply(429, ["Retry-After": "2"])), .success(Reply(200))])
+        let (client, server, clock) = try scriptedClient([
+            .success(Reply(429, ["Retry-After": "2"])), .success(Reply(200)),
+        ])
         var events = await client.events().makeAsyncIterator()
         let first = Task { try await client.send("a", to: "api").status }
         var log: [ClientEvent] = []
@@ -23,10 +27,12 @@ struct ClientTests {
             if case .retrying = event { break }
         }
         let at = { (seconds: Int64) in RateLimitInstant.origin.advanced(byNanoseconds: seconds * 1_000_000_000)! }
-        #expect(log == [
-            .sent(endpoint: "api", attempt: 1, at: at(0)), .received(endpoint: "api", status: 429, at: at(0)),
-            .serverWait(endpoint: "api", until: at(2), at: at(0)), .retrying(endpoint: "api", afterNanoseconds: 2_000_000_000, at: at(0)),
-        ])
+        #expect(
+            log == [
+                .sent(endpoint: "api", attempt: 1, at: at(0)), .received(endpoint: "api", status: 429, at: at(0)),
+                .serverWait(endpoint: "api", until: at(2), at: at(0)),
+                .retrying(endpoint: "api", afterNanoseconds: 2_000_000_000, at: at(0)),
+            ])
         let second = Task { try await client.send("b", to: "api").status }
         #expect(await eventually { await client.limiter.waitingCount == 1 }, "b waits in the endpoint's queue")
         await advance(clock, to: .seconds(2))
@@ -43,15 +49,21 @@ struct ClientTests {
         #expect(after.sorted { "\($0)" < "\($1)" } == expected.sorted { "\($0)" < "\($1)" }, "\(after)")
     }
 
-    @Test("HTTP-11 under a reject rule a request during the server's wait is refused with the exact time left, and the fallback answers it")
+    @Test(
+        "HTTP-11 under a reject rule a request during the server's wait is refused with the exact time left, and the fallback answers it"
+    )
     func rejectRuleAndFallback() async throws {
         let noRetries = try Backoff(maximumRetries: 0, base: second, cap: second)
-        let (client, server, clock) = try scriptedClient([.success(Reply(429, ["Retry-After": "5"])), .success(Reply(200))], rule: .reject, backoff: noRetries)
+        let (client, server, clock) = try scriptedClient(
+            [.success(Reply(429, ["Retry-After": "5"])), .success(Reply(200))], rule: .reject, backoff: noRetries)
         do throws(RateLimitClientError) {
             _ = try await client.send("a", to: "api")
             Issue.record("a 429 with no retries left must not be delivered as a success")
         } catch {
-            guard case .serverLimited("api", 429, 5_000_000_000) = error else { Issue.record("got \(error)"); return }
+            guard case .serverLimited("api", 429, 5_000_000_000) = error else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(error.retryAfter == .seconds(5))
         }
         clock.advance(by: .seconds(1))
@@ -59,7 +71,10 @@ struct ClientTests {
             _ = try await client.send("b", to: "api")
             Issue.record("b must be refused while the server's wait holds the endpoint")
         } catch {
-            guard case .limited("api", .limited(let wait)) = error else { Issue.record("got \(error)"); return }
+            guard case .limited("api", .limited(let wait)) = error else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(wait == 4_000_000_000, "the exact time left of the server's 5 s")
             #expect(error.retryAfter == .seconds(4))
         }
@@ -73,7 +88,9 @@ struct ClientTests {
         #expect(try await client.send("d", to: "api").status == 200)
     }
 
-    @Test("HTTP-11 network failures are retried after the seeded backoff's waits; when the retries run out, the error or the fallback")
+    @Test(
+        "HTTP-11 network failures are retried after the seeded backoff's waits; when the retries run out, the error or the fallback"
+    )
     func networkFailuresBackOff() async throws {
         let backoff = try Backoff(maximumRetries: 2, base: second, cap: .seconds(10), jitter: .full)
         var expected = SeededGenerator(seed: 42)
@@ -92,18 +109,25 @@ struct ClientTests {
         await advance(clock, to: .nanoseconds(first))
         await advance(clock, to: .nanoseconds(first + second))
         #expect(await sending.value == "transport")
-        #expect(await server.sentAt == [.zero, .nanoseconds(first), .nanoseconds(first + second)], "waits \(first), \(second) ns for seed 42")
+        #expect(
+            await server.sentAt == [.zero, .nanoseconds(first), .nanoseconds(first + second)],
+            "waits \(first), \(second) ns for seed 42")
         let fallback = Task { try await client.send("b", to: "api") { _ in Reply(200, ["X-Cache": "hit"]) } }
         #expect(await advanceToNextSleeper(clock) != nil)
         #expect(await advanceToNextSleeper(clock) != nil)
-        #expect(try await fallback.value.fields.combined("X-Cache") == "hit", "the fallback answers when the retries run out")
+        #expect(
+            try await fallback.value.fields.combined("X-Cache") == "hit",
+            "the fallback answers when the retries run out")
         #expect(await server.sentAt.count == 6)
     }
 
-    @Test("HTTP-11 another 4xx is delivered at once, never retried; a 5xx is retried and the last one delivered when the retries run out")
+    @Test(
+        "HTTP-11 another 4xx is delivered at once, never retried; a 5xx is retried and the last one delivered when the retries run out"
+    )
     func classification() async throws {
         let oneRetry = try Backoff(maximumRetries: 1, base: second, cap: second, jitter: .none)
-        let (client, server, clock) = try scriptedClient([.success(Reply(404)), .success(Reply(500)), .success(Reply(500))], backoff: oneRetry)
+        let (client, server, clock) = try scriptedClient(
+            [.success(Reply(404)), .success(Reply(500)), .success(Reply(500))], backoff: oneRetry)
         #expect(try await client.send("a", to: "api").status == 404)
         #expect(await server.sentAt == [.zero])
         let failing = Task { try await client.send("b", to: "api").status }
@@ -116,14 +140,19 @@ struct ClientTests {
     func cancellation() async throws {
         let (client, server, clock) = try scriptedClient([.success(Reply(429, ["Retry-After": "60"]))])
         let retrying = Task { () -> String in
-            do throws(RateLimitClientError) { return "\(try await client.send("a", to: "api"))" } catch { return "\(error)" }
+            do throws(RateLimitClientError) { return "\(try await client.send("a", to: "api"))" } catch {
+                return "\(error)"
+            }
         }
-        #expect(await eventually {
-            let held = await client.serverQuota(for: "api")?.blockedUntil != nil
-            return held && clock.sleeperCount >= 1
-        })
+        #expect(
+            await eventually {
+                let held = await client.serverQuota(for: "api")?.blockedUntil != nil
+                return held && clock.sleeperCount >= 1
+            })
         let queued = Task { () -> String in
-            do throws(RateLimitClientError) { return "\(try await client.send("b", to: "api"))" } catch { return "\(error)" }
+            do throws(RateLimitClientError) { return "\(try await client.send("b", to: "api"))" } catch {
+                return "\(error)"
+            }
         }
         #expect(await eventually { await client.limiter.waitingCount == 1 })
         retrying.cancel()
@@ -135,7 +164,9 @@ struct ClientTests {
 
     @Test("HTTP-11 a reported quota is counted down as requests go out; once spent, the endpoint waits for its reset")
     func reportedQuotaCountsDown() async throws {
-        let (client, server, clock) = try scriptedClient([.success(Reply(200, ["RateLimit": #""p";r=1;t=5"#])), .success(Reply(200))])
+        let (client, server, clock) = try scriptedClient([
+            .success(Reply(200, ["RateLimit": #""p";r=1;t=5"#])), .success(Reply(200)),
+        ])
         #expect(try await client.send("a", to: "api").status == 200)
         #expect(try await client.send("b", to: "api").status == 200, "one left")
         let third = Task { try await client.send("c", to: "api").status }
@@ -147,7 +178,8 @@ struct ClientTests {
     @Test("HTTP-11 a 429 naming no wait waits the stated 1 s, then 2 s for the next in a row")
     func silentRejections() async throws {
         let backoff = try Backoff(maximumRetries: 3, base: .milliseconds(10), cap: .milliseconds(10), jitter: .none)
-        let (client, server, clock) = try scriptedClient([.success(Reply(429)), .success(Reply(429)), .success(Reply(200))], backoff: backoff)
+        let (client, server, clock) = try scriptedClient(
+            [.success(Reply(429)), .success(Reply(429)), .success(Reply(200))], backoff: backoff)
         let sending = Task { try await client.send("a", to: "api").status }
         await advance(clock, to: .milliseconds(10))  // the backoff; the endpoint is still held until 1 s
         await advance(clock, to: .seconds(1))
@@ -175,7 +207,9 @@ struct ClientTests {
         let (client, server, _) = try scriptedClient([.success(Reply(200))])
         await client.limiter.throttle("api", until: RateLimitInstant.origin.advanced(byNanoseconds: 60_000_000_000)!)
         let queued = Task { () -> String in
-            do throws(RateLimitClientError) { return "\(try await client.send("b", to: "api").status)" } catch { return "\(error)" }
+            do throws(RateLimitClientError) { return "\(try await client.send("b", to: "api").status)" } catch {
+                return "\(error)"
+            }
         }
         #expect(await eventually { await client.limiter.waitingCount == 1 })
         queued.cancel()
@@ -185,16 +219,24 @@ struct ClientTests {
         #expect(await client.limiter.quota(of: "api")?.statistics.admitted ?? 0 <= 1)
     }
 
-    @Test("HTTP-11 a critical request, which the registry lets through, sleeps the server's wait out itself; cancelling ends the sleep")
+    @Test(
+        "HTTP-11 a critical request, which the registry lets through, sleeps the server's wait out itself; cancelling ends the sleep"
+    )
     func criticalSleepsOut() async throws {
-        let (client, server, clock) = try scriptedClient([.success(Reply(429, ["Retry-After": "10"])), .success(Reply(200))])
+        let (client, server, clock) = try scriptedClient([
+            .success(Reply(429, ["Retry-After": "10"])), .success(Reply(200)),
+        ])
         let first = Task { try await client.send("a", to: "api").status }
         #expect(await eventually { await client.serverQuota(for: "api")?.blockedUntil != nil })
         let critical = Task { try await client.send("c", to: "api", priority: .critical).status }
         let cancelled = Task { () -> String in
-            do throws(RateLimitClientError) { return "\(try await client.send("d", to: "api", priority: .critical).status)" } catch { return "\(error)" }
+            do throws(RateLimitClientError) {
+                return "\(try await client.send("d", to: "api", priority: .critical).status)"
+            } catch { return "\(error)" }
         }
-        #expect(await eventually { clock.sleeperCount >= 3 }, "a's retry, c and d sleep until 10 s (and the registry's timer)")
+        #expect(
+            await eventually { clock.sleeperCount >= 3 },
+            "a's retry, c and d sleep until 10 s (and the registry's timer)")
         cancelled.cancel()
         #expect(await cancelled.value == "cancelled")
         await advance(clock, to: .seconds(10))
@@ -216,7 +258,10 @@ struct ClientTests {
             }
             Issue.record("a closed limiter must not deliver")
         } catch {
-            guard case .closed = error else { Issue.record("got \(error)"); return }
+            guard case .closed = error else {
+                Issue.record("got \(error)")
+                return
+            }
         }
         #expect(await asked.value == 0)
         #expect(await server.requests.isEmpty)
@@ -230,15 +275,21 @@ struct ClientTests {
             _ = try await named.send("a", to: "api")
             Issue.record("a 503 asking to wait must not be delivered when no retry is left")
         } catch {
-            guard case .serverLimited("api", 503, 3_000_000_000) = error else { Issue.record("got \(error)"); return }
+            guard case .serverLimited("api", 503, 3_000_000_000) = error else {
+                Issue.record("got \(error)")
+                return
+            }
         }
         let (silent, _, _) = try scriptedClient([.success(Reply(503))], backoff: noRetries)
         #expect(try await silent.send("a", to: "api").status == 503)
     }
 
-    @Test("HTTP-11 under a reject rule the server's wait and the retry end at the same instant: the retry is not refused by the throttle")
+    @Test(
+        "HTTP-11 under a reject rule the server's wait and the retry end at the same instant: the retry is not refused by the throttle"
+    )
     func rejectRuleRetryAtTheThrottlesEnd() async throws {
-        let (client, server, clock) = try scriptedClient([.success(Reply(429, ["Retry-After": "2"])), .success(Reply(200))], rule: .reject)
+        let (client, server, clock) = try scriptedClient(
+            [.success(Reply(429, ["Retry-After": "2"])), .success(Reply(200))], rule: .reject)
         var events = await client.events().makeAsyncIterator()
         let sending = Task { try await client.send("a", to: "api").status }
         var held: RateLimitInstant?
@@ -253,7 +304,9 @@ struct ClientTests {
         #expect(await server.sentAt == [.zero, .seconds(2)])
     }
 
-    @Test("HTTP-11 a server wait beyond the policy's maximum stops at once: serverLimited with that wait, and the fallback answers")
+    @Test(
+        "HTTP-11 a server wait beyond the policy's maximum stops at once: serverLimited with that wait, and the fallback answers"
+    )
     func hugeWaitStops() async throws {
         let (client, server, _) = try scriptedClient([.success(Reply(429, ["Retry-After": "99999999999999"]))])
         let reason = Box()
@@ -269,7 +322,9 @@ struct ClientTests {
 
     @Test("HTTP-11 the client forgets an endpoint's server quota once nothing it said matters any more")
     func forgetsIdleQuotas() async throws {
-        let (client, _, clock) = try scriptedClient([.success(Reply(200, ["RateLimit": #""p";r=5;t=2"#])), .success(Reply(200))])
+        let (client, _, clock) = try scriptedClient([
+            .success(Reply(200, ["RateLimit": #""p";r=5;t=2"#])), .success(Reply(200)),
+        ])
         #expect(try await client.send("a", to: "api").status == 200)
         #expect(await client.serverQuota(for: "api")?.budget?.remaining == 5)
         clock.advance(by: .seconds(3))

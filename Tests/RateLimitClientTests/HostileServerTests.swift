@@ -36,7 +36,8 @@ struct HostileServerTests {
         #expect(try await recovery(after: Reply(200, ["RateLimit": #""default";r=0;t=999999999999999"#])) == hour)
     }
 
-    @Test("HTTP-12 a Date of 1970 with a date-form Retry-After 5 s after the local clock is clock skew: the wait is 5 s")
+    @Test(
+        "HTTP-12 a Date of 1970 with a date-form Retry-After 5 s after the local clock is clock skew: the wait is 5 s")
     func skewedDate() async throws {
         let retryAt = HTTPDate(secondsSinceEpoch: wallClock + 5).description
         let reply = Reply(429, ["Date": "Thu, 01 Jan 1970 00:00:00 GMT", "Retry-After": retryAt])
@@ -45,7 +46,8 @@ struct HostileServerTests {
         #expect(await advanceToNextSleeper(clock) == .seconds(5), "the retry waits 5 s, not 56 years")
         #expect(try await a.value == 200)
         #expect(await server.sentAt == [.zero, .seconds(5)])
-        let feedback = ServerFeedback(status: 429, fields: reply.fields, receivedAt: HTTPDate(secondsSinceEpoch: wallClock))
+        let feedback = ServerFeedback(
+            status: 429, fields: reply.fields, receivedAt: HTTPDate(secondsSinceEpoch: wallClock))
         #expect(feedback.reference == HTTPDate(secondsSinceEpoch: wallClock))
         #expect(feedback.diagnostics.contains { $0.field == "Date" && $0.problem.contains("clock skew") })
     }
@@ -53,18 +55,25 @@ struct HostileServerTests {
     @Test("HTTP-12 a ceiling of the client's choosing bounds every server wait")
     func chosenCeiling() async throws {
         let (registry, clock) = try concurrencyRegistry()
-        let server = ScriptedServer([.success(Reply(429, ["Retry-After": "86400"])), .success(Reply(200))], clock: clock)
+        let server = ScriptedServer(
+            [.success(Reply(429, ["Retry-After": "86400"])), .success(Reply(200))], clock: clock)
         let client = RateLimitedClient(
-            limiter: registry, serverQuota: try ServerQuota(maximumWait: .seconds(30), longestWait: .seconds(30)), seed: 1,
-            wallClock: { HTTPDate(secondsSinceEpoch: wallClock) }, operation: { request in try await server.answer(request) })
+            limiter: registry, serverQuota: try ServerQuota(maximumWait: .seconds(30), longestWait: .seconds(30)),
+            seed: 1,
+            wallClock: { HTTPDate(secondsSinceEpoch: wallClock) },
+            operation: { request in try await server.answer(request) })
         let a = Task { try await client.send("a", to: "api").status }
-        #expect(await advanceToNextSleeper(clock) == .seconds(30), "the retry waits the ceiling, within the policy's 60 s")
+        #expect(
+            await advanceToNextSleeper(clock) == .seconds(30), "the retry waits the ceiling, within the policy's 60 s")
         #expect(try await a.value == 200)
     }
 
-    @Test("HTTP-12 resuming the endpoint's key on the limiter resumes it: the client forgets the server's wait instead of holding it again")
+    @Test(
+        "HTTP-12 resuming the endpoint's key on the limiter resumes it: the client forgets the server's wait instead of holding it again"
+    )
     func resumeMeansResume() async throws {
-        let (client, server, _) = try scriptedClient([.success(Reply(429, ["Retry-After": "99999999"])), .success(Reply(200))], rule: .reject)
+        let (client, server, _) = try scriptedClient(
+            [.success(Reply(429, ["Retry-After": "99999999"])), .success(Reply(200))], rule: .reject)
         _ = try? await client.send("a", to: "api")
         do throws(RateLimitClientError) {
             _ = try await client.send("b", to: "api")
@@ -78,10 +87,13 @@ struct HostileServerTests {
         #expect(await client.serverQuota(for: "api")?.wait(at: .origin) == nil)
     }
 
-    @Test("HTTP-12 resuming the key releases a request already queued behind the client's hold, and serverQuota(for:) shows it at once")
+    @Test(
+        "HTTP-12 resuming the key releases a request already queued behind the client's hold, and serverQuota(for:) shows it at once"
+    )
     func resumeReleasesTheQueue() async throws {
         let noRetries = try Backoff(maximumRetries: 0, base: .seconds(1), cap: .seconds(1))
-        let (client, server, _) = try scriptedClient([.success(Reply(429, ["Retry-After": "600"])), .success(Reply(200))], backoff: noRetries)
+        let (client, server, _) = try scriptedClient(
+            [.success(Reply(429, ["Retry-After": "600"])), .success(Reply(200))], backoff: noRetries)
         _ = try? await client.send("a", to: "api")
         let b = Task { try await client.send("b", to: "api").status }
         #expect(await eventually { await client.limiter.waitingCount == 1 }, "b waits behind the hold")
@@ -92,14 +104,20 @@ struct HostileServerTests {
         #expect(await client.limiter.quota(of: "api")?.state == .accepting, "the client did not hold the key again")
     }
 
-    @Test("HTTP-12 forgetServerState(for:) as soon as the client reports a server wait still lifts the hold, which was on its way")
+    @Test(
+        "HTTP-12 forgetServerState(for:) as soon as the client reports a server wait still lifts the hold, which was on its way"
+    )
     func forgetWhileHolding() async throws {
         let noRetries = try Backoff(maximumRetries: 0, base: .seconds(1), cap: .seconds(1))
-        let (client, server, _) = try scriptedClient([.success(Reply(429, ["Retry-After": "600"])), .success(Reply(200))], rule: .reject, backoff: noRetries)
+        let (client, server, _) = try scriptedClient(
+            [.success(Reply(429, ["Retry-After": "600"])), .success(Reply(200))], rule: .reject, backoff: noRetries)
         let events = await client.events()
         let watcher = Task {
             for await event in events {
-                if case .serverWait = event { await client.forgetServerState(for: "api"); return }
+                if case .serverWait = event {
+                    await client.forgetServerState(for: "api")
+                    return
+                }
             }
         }
         _ = try? await client.send("a", to: "api")
@@ -123,7 +141,8 @@ struct HostileServerTests {
 
     @Test("HTTP-12 forgetServerState(for:) clears what the client learned of an endpoint and lifts its hold")
     func forgetServerState() async throws {
-        let (client, server, _) = try scriptedClient([.success(Reply(200, ["RateLimit": #""p";r=0;t=600"#])), .success(Reply(200))], rule: .reject)
+        let (client, server, _) = try scriptedClient(
+            [.success(Reply(200, ["RateLimit": #""p";r=0;t=600"#])), .success(Reply(200))], rule: .reject)
         #expect(try await client.send("a", to: "api").status == 200)
         #expect(await client.serverQuota(for: "api")?.budget?.remaining == 0)
         await client.forgetServerState(for: "api")
@@ -132,7 +151,9 @@ struct HostileServerTests {
         #expect(await server.requests == ["a", "b"])
     }
 
-    @Test("HTTP-10 send with any permit count never traps: negative is invalid, more than the limit never allowed, both typed", arguments: [Int64.min, -1, 0, 1, 100, 101, Int64.max])
+    @Test(
+        "HTTP-10 send with any permit count never traps: negative is invalid, more than the limit never allowed, both typed",
+        arguments: [Int64.min, -1, 0, 1, 100, 101, Int64.max])
     func extremePermits(_ permits: Int64) async throws {
         let (client, server, _) = try scriptedClient([.success(Reply(200))], rule: .reject)
         do throws(RateLimitClientError) {
@@ -151,7 +172,8 @@ struct HostileServerTests {
     @Test("HTTP-12 error.retryAfter reads the same where the error is any Error, as from a throwing task group")
     func retryAfterFromTaskGroup() async throws {
         let noRetries = try Backoff(maximumRetries: 0, base: .seconds(1), cap: .seconds(1))
-        let (client, _, _) = try scriptedClient([.success(Reply(429, ["Retry-After": "5"]))], rule: .reject, backoff: noRetries)
+        let (client, _, _) = try scriptedClient(
+            [.success(Reply(429, ["Retry-After": "5"]))], rule: .reject, backoff: noRetries)
         do {
             try await withThrowingTaskGroup(of: Reply.self) { group in
                 group.addTask { try await client.send("a", to: "api") }
@@ -166,7 +188,9 @@ struct HostileServerTests {
         #expect((NetworkDown() as any Error).retryAfter == nil)
     }
 
-    @Test("HTTP-9 429s naming no wait, to requests in flight together, are one signal: the endpoint waits 1 s, not 1, 2, 4 then 8")
+    @Test(
+        "HTTP-9 429s naming no wait, to requests in flight together, are one signal: the endpoint waits 1 s, not 1, 2, 4 then 8"
+    )
     func concurrentSilentRejections() async throws {
         let (registry, clock) = try concurrencyRegistry()
         let gate = Gate()
@@ -187,13 +211,18 @@ struct HostileServerTests {
         #expect(await eventually { await gate.waiting == 1 })
         await gate.open(Reply(429))
         _ = await next.value
-        #expect(await client.serverQuota(for: "api")?.blockedUntil == RateLimitInstant.origin.advanced(byNanoseconds: 3_000_000_000))
+        #expect(
+            await client.serverQuota(for: "api")?.blockedUntil
+                == RateLimitInstant.origin.advanced(byNanoseconds: 3_000_000_000))
     }
 
-    @Test("HTTP-9 the quota alone: four silent 429s to requests sent in one epoch wait 1 s; sent after each other, 1, 2, 4, 8 s")
+    @Test(
+        "HTTP-9 the quota alone: four silent 429s to requests sent in one epoch wait 1 s; sent after each other, 1, 2, 4, 8 s"
+    )
     func silentSignals() throws {
         let now = RateLimitInstant.origin
-        let silent = ServerFeedback(status: 429, fields: HTTPFields([]), receivedAt: HTTPDate(secondsSinceEpoch: wallClock))
+        let silent = ServerFeedback(
+            status: 429, fields: HTTPFields([]), receivedAt: HTTPDate(secondsSinceEpoch: wallClock))
         var together = ServerQuota.standard
         for _ in 0..<4 { together.record(silent, at: now, sentInEpoch: 0) }
         #expect(together.wait(at: now) == 1_000_000_000)
@@ -212,7 +241,8 @@ struct HostileServerTests {
 /// queues 10 more): the server's replies, not the client's limit, decide these tests.
 private func concurrencyRegistry() throws -> (ActorRateLimitRegistry<AnyRateLimitStrategy, ManualClock>, ManualClock) {
     let clock = ManualClock()
-    let rule = try RateLimitRule(.exact("api"), AnyRateLimitStrategy.concurrency(ConcurrencyLimiter(limit: 10)), overflow: .queue(limit: 10))
+    let rule = try RateLimitRule(
+        .exact("api"), AnyRateLimitStrategy.concurrency(ConcurrencyLimiter(limit: 10)), overflow: .queue(limit: 10))
     return (try ActorRateLimitRegistry(rules: [rule], clock: clock), clock)
 }
 

@@ -1,13 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import RateLimitActor
 import RateLimitClient
 import RateLimitCore
 import RateLimitHTTP
 import RateLimitTestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 // The client over URLSession against a real HTTP server (Server/ratelimit_server.py, Python's
 // standard library) that enforces its own limit (GCRA), answering
@@ -25,9 +26,13 @@ private let serverBurst: Int64 = 10
 
 @Suite(
     "The client against a real HTTP server (Spec/HTTP.md HTTP-11)", .serialized, .timeLimit(.minutes(1)),
-    .enabled(if: ProcessInfo.processInfo.environment["RATELIMIT_SERVER_TESTS"] == "1", "timed in real time: make verify runs them alone"))
+    .enabled(
+        if: ProcessInfo.processInfo.environment["RATELIMIT_SERVER_TESTS"] == "1",
+        "timed in real time: make verify runs them alone"))
 struct ServerIntegrationTests {
-    @Test("HTTP-11 with the server's policy (burst halved as the stated margin) the client triggers no 429 and reaches at least 90% of the allowed rate")
+    @Test(
+        "HTTP-11 with the server's policy (burst halved as the stated margin) the client triggers no 429 and reaches at least 90% of the allowed rate"
+    )
     func matchingPolicy() async throws {
         let server = try TestServer(rate: serverRate, burst: serverBurst)
         defer { server.stop() }
@@ -35,8 +40,10 @@ struct ServerIntegrationTests {
         // of transit jitter (requests bunched up on the way, or a stalled process) at 20 per second.
         let clientBurst: Int64 = 5
         let registry = try ActorRateLimitRegistry(rules: [
-            try RateLimitRule(.exact("GET /limited"), try TokenBucket(capacity: clientBurst, permitsPerPeriod: serverRate, period: .seconds(1)),
-                              overflow: .queue(limit: 1_000)),
+            try RateLimitRule(
+                .exact("GET /limited"),
+                try TokenBucket(capacity: clientBurst, permitsPerPeriod: serverRate, period: .seconds(1)),
+                overflow: .queue(limit: 1_000))
         ])
         let client = URLSessionRateLimitedClient(session: server.session, limiter: registry, seed: 1)
         let log = EventLog(await client.events())
@@ -55,10 +62,14 @@ struct ServerIntegrationTests {
         let serverSideRate = rate(Array(stats.arrivals.map(\.first!).dropFirst(Int(clientBurst) - 1)))
         #expect(clientRate >= 0.9 * Double(serverRate), "the client sent \(clientRate) per second")
         #expect(serverSideRate >= 0.9 * Double(serverRate), "the server received \(serverSideRate) per second")
-        print("HTTP-11 matching policy: \(total) requests, 0 refused; \(clientRate) sent and \(serverSideRate) received per second of \(serverRate) allowed")
+        print(
+            "HTTP-11 matching policy: \(total) requests, 0 refused; \(clientRate) sent and \(serverSideRate) received per second of \(serverRate) allowed"
+        )
     }
 
-    @Test("HTTP-11 with a too generous policy the client gets 429s, sends nothing before their Retry-After expires, and completes every request")
+    @Test(
+        "HTTP-11 with a too generous policy the client gets 429s, sends nothing before their Retry-After expires, and completes every request"
+    )
     func generousPolicy() async throws {
         // A slower server (10 per second, bursts of 5), so that even on a loaded machine, where
         // the requests reach it spread out, 20 sent at once cannot all be admitted.
@@ -66,11 +77,14 @@ struct ServerIntegrationTests {
         defer { server.stop() }
         // 10 times the server's rate, in bursts of 50: the server must refuse.
         let registry = try ActorRateLimitRegistry(rules: [
-            try RateLimitRule(.exact("GET /limited"), try TokenBucket(capacity: 50, permitsPerPeriod: 100, period: .seconds(1)),
-                              overflow: .queue(limit: 1_000)),
+            try RateLimitRule(
+                .exact("GET /limited"), try TokenBucket(capacity: 50, permitsPerPeriod: 100, period: .seconds(1)),
+                overflow: .queue(limit: 1_000))
         ])
-        let patient = try RetryPolicy(backoff: try Backoff(maximumRetries: 10, base: .milliseconds(100), cap: .seconds(2)))
-        let client = URLSessionRateLimitedClient(session: server.session, limiter: registry, retryPolicy: patient, seed: 2)
+        let patient = try RetryPolicy(
+            backoff: try Backoff(maximumRetries: 10, base: .milliseconds(100), cap: .seconds(2)))
+        let client = URLSessionRateLimitedClient(
+            session: server.session, limiter: registry, retryPolicy: patient, seed: 2)
         let log = EventLog(await client.events())
         let total = 20
         let statuses = try await send(total, through: client, to: server)
@@ -79,7 +93,9 @@ struct ServerIntegrationTests {
 
         #expect(statuses == Array(repeating: 200, count: total), "every request completes")
         #expect(stats.refused > 0, "a too generous client must meet the server's limit")
-        #expect(stats.admittedIDs.sorted() == (0..<total).map(String.init).sorted(), "each request admitted exactly once, none lost")
+        #expect(
+            stats.admittedIDs.sorted() == (0..<total).map(String.init).sorted(),
+            "each request admitted exactly once, none lost")
         // Server side, exactly: no refused request came back before its Retry-After expired.
         #expect(stats.early.isEmpty, "retried before their Retry-After expired: \(stats.early)")
         // Client side, exactly: once it learned of a wait, it sent nothing before the wait's end.
@@ -96,13 +112,14 @@ struct ServerIntegrationTests {
         print("HTTP-11 generous policy: \(total) requests, \(stats.refused) refused (429), all completed, none early")
     }
 
-    @Test("HTTP-12 each hostile reply holds the endpoint no longer than the ceiling; then requests go out again",
-          arguments: ["retry-after", "ratelimit", "date"])
+    @Test(
+        "HTTP-12 each hostile reply holds the endpoint no longer than the ceiling; then requests go out again",
+        arguments: ["retry-after", "ratelimit", "date"])
     func hostileReplies(_ kind: String) async throws {
         let server = try TestServer(rate: 100, burst: 100)
         defer { server.stop() }
         let registry = try ActorRateLimitRegistry(rules: [
-            try RateLimitRule(.exact("hostile"), try ConcurrencyLimiter(limit: 10), overflow: .queue(limit: 10)),
+            try RateLimitRule(.exact("hostile"), try ConcurrencyLimiter(limit: 10), overflow: .queue(limit: 10))
         ])
         // The ceiling at 2 s; a first request that meets the reply stops at once (no retry
         // waits more than 0.5 s); the second waits in the endpoint's queue until it may go.
@@ -110,7 +127,8 @@ struct ServerIntegrationTests {
         let client = URLSessionRateLimitedClient(
             session: server.session, limiter: registry,
             retryPolicy: try RetryPolicy(backoff: .default, maximumWait: .milliseconds(500)),
-            serverQuota: try ServerQuota(maximumWait: ceiling, longestWait: kind == "date" ? .seconds(60) : ceiling), seed: 3)
+            serverQuota: try ServerQuota(maximumWait: ceiling, longestWait: kind == "date" ? .seconds(60) : ceiling),
+            seed: 3)
         let request = URLRequest(url: server.url("/hostile?kind=\(kind)"))
         let started = ContinuousClock.now
         let first = try? await client.send(request, to: "hostile")
@@ -124,7 +142,9 @@ struct ServerIntegrationTests {
         print("HTTP-12 \(kind): the endpoint recovered after \(recovered)")
     }
 
-    @Test("HTTP-9 429s naming no wait from one server burst are one signal: the client gets at least half the rate of a script that sleeps 1 s on each 429")
+    @Test(
+        "HTTP-9 429s naming no wait from one server burst are one signal: the client gets at least half the rate of a script that sleeps 1 s on each 429"
+    )
     func silentRejectionsTogether() async throws {
         // The setup: the server at 20 per second in bursts of 5, answering 429 with no
         // wait; the client twice as generous, 8 tasks.
@@ -133,18 +153,23 @@ struct ServerIntegrationTests {
         let total = 60
         let naive = try await offThePool { try runNaiveClient(url: server.url("/limited"), tasks: 8, total: total) }
         let registry = try ActorRateLimitRegistry(rules: [
-            try RateLimitRule(.exact("GET /limited"), try TokenBucket(capacity: 10, permitsPerPeriod: 40, period: .seconds(1)),
-                              overflow: .queue(limit: 1_000)),
+            try RateLimitRule(
+                .exact("GET /limited"), try TokenBucket(capacity: 10, permitsPerPeriod: 40, period: .seconds(1)),
+                overflow: .queue(limit: 1_000))
         ])
-        let patient = try RetryPolicy(backoff: try Backoff(maximumRetries: 20, base: .milliseconds(100), cap: .seconds(2)))
-        let client = URLSessionRateLimitedClient(session: server.session, limiter: registry, retryPolicy: patient, seed: 4)
+        let patient = try RetryPolicy(
+            backoff: try Backoff(maximumRetries: 20, base: .milliseconds(100), cap: .seconds(2)))
+        let client = URLSessionRateLimitedClient(
+            session: server.session, limiter: registry, retryPolicy: patient, seed: 4)
         let started = ContinuousClock.now
         let statuses = try await sendPooled(total, tasks: 8, through: client, to: server)
         let elapsed = ContinuousClock.now - started
-        let clientRate = Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let clientRate =
+            Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
         #expect(statuses.allSatisfy { $0 == 200 })
         let quota = await client.serverQuota(for: "GET /limited")
-        #expect((quota?.silentRejections ?? 0) <= 2, "no run of escalations from one burst: \(String(describing: quota))")
+        #expect(
+            (quota?.silentRejections ?? 0) <= 2, "no run of escalations from one burst: \(String(describing: quota))")
         // Measured: about 0.9 of the naive rate (4.96 and 5.43 per second); when every 429 of a
         // burst escalated the wait, about 0.13 (0.81 and 6.2). Half leaves room for a loaded machine.
         #expect(clientRate >= 0.5 * naive, "the client got \(clientRate) per second through, the naive script \(naive)")
@@ -155,7 +180,8 @@ struct ServerIntegrationTests {
 /// Sends `count` requests with `tasks` workers, each sending its next request when the last
 /// one ends (ids 0 ..< count); returns the statuses in id order.
 private func sendPooled(
-    _ count: Int, tasks: Int, through client: URLSessionRateLimitedClient<TokenBucket, ContinuousClock>, to server: TestServer
+    _ count: Int, tasks: Int, through client: URLSessionRateLimitedClient<TokenBucket, ContinuousClock>,
+    to server: TestServer
 ) async throws -> [Int] {
     let ids = IDPool(count)
     let base = server.url("/limited").absoluteString
@@ -189,11 +215,14 @@ private actor IDPool {
 
 /// Runs `Server/naive_client.py` against `url` and returns the requests per second it completed.
 private func runNaiveClient(url: URL, tasks: Int, total: Int) throws -> Double {
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Server/naive_client.py")
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Server/naive_client.py")
     let process = Process()
     let output = Pipe()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path, "--url", url.absoluteString, "--tasks", "\(tasks)", "--total", "\(total)"]
+    process.arguments = [
+        "python3", script.path, "--url", url.absoluteString, "--tasks", "\(tasks)", "--total", "\(total)",
+    ]
     process.standardOutput = output
     try process.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
@@ -242,7 +271,9 @@ private actor EventLog {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             let out = events.filter { if case .sent = $0 { true } else { false } }.count
-            let back = events.filter { if case .received = $0 { true } else if case .failed = $0 { true } else { false } }.count
+            let back = events.filter {
+                if case .received = $0 { true } else if case .failed = $0 { true } else { false }
+            }.count
             if out >= sent && back >= out { break }
             await Task.yield()
         }
@@ -273,10 +304,13 @@ final class TestServer {
     private let port: Int
 
     init(rate: Int64, burst: Int64, silent: Bool = false) throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Server/ratelimit_server.py")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Server/ratelimit_server.py")
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, "--rate", "\(rate)", "--burst", "\(burst)", "--lifetime", "90"] + (silent ? ["--silent"] : [])
+        process.arguments =
+            ["python3", script.path, "--rate", "\(rate)", "--burst", "\(burst)", "--lifetime", "90"]
+            + (silent ? ["--silent"] : [])
         process.standardInput = input
         process.standardOutput = output
         try process.run()

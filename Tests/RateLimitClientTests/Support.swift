@@ -46,11 +46,13 @@ func scriptedClient(
 ) throws -> (RateLimitedClient<String, Reply, AnyRateLimitStrategy, ManualClock>, ScriptedServer, ManualClock) {
     let clock = ManualClock()
     let limit = try strategy ?? .tokenBucket(TokenBucket(capacity: 100, permitsPerPeriod: 100, period: .seconds(1)))
-    let registry = try ActorRateLimitRegistry(rules: [try RateLimitRule(.exact("api"), limit, overflow: overflow)], clock: clock)
+    let registry = try ActorRateLimitRegistry(
+        rules: [try RateLimitRule(.exact("api"), limit, overflow: overflow)], clock: clock)
     let server = ScriptedServer(replies, clock: clock)
     let client = RateLimitedClient(
         limiter: registry, retryPolicy: try RetryPolicy(backoff: backoff), seed: seed,
-        wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) }, operation: { request in try await server.answer(request) })
+        wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) },
+        operation: { request in try await server.answer(request) })
     return (client, server, clock)
 }
 
@@ -69,7 +71,9 @@ func eventually(_ condition: () async -> Bool) async -> Bool {
 func advance(_ clock: ManualClock, to offset: Duration, sourceLocation: SourceLocation = #_sourceLocation) async {
     let target = ManualClock.Instant(offset: offset)
     let reached = await eventually { clock.nextDeadline == target }
-    #expect(reached, "nobody slept until \(offset); next deadline \(String(describing: clock.nextDeadline))", sourceLocation: sourceLocation)
+    #expect(
+        reached, "nobody slept until \(offset); next deadline \(String(describing: clock.nextDeadline))",
+        sourceLocation: sourceLocation)
     clock.set(to: target)
 }
 

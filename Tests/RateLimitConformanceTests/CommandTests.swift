@@ -17,14 +17,21 @@ struct CommandTests {
     func noArguments() async throws {
         let run = try await runCommand([])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
-        #expect(run.output.contains("strategy                level  cases  steps  exact  safe  failed  skipped  random e/s/f  admitted  validation    time"))
-        for strategy in AnyRateLimitStrategy.identifiers { #expect(run.output.contains("\(strategy) "), "\(strategy) missing") }
+        #expect(
+            run.output.contains(
+                "strategy                level  cases  steps  exact  safe  failed  skipped  random e/s/f  admitted  validation    time"
+            ))
+        for strategy in AnyRateLimitStrategy.identifiers {
+            #expect(run.output.contains("\(strategy) "), "\(strategy) missing")
+        }
         #expect(run.output.contains("PASS: 9 of 9 strategies conform at level exact"))
     }
 
     @Test("--json prints a report machines can read; --strategy and --case filter it")
     func jsonAndFilters() async throws {
-        let run = try await runCommand(["--json", "--strategy", "gcra,fixed-window", "--case", "gcra/boundary-conforms", "--case", "fixed-window"])
+        let run = try await runCommand([
+            "--json", "--strategy", "gcra,fixed-window", "--case", "gcra/boundary-conforms", "--case", "fixed-window",
+        ])
         #expect(run.status == 0, "\(run.errors)")
         let report = try JSONValue(parsing: run.output)
         #expect(report["passed"] == .bool(true))
@@ -52,27 +59,33 @@ struct CommandTests {
         let written = try await runCommand(["--write-vectors", folder])
         #expect(written.status == 0)
         for file in try VectorGenerator.files() {
-            let text = try String(contentsOfFile: (folder as NSString).appendingPathComponent(file.fileName), encoding: .utf8)
-            #expect(text == (try String(contentsOfFile: Repository.path("Spec/vectors/\(file.fileName)"), encoding: .utf8)))
+            let text = try String(
+                contentsOfFile: (folder as NSString).appendingPathComponent(file.fileName), encoding: .utf8)
+            #expect(
+                text == (try String(contentsOfFile: Repository.path("Spec/vectors/\(file.fileName)"), encoding: .utf8)))
         }
         let run = try await runCommand(["--vectors", folder, "--strategy", "concurrency"])
         #expect(run.status == 0)
         #expect(run.output.contains("vectors from \(folder)"))
     }
 
-    @Test("A misbehaving implementation is a clear failure naming the case, the step and the line received",
-          arguments: [
+    @Test(
+        "A misbehaving implementation is a clear failure naming the case, the step and the line received",
+        arguments: [
             ("invalid-json", "invalid JSON", "{this is not json"),
             ("wrong-id", "the answer's id is \"nope\"", "\"id\": \"nope\""),
             ("missing-field", "a result message needs \"result\"", "{\"type\":\"result\""),
             ("bad-result", "malformed result", "\"remaining\":\"many\""),
             ("stderr", "wrote to stderr: debug: thinking hard", "{\"type\": \"result\""),
             ("crash", "closed its output (exit status 3)", nil),
-          ] as [(String, String, String?)])
+        ] as [(String, String, String?)])
     func misbehaviour(_ mode: String, _ message: String, _ received: String?) async throws {
-        let run = try await runCommand(["--exec", misbehaving(mode, at: 2), "--strategy", "fixed-window", "--case", "fixed-window/window-edges"])
+        let run = try await runCommand([
+            "--exec", misbehaving(mode, at: 2), "--strategy", "fixed-window", "--case", "fixed-window/window-edges",
+        ])
         #expect(run.status == 1, "\(run.output)")
-        let line = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("FAIL fixed-window/window-edges") }, "\(run.output)")
+        let line = try #require(
+            run.output.split(separator: "\n").first { $0.hasPrefix("FAIL fixed-window/window-edges") }, "\(run.output)")
         #expect(line.contains("step 2 at 9 ns"), "\(line)")
         #expect(line.contains(message), "\(line)")
         if let received { #expect(line.contains("received: ") && line.contains(received), "\(line)") }
@@ -80,8 +93,11 @@ struct CommandTests {
 
     @Test("A hanging implementation times out, is killed and reaped; the harness never hangs")
     func hang() async throws {
-        let run = try await runCommand(["--exec", misbehaving("hang"), "--strategy", "fixed-window", "--case", "fixed-window/window-edges",
-                                  "--timeout", "1"], limit: 30)
+        let run = try await runCommand(
+            [
+                "--exec", misbehaving("hang"), "--strategy", "fixed-window", "--case", "fixed-window/window-edges",
+                "--timeout", "1",
+            ], limit: 30)
         #expect(run.status == 1)
         #expect(run.output.contains("no answer within 1.0 s"), "\(run.output)")
         #expect(run.seconds < 15)
@@ -96,8 +112,10 @@ struct CommandTests {
 
     @Test("After a crash the next case runs in a new process")
     func restartAfterCrash() async throws {
-        let run = try await runCommand(["--exec", misbehaving("crash", at: 2), "--json", "--strategy", "fixed-window",
-                                  "--case", "fixed-window/window-edges", "--case", "fixed-window/weighted"])
+        let run = try await runCommand([
+            "--exec", misbehaving("crash", at: 2), "--json", "--strategy", "fixed-window",
+            "--case", "fixed-window/window-edges", "--case", "fixed-window/weighted",
+        ])
         let report = try JSONValue(parsing: run.output)
         let failures = try #require(report["strategies"]?.array?.first?["failures"]?.array)
         #expect(failures.count == 2, "both cases reach their second step in a fresh process: \(failures)")
@@ -113,29 +131,41 @@ struct CommandTests {
         #expect(!run.output.contains("DIFF") && !run.output.contains("FAIL "), "\(run.output)")
     }
 
-    @Test("The vectors alone catch every bug the Python example can inject, each at the level it declares, and the mutation score says so")
+    @Test(
+        "The vectors alone catch every bug the Python example can inject, each at the level it declares, and the mutation score says so"
+    )
     func mutationScore() async throws {
         let run = try await runCommand(["--exec", Repository.python, "--mutation-score"], limit: 300)
         #expect(run.status == 0, "\(run.output)\(run.errors)")
-        let bugs = try #require(Int(String(run.output.split(separator: "\n").first { $0.hasPrefix("mutation score: ") }?
-            .dropFirst("mutation score: ".count).prefix { $0 != "/" } ?? "")))
+        let bugs = try #require(
+            Int(
+                String(
+                    run.output.split(separator: "\n").first { $0.hasPrefix("mutation score: ") }?
+                        .dropFirst("mutation score: ".count).prefix { $0 != "/" } ?? "")))
         #expect(bugs >= 10)
         #expect(run.output.contains("mutation score: \(bugs)/\(bugs) injected bugs caught"), "\(run.output)")
         #expect(run.output.contains("the implementation without bugs: passes at level exact"))
     }
 
-    @Test("A bug found by a random trace is shrunk, printed as a table and a vector, and replays from a regression folder")
+    @Test(
+        "A bug found by a random trace is shrunk, printed as a table and a vector, and replays from a regression folder"
+    )
     func shrunkRegression() async throws {
         let folder = try Repository.temporaryDirectory()
         let buggy = Repository.python + " --bug float-accumulation"
-        let run = try await runCommand(["--exec", buggy, "--strategy", "token-bucket", "--no-vectors",
-                                  "--random", "200", "--seed", "3", "--save-regression", folder])
+        let run = try await runCommand([
+            "--exec", buggy, "--strategy", "token-bucket", "--no-vectors",
+            "--random", "200", "--seed", "3", "--save-regression", folder,
+        ])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.output.contains("shrunk from"), "\(run.output)")
         #expect(run.output.contains("step  now (ns)  event"), "\(run.output)")
         #expect(run.output.contains("<- here"))
         #expect(run.output.contains("in the original trace: step "))
-        #expect(run.output.contains("replay: ratelimit-conformance --exec \"\(buggy)\" --strategy token-bucket --seed 3 --random-steps 100 --trace "))
+        #expect(
+            run.output.contains(
+                "replay: ratelimit-conformance --exec \"\(buggy)\" --strategy token-bucket --seed 3 --random-steps 100 --trace "
+            ))
         #expect(run.output.contains("\"format\": \"ratelimit-conformance-vectors\""))
         let saved = try FileManager.default.contentsOfDirectory(atPath: folder)
         #expect(saved.count == 1)
@@ -148,8 +178,9 @@ struct CommandTests {
     @Test("Every message of a session validates against Spec/protocol.schema.json")
     func protocolTranscript() async throws {
         let log = (try Repository.temporaryDirectory() as NSString).appendingPathComponent("transcript.jsonl")
-        let run = try await runCommand(["--exec", "python3 \(fixtures)/recorder.py " + Repository.python, "--random", "2", "--seed", "1"],
-                                 environment: ["RECORD_FILE": log])
+        let run = try await runCommand(
+            ["--exec", "python3 \(fixtures)/recorder.py " + Repository.python, "--random", "2", "--seed", "1"],
+            environment: ["RECORD_FILE": log])
         #expect(run.status == 0, "\(run.output)")
         let validator = JSONSchemaValidator(
             root: try Repository.json("Spec/protocol.schema.json"),
@@ -168,13 +199,18 @@ struct CommandTests {
         #expect(lines.contains { $0.contains("\"profiles\"") }, "the Python example declares its profile")
     }
 
-    @Test("--protocol 1 offers version 1: an implementation of protocol 1 keeps working, judged with the Spec's profile")
+    @Test(
+        "--protocol 1 offers version 1: an implementation of protocol 1 keeps working, judged with the Spec's profile")
     func protocolOne() async throws {
         let run = try await runCommand(["--exec", Repository.python, "--protocol", "1", "--strategy", "gcra"])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("python-example 1 (protocol 1)"))
-        let old = try await runCommand(["--exec", misbehaving("none"), "--strategy", "fixed-window", "--case", "fixed-window/window-edges"])
-        #expect(old.output.contains("(protocol 1)"), "a hello answered with protocol 1 to an offer of 2 is accepted: \(old.output)\(old.errors)")
+        let old = try await runCommand([
+            "--exec", misbehaving("none"), "--strategy", "fixed-window", "--case", "fixed-window/window-edges",
+        ])
+        #expect(
+            old.output.contains("(protocol 1)"),
+            "a hello answered with protocol 1 to an offer of 2 is accepted: \(old.output)\(old.errors)")
     }
 }
 
@@ -192,8 +228,10 @@ private func hostile(_ mode: String, profile: String? = nil, pids: String? = nil
 struct VerdictTests {
     @Test("CONF-2 Every random trace runs at level safety: a conservative trace does not hide a later over-admission")
     func conservativeThenUnsafe() async throws {
-        let run = try await runCommand(["--exec", hostile("conservative-then-unsafe"), "--no-vectors", "--random", "300", "--seed", "1",
-                                        "--level", "safety", "--strategy", "token-bucket"])
+        let run = try await runCommand([
+            "--exec", hostile("conservative-then-unsafe"), "--no-vectors", "--random", "300", "--seed", "1",
+            "--level", "safety", "--strategy", "token-bucket",
+        ])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.output.contains("over-admission"))
         let row = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("token-bucket ") })
@@ -215,30 +253,38 @@ struct VerdictTests {
         #expect(try await runCommand(["--random-steps", "10001"]).status == 2)
     }
 
-    @Test("CONF-1 Answers outside CORE-5 fail even level safety, named as malformed",
-          arguments: ["zero-retry", "negative-retry", "negative-remaining", "past-end"])
+    @Test(
+        "CONF-1 Answers outside CORE-5 fail even level safety, named as malformed",
+        arguments: ["zero-retry", "negative-retry", "negative-remaining", "past-end"])
     func malformedAnswers(_ mode: String) async throws {
-        let run = try await runCommand(["--exec", hostile(mode), "--level", "safety", "--strategy", "gcra,leaky-bucket-meter"])
+        let run = try await runCommand([
+            "--exec", hostile(mode), "--level", "safety", "--strategy", "gcra,leaky-bucket-meter",
+        ])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.output.contains("malformed answer"), "\(run.output)")
     }
 
     @Test("CONF-4 CORE-9 An admitted invalid event is an over-admission at level safety")
     func admittedInvalidEvent() async throws {
-        let run = try await runCommand(["--exec", hostile("admit-invalid"), "--level", "safety", "--strategy", "token-bucket"])
+        let run = try await runCommand([
+            "--exec", hostile("admit-invalid"), "--level", "safety", "--strategy", "token-bucket",
+        ])
         #expect(run.status == 1)
         #expect(run.output.contains("FAIL token-bucket CORE-9 negative permits: over-admission"), "\(run.output)")
     }
 
     @Test("CONF-4 CORE-7 rejected where the Spec answers neverAllowed fails level safety")
     func neverAllowedAsRejected() async throws {
-        let run = try await runCommand(["--exec", hostile("never-as-rejected"), "--level", "safety", "--strategy", "fixed-window"])
+        let run = try await runCommand([
+            "--exec", hostile("never-as-rejected"), "--level", "safety", "--strategy", "fixed-window",
+        ])
         #expect(run.status == 1)
         #expect(run.output.contains("CORE-7 never allowed: retry forever"), "\(run.output)")
     }
 
-    @Test("CONF-5 CONF-9 A limiter that never admits fails level safety, and the report shows it admitted 0%",
-          arguments: ["reject-everything", "reject-retry-1"])
+    @Test(
+        "CONF-5 CONF-9 A limiter that never admits fails level safety, and the report shows it admitted 0%",
+        arguments: ["reject-everything", "reject-retry-1"])
     func neverAdmits(_ mode: String) async throws {
         let run = try await runCommand(["--exec", hostile(mode), "--level", "safety", "--strategy", "gcra"])
         #expect(run.status == 1, "\(run.output)")
@@ -247,9 +293,13 @@ struct VerdictTests {
         #expect(row.contains(" 0.0% "), "\(row)")
     }
 
-    @Test("CONF-5 A limiter that refuses one quantum at a time, admitting only when its own retry-after forces it, fails level safety")
+    @Test(
+        "CONF-5 A limiter that refuses one quantum at a time, admitting only when its own retry-after forces it, fails level safety"
+    )
     func sustainedRefusal() async throws {
-        let run = try await runCommand(["--exec", hostile("stingy"), "--level", "safety", "--random", "20", "--seed", "2"])
+        let run = try await runCommand([
+            "--exec", hostile("stingy"), "--level", "safety", "--random", "20", "--seed", "2",
+        ])
         #expect(run.status == 1)
         #expect(run.output.contains("although the Spec admits it at every step since"), "\(run.output)")
         for strategy in AnyRateLimitStrategy.identifiers where strategy != "concurrency" {
@@ -258,9 +308,13 @@ struct VerdictTests {
         }
     }
 
-    @Test("CONF-1 CONF-5 A reset answered invalid is malformed; a release or reconfigure refused as invalid, where the Spec applies it, fails liveness")
+    @Test(
+        "CONF-1 CONF-5 A reset answered invalid is malformed; a release or reconfigure refused as invalid, where the Spec applies it, fails liveness"
+    )
     func refusedAdministration() async throws {
-        let run = try await runCommand(["--exec", hostile("refuse-admin"), "--level", "safety", "--strategy", "token-bucket,concurrency"])
+        let run = try await runCommand([
+            "--exec", hostile("refuse-admin"), "--level", "safety", "--strategy", "token-bucket,concurrency",
+        ])
         #expect(run.status == 1)
         #expect(run.output.contains("FAIL token-bucket TB-9 reset: malformed answer"), "\(run.output)")
         #expect(run.output.contains("refuses a reconfigure the Spec applies"))
@@ -269,39 +323,55 @@ struct VerdictTests {
 
     @Test("CONF-11 A garbled answer to the final drop fails the case, naming the drop")
     func garbledDrop() async throws {
-        let run = try await runCommand(["--exec", hostile("drop-garbage"), "--strategy", "gcra", "--case", "gcra/boundary-conforms"])
+        let run = try await runCommand([
+            "--exec", hostile("drop-garbage"), "--strategy", "gcra", "--case", "gcra/boundary-conforms",
+        ])
         #expect(run.status == 1)
-        let line = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("FAIL gcra/boundary-conforms") }, "\(run.output)")
+        let line = try #require(
+            run.output.split(separator: "\n").first { $0.hasPrefix("FAIL gcra/boundary-conforms") }, "\(run.output)")
         #expect(line.contains(" drop: invalid JSON") && line.contains("received: this is not JSON"), "\(line)")
     }
 
     @Test("CONF-11 A child that answers twice is a protocol error naming the extra line")
     func answersTwice() async throws {
-        let run = try await runCommand(["--exec", hostile("answer-twice"), "--strategy", "gcra", "--case", "gcra/boundary-conforms"])
+        let run = try await runCommand([
+            "--exec", hostile("answer-twice"), "--strategy", "gcra", "--case", "gcra/boundary-conforms",
+        ])
         #expect(run.status == 1)
-        let line = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("FAIL gcra/boundary-conforms") }, "\(run.output)")
+        let line = try #require(
+            run.output.split(separator: "\n").first { $0.hasPrefix("FAIL gcra/boundary-conforms") }, "\(run.output)")
         #expect(line.contains("step 2 at"), "\(line)")
         #expect(line.contains("answered twice") && line.contains("received: {\"type\":\"result\""), "\(line)")
     }
 
-    @Test("CONF-11 A child that crashes or hangs at every case costs three cases per strategy, then the strategy stops",
-          arguments: [("crash-always", "crashed"), ("hang-always", "did not answer in time")])
+    @Test(
+        "CONF-11 A child that crashes or hangs at every case costs three cases per strategy, then the strategy stops",
+        arguments: [("crash-always", "crashed"), ("hang-always", "did not answer in time")])
     func boundedCost(_ mode: String, _ reason: String) async throws {
-        let run = try await runCommand(["--exec", hostile(mode), "--strategy", "gcra,fixed-window", "--random", "50", "--timeout", "1"], limit: 60)
+        let run = try await runCommand(
+            ["--exec", hostile(mode), "--strategy", "gcra,fixed-window", "--random", "50", "--timeout", "1"], limit: 60)
         #expect(run.status == 1)
-        #expect(run.output.contains("STOP gcra: stopped after 3 consecutive cases in which the implementation \(reason); "), "\(run.output)")
+        #expect(
+            run.output.contains("STOP gcra: stopped after 3 consecutive cases in which the implementation \(reason); "),
+            "\(run.output)")
         #expect(run.output.contains("STOP fixed-window: stopped after 3"))
         #expect(run.seconds < 20, "\(run.seconds) s")
     }
 
-    @Test("CONF-11 SIGTERM and SIGINT end the implementation's whole process group, grandchildren included",
-          arguments: [SIGTERM, SIGINT])
-    func signalsEndTheGroup(_ signal: Int32) async throws { try await inHeavyLane { try await signalsEndTheGroupNow(signal) } }
+    @Test(
+        "CONF-11 SIGTERM and SIGINT end the implementation's whole process group, grandchildren included",
+        arguments: [SIGTERM, SIGINT])
+    func signalsEndTheGroup(_ signal: Int32) async throws {
+        try await inHeavyLane { try await signalsEndTheGroupNow(signal) }
+    }
 
     private func signalsEndTheGroupNow(_ signal: Int32) async throws {
         let folder = try Repository.temporaryDirectory()
         let pids = (folder as NSString).appendingPathComponent("pids")
-        guard mkfifo(pids, 0o600) == 0 else { Issue.record("mkfifo failed"); return }
+        guard mkfifo(pids, 0o600) == 0 else {
+            Issue.record("mkfifo failed")
+            return
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Repository.command)
         process.arguments = ["--exec", hostile("grandchild", pids: pids), "--timeout", "600", "--strategy", "gcra"]
@@ -324,7 +394,10 @@ struct VerdictTests {
         #expect(line.split(separator: " ").count == 2, "the child wrote its pid and its grandchild's: \(line)")
         kill(process.processIdentifier, signal)
         await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
-            Thread { process.waitUntilExit(); ended.resume() }.start()
+            Thread {
+                process.waitUntilExit()
+                ended.resume()
+            }.start()
         }
         #expect(process.terminationStatus == 128 + signal)
         let ended = await offThePool {
@@ -337,12 +410,17 @@ struct VerdictTests {
     @Test("The printed replay command reproduces the shrunk failure exactly, --random-steps included")
     func replayReproduces() async throws {
         let buggy = Repository.python + " --bug float-accumulation"
-        let run = try await runCommand(["--exec", buggy, "--strategy", "token-bucket", "--no-vectors", "--random", "100", "--random-steps", "30",
-                                        "--seed", "3", "--level", "safety"])
+        let run = try await runCommand([
+            "--exec", buggy, "--strategy", "token-bucket", "--no-vectors", "--random", "100", "--random-steps", "30",
+            "--seed", "3", "--level", "safety",
+        ])
         #expect(run.status == 1)
-        let replay = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("replay: ") }?.dropFirst("replay: ".count))
+        let replay = try #require(
+            run.output.split(separator: "\n").first { $0.hasPrefix("replay: ") }?.dropFirst("replay: ".count))
         #expect(replay.contains("--random-steps 30") && replay.contains("--level safety"), "\(replay)")
-        let again = try await runShell(String(replay).replacingOccurrences(of: "ratelimit-conformance", with: Repository.command, options: .anchored))
+        let again = try await runShell(
+            String(replay).replacingOccurrences(
+                of: "ratelimit-conformance", with: Repository.command, options: .anchored))
         #expect(again.status == 1, "\(again.output)")
         func table(_ output: String) -> String? {
             output.components(separatedBy: "fails (").dropFirst().first?.components(separatedBy: "replay:").first
@@ -352,8 +430,10 @@ struct VerdictTests {
 
     @Test("--json names one step per finding, a crash included, and a failure before any case still prints JSON")
     func jsonRecords() async throws {
-        let run = try await runCommand(["--exec", "python3 \(fixtures)/misbehave.py --mode crash --at 2", "--json", "--strategy", "fixed-window",
-                                        "--case", "fixed-window/window-edges"])
+        let run = try await runCommand([
+            "--exec", "python3 \(fixtures)/misbehave.py --mode crash --at 2", "--json", "--strategy", "fixed-window",
+            "--case", "fixed-window/window-edges",
+        ])
         let report = try JSONValue(parsing: run.output)
         let failure = try #require(report["strategies"]?.array?.first?["failures"]?.array?.first)
         #expect(failure["misbehaviour"] == .string("crashed"))
@@ -368,20 +448,30 @@ struct VerdictTests {
         #expect(document["error"]?.string?.contains("did not start properly") == true)
     }
 
-    @Test("CONF-7 The harness keeps to a declared profile: unit, largest instant, monotonic clock, events; and says what it did not check")
+    @Test(
+        "CONF-7 The harness keeps to a declared profile: unit, largest instant, monotonic clock, events; and says what it did not check"
+    )
     func profileKeptTo() async throws {
-        let profile = #"{"timeUnitNanoseconds":1000,"largestInstantNanoseconds":1000000000000000000,"monotonic":true,"events":["weighted","query","invalid"]}"#
-        let run = try await runCommand(["--exec", hostile("none", profile: profile), "--random", "20", "--seed", "4",
-                                        "--strategy", "token-bucket,fixed-window,gcra"])
+        let profile =
+            #"{"timeUnitNanoseconds":1000,"largestInstantNanoseconds":1000000000000000000,"monotonic":true,"events":["weighted","query","invalid"]}"#
+        let run = try await runCommand([
+            "--exec", hostile("none", profile: profile), "--random", "20", "--seed", "4",
+            "--strategy", "token-bucket,fixed-window,gcra",
+        ])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("(protocol 2)"))
         #expect(run.output.contains("CHECKED token-bucket: "))
         #expect(run.output.contains("NOT CHECKED token-bucket: CORE-10 time going backwards (monotonic clock)"))
         #expect(run.output.contains("NOT CHECKED gcra: CORE-12 reset"))
-        #expect(run.output.contains("NOT CHECKED fixed-window: CORE-1 instants and spans finer than the profile's unit of 1000 ns"))
+        #expect(
+            run.output.contains(
+                "NOT CHECKED fixed-window: CORE-1 instants and spans finer than the profile's unit of 1000 ns"))
         #expect(run.output.contains("outside the profile: time goes backwards (the profile's clock is monotonic)"))
-        let columns = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("token-bucket ") }).split(separator: " ")
-        #expect(columns[1] == "exact" && columns[columns.count - 2] == "exact", "refusal cases ran, scaled to the unit: \(columns)")
+        let columns = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("token-bucket ") }).split(
+            separator: " ")
+        #expect(
+            columns[1] == "exact" && columns[columns.count - 2] == "exact",
+            "refusal cases ran, scaled to the unit: \(columns)")
         let bad = try await runCommand(["--exec", hostile("none", profile: #"{"timeUnit":1000}"#)])
         #expect(bad.status == 2)
         #expect(bad.errors.contains("unknown profile member \"timeUnit\""), "\(bad.errors)")
@@ -398,7 +488,9 @@ struct VerdictTests {
         #expect(run.status == 0)
         #expect(run.output.contains(" exact ±2ns "), "\(run.output)")
         #expect(run.output.contains("conform at level exact or better (within the tolerance shown by ±)"))
-        let strict = try await runCommand(["--exec", hostile("none", profile: profile), "--strategy", "gcra", "--tolerance", "0"])
+        let strict = try await runCommand([
+            "--exec", hostile("none", profile: profile), "--strategy", "gcra", "--tolerance", "0",
+        ])
         #expect(strict.status == 0)
         #expect(!strict.output.contains("±"), "\(strict.output)")
     }

@@ -23,7 +23,8 @@ struct PlantedBug: ConformanceSubject {
 
     func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<ReferenceLimiter> {
         guard let configuration = request.configuration else {
-            return acceptsEverything ? .created(ReferenceLimiter(.concurrency(try! ConcurrencyLimiter(limit: 1)), at: .origin))
+            return acceptsEverything
+                ? .created(ReferenceLimiter(.concurrency(try! ConcurrencyLimiter(limit: 1)), at: .origin))
                 : ReferenceSubject().create(request, at: now)
         }
         if let reason = unsupported(configuration) { return .unsupported(reason: reason) }
@@ -68,10 +69,14 @@ struct OwnHistory: ConformanceSubject {
 }
 
 extension RateLimitInstant {
-    static func generated(_ nanoseconds: Int64) -> RateLimitInstant { (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .origin }
+    static func generated(_ nanoseconds: Int64) -> RateLimitInstant {
+        (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .origin
+    }
 }
 
-private func run<S: ConformanceSubject>(_ subject: S, _ options: ConformanceOptions = ConformanceOptions()) throws -> ConformanceReport {
+private func run<S: ConformanceSubject>(_ subject: S, _ options: ConformanceOptions = ConformanceOptions()) throws
+    -> ConformanceReport
+{
     var subject = subject
     return try ConformanceSuite.run(&subject, options: options)
 }
@@ -83,7 +88,9 @@ private let timed = Set(AnyRateLimitStrategy.identifiers).subtracting([Concurren
 
 @Suite("The conformance suite judges implementations")
 struct ConformanceSuiteTests {
-    @Test("CONF-3 The reference passes every vector and random trace at level exact, admitting 100% of the Spec's permits")
+    @Test(
+        "CONF-3 The reference passes every vector and random trace at level exact, admitting 100% of the Spec's permits"
+    )
     func referencePasses() async throws { try await offThePool { try referencePassesOnThread() } }
 
     private func referencePassesOnThread() throws {
@@ -97,7 +104,9 @@ struct ConformanceSuiteTests {
             #expect(strategy.utilization == 1)
             #expect(strategy.randomTraces.count == 5)
             let prefix = AnyRateLimitStrategy.clausePrefixes[strategy.strategy] ?? ""
-            #expect(Set((1...12).map { "\(prefix)-\($0)" }).isSubset(of: strategy.clausesChecked), "\(strategy.clausesChecked)")
+            #expect(
+                Set((1...12).map { "\(prefix)-\($0)" }).isSubset(of: strategy.clausesChecked),
+                "\(strategy.clausesChecked)")
         }
     }
 
@@ -133,12 +142,17 @@ struct ConformanceSuiteTests {
 
     private func longRetryAfterIsSafeOnThread() throws {
         let bug = PlantedBug(mutate: { _, result, now in
-            if case .rejected(let wait) = result, wait < Int64.max - now { return .rejected(retryAfterNanoseconds: wait + 1) }
+            if case .rejected(let wait) = result, wait < Int64.max - now {
+                return .rejected(retryAfterNanoseconds: wait + 1)
+            }
             return result
         })
         let report = try run(bug, ConformanceOptions(strategies: [GCRA.identifier, FixedWindow.identifier]))
         for strategy in report.strategies {
-            #expect(strategy.level == .safety, "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \($0.example.id) \(ConformanceReport.describe($0.exampleFinding))" })")
+            #expect(
+                strategy.level == .safety,
+                "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \($0.example.id) \(ConformanceReport.describe($0.exampleFinding))" })"
+            )
         }
         #expect(report.passes(at: .safety))
         #expect(!report.passes(at: .exact))
@@ -153,7 +167,9 @@ struct ConformanceSuiteTests {
             return result
         }
         let overPromises = PlantedBug { _, result in
-            if case .allowed(let remaining) = result, remaining < Int64.max { return .allowed(remaining: remaining + 1) }
+            if case .allowed(let remaining) = result, remaining < Int64.max {
+                return .allowed(remaining: remaining + 1)
+            }
             return result
         }
         for (bug, kind) in [(admitsAll, FindingKind.overAdmission), (overPromises, .overPromise)] {
@@ -176,8 +192,9 @@ struct ConformanceSuiteTests {
         #expect(report.strategies.first?.groups.first?.cause.clause == "CORE-11")
     }
 
-    @Test("CONF-1 An answer outside CORE-5 fails every level, whatever else it says",
-          arguments: ["retry 0", "retry -5", "remaining -3", "past the end", "wait 0", "shortfall 0", "reset rejected"])
+    @Test(
+        "CONF-1 An answer outside CORE-5 fails every level, whatever else it says",
+        arguments: ["retry 0", "retry -5", "remaining -3", "past the end", "wait 0", "shortfall 0", "reset rejected"])
     func malformedAnswersFail(_ mutation: String) throws {
         let bug = PlantedBug(mutate: { event, result, now in
             switch (mutation, event, result) {
@@ -206,7 +223,8 @@ struct ConformanceSuiteTests {
             return result
         }
         let report = try run(bug, ConformanceOptions(strategies: [TokenBucket.identifier]))
-        let outcome = try #require(report.strategies.first?.outcomes.first { $0.id == "token-bucket/zero-release-invalid" })
+        let outcome = try #require(
+            report.strategies.first?.outcomes.first { $0.id == "token-bucket/zero-release-invalid" })
         #expect(outcome.level == .failed)
         #expect(outcome.failure?.kind == .overAdmission)
         #expect(outcome.failure?.cause == FindingCause("CORE-9", "negative permits"))
@@ -240,11 +258,14 @@ struct ConformanceSuiteTests {
         }
     }
 
-    @Test("CONF-5 CONF-9 A limiter that never admits fails at every level, and admits 0% of the Spec's permits",
-          arguments: [Int64.max, 1])
+    @Test(
+        "CONF-5 CONF-9 A limiter that never admits fails at every level, and admits 0% of the Spec's permits",
+        arguments: [Int64.max, 1])
     func neverAdmittingFails(_ retryAfter: Int64) throws {
         let bug = PlantedBug(mutate: { event, result, now in
-            guard case .acquire(let permits) = event, permits > 0, result.isAdmitted || result.retryAfter != nil else { return result }
+            guard case .acquire(let permits) = event, permits > 0, result.isAdmitted || result.retryAfter != nil else {
+                return result
+            }
             return now == Int64.max ? .neverAllowed : .rejected(retryAfterNanoseconds: min(retryAfter, Int64.max - now))
         })
         let report = try run(bug, ConformanceOptions(randomTraces: 5, seed: 4))
@@ -252,12 +273,18 @@ struct ConformanceSuiteTests {
         for strategy in report.strategies {
             #expect(strategy.level == .failed, "\(strategy.strategy)")
             #expect(strategy.utilization == 0, "\(strategy.strategy): \(strategy.utilization ?? -1)")
-            #expect(strategy.groups.contains { $0.kind == .liveness }, "\(strategy.strategy): \(strategy.groups.map(\.kind))")
+            #expect(
+                strategy.groups.contains { $0.kind == .liveness },
+                "\(strategy.strategy): \(strategy.groups.map(\.kind))")
         }
     }
 
-    @Test("CONF-2 A conservative refusal is not held against later steps: they are judged on the implementation's own history")
-    func continuationAfterConservativeStep() async throws { try await offThePool { try continuationAfterConservativeStepOnThread() } }
+    @Test(
+        "CONF-2 A conservative refusal is not held against later steps: they are judged on the implementation's own history"
+    )
+    func continuationAfterConservativeStep() async throws {
+        try await offThePool { try continuationAfterConservativeStepOnThread() }
+    }
 
     private func continuationAfterConservativeStepOnThread() throws {
         // Refuses the first admission of each case for 1 ns without taking it, then answers
@@ -267,14 +294,21 @@ struct ConformanceSuiteTests {
         let subject = OwnHistory(strategies: timed) { event, state, now, seen in
             let spec = state.probe(event, at: .generated(now))
             defer { seen = 1 }
-            guard case .acquire(let permits) = event, permits > 0, spec.isAdmitted, seen == 0, now < Int64.max else { return (spec, now) }
+            guard case .acquire(let permits) = event, permits > 0, spec.isAdmitted, seen == 0, now < Int64.max else {
+                return (spec, now)
+            }
             return (.rejected(retryAfterNanoseconds: 1), nil)
         }
         let report = try run(subject, ConformanceOptions(strategies: timed))
         for strategy in report.strategies {
-            #expect(strategy.level == .safety, "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \($0.example.id) \(ConformanceReport.describe($0.exampleFinding))" })")
+            #expect(
+                strategy.level == .safety,
+                "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \($0.example.id) \(ConformanceReport.describe($0.exampleFinding))" })"
+            )
             for outcome in strategy.stories where outcome.level != .exact {
-                #expect(outcome.findings.count == 1, "\(outcome.id): \(outcome.findings.map(ConformanceReport.describe).joined(separator: "\n"))")
+                #expect(
+                    outcome.findings.count == 1,
+                    "\(outcome.id): \(outcome.findings.map(ConformanceReport.describe).joined(separator: "\n"))")
             }
         }
     }
@@ -288,21 +322,29 @@ struct ConformanceSuiteTests {
             let spec = state.probe(event, at: .generated(now))
             if case .acquire(let permits) = event, permits > 0, case .rejected(let wait) = spec, wait <= 3 {
                 switch state.probe(event, at: .generated(now + wait)) {
-                case .delayed(let start, let remaining): return (.delayed(waitNanoseconds: start + wait, remaining: remaining), now + wait)
+                case .delayed(let start, let remaining):
+                    return (.delayed(waitNanoseconds: start + wait, remaining: remaining), now + wait)
                 case let later: return (later, now + wait)
                 }
             }
             return (spec, now)
         }
         let strict = try run(early, ConformanceOptions(strategies: timed))
-        #expect(strict.strategies.allSatisfy { $0.level == .failed }, "\(strict.strategies.map { "\($0.strategy) \($0.level)" })")
+        #expect(
+            strict.strategies.allSatisfy { $0.level == .failed },
+            "\(strict.strategies.map { "\($0.strategy) \($0.level)" })")
         let within = try run(early, ConformanceOptions(strategies: timed, toleranceNanoseconds: 3))
         for strategy in within.strategies {
-            #expect(strategy.level >= .safety, "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \(ConformanceReport.describe($0.exampleFinding))" })")
+            #expect(
+                strategy.level >= .safety,
+                "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \(ConformanceReport.describe($0.exampleFinding))" })"
+            )
             #expect(strategy.levelText.hasSuffix("±3ns"))
         }
         let tooSmall = try run(early, ConformanceOptions(strategies: timed, toleranceNanoseconds: 2))
-        #expect(tooSmall.strategies.contains { $0.level == .failed }, "an over-admission 3 ns early is not within a tolerance of 2 ns")
+        #expect(
+            tooSmall.strategies.contains { $0.level == .failed },
+            "an over-admission 3 ns early is not within a tolerance of 2 ns")
     }
 
     @Test("CONF-7 Cases are generated within the declared profile, the rest skipped, and what was not checked is named")
@@ -310,7 +352,8 @@ struct ConformanceSuiteTests {
 
     private func profileIsRespectedOnThread() throws {
         let profile = ImplementationProfile(
-            timeUnitNanoseconds: 1_000, largestInstantNanoseconds: 1_000_000_000_000_000, monotonic: true, events: [.weighted, .query])
+            timeUnitNanoseconds: 1_000, largestInstantNanoseconds: 1_000_000_000_000_000, monotonic: true,
+            events: [.weighted, .query])
         final class Seen: @unchecked Sendable {
             // Written only by the subject's `decide`, which the suite calls on this test's thread.
             var outside: [String] = []
@@ -336,7 +379,10 @@ struct ConformanceSuiteTests {
             let notChecked = strategy.profile.notChecked(strategy: strategy.strategy)
             #expect(notChecked.contains("CORE-10 time going backwards (monotonic clock)"))
             #expect(notChecked.contains("CORE-12 reset"))
-            #expect(strategy.skipped.contains { $0.outsideProfile && $0.skippedBecause == "time goes backwards (the profile's clock is monotonic)" })
+            #expect(
+                strategy.skipped.contains {
+                    $0.outsideProfile && $0.skippedBecause == "time goes backwards (the profile's clock is monotonic)"
+                })
             #expect(strategy.randomTraces.count == 10)
         }
     }
@@ -351,13 +397,17 @@ struct ConformanceSuiteTests {
             func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<Int> {
                 throw SubjectFailure("exit status 3", kind: .crashed)
             }
-            func apply(_ event: ConformanceEvent, to limiter: inout Int, at now: Int64) -> RateLimitResult { .neverAllowed }
+            func apply(_ event: ConformanceEvent, to limiter: inout Int, at now: Int64) -> RateLimitResult {
+                .neverAllowed
+            }
         }
         let report = try run(Crashes(), ConformanceOptions(randomTraces: 100))
         let strategy = try #require(report.strategies.first { $0.strategy == GCRA.identifier })
         #expect(strategy.level == .failed)
         #expect(strategy.outcomes.count == 3)
-        #expect(strategy.stoppedBecause?.hasPrefix("stopped after 3 consecutive cases in which the implementation crashed; ") == true)
+        #expect(
+            strategy.stoppedBecause?.hasPrefix(
+                "stopped after 3 consecutive cases in which the implementation crashed; ") == true)
     }
 
     @Test("Unsupported strategies and configurations are skipped with their reason, not failed")
@@ -367,19 +417,26 @@ struct ConformanceSuiteTests {
         var bug = PlantedBug { _, result in result }
         bug.strategies = [TokenBucket.identifier]
         bug.unsupported = { configuration in
-            if case .tokenBucket(let bucket) = configuration, bucket.periodNanoseconds % 10 != 0 { return "periods must be multiples of 10 ns" }
+            if case .tokenBucket(let bucket) = configuration, bucket.periodNanoseconds % 10 != 0 {
+                return "periods must be multiples of 10 ns"
+            }
             return nil
         }
         let report = try run(bug)
         let bucket = try #require(report.strategies.first { $0.strategy == TokenBucket.identifier })
         #expect(bucket.level == .exact)
         #expect(!bucket.skipped.isEmpty)
-        #expect(bucket.skipped.allSatisfy { $0.skippedBecause == "periods must be multiples of 10 ns" && !$0.outsideProfile })
+        #expect(
+            bucket.skipped.allSatisfy {
+                $0.skippedBecause == "periods must be multiples of 10 ns" && !$0.outsideProfile
+            })
         #expect(report.strategies.filter { $0.level == .skipped }.count == 8)
         #expect(report.passes(at: .exact))
     }
 
-    @Test("CONF-8 CORE-3 Accepting a configuration the Spec refuses fails validation, reported under CORE-3, not as an over-admission")
+    @Test(
+        "CONF-8 CORE-3 Accepting a configuration the Spec refuses fails validation, reported under CORE-3, not as an over-admission"
+    )
     func refusalsChecked() async throws { try await offThePool { try refusalsCheckedOnThread() } }
 
     private func refusalsCheckedOnThread() throws {
@@ -417,8 +474,11 @@ struct ConformanceSuiteTests {
     private func caseFilterOnThread() throws {
         let one = try run(ReferenceSubject(), ConformanceOptions(cases: ["gcra/boundary-conforms"]))
         #expect(one.strategies.flatMap(\.outcomes).map(\.id) == ["gcra/boundary-conforms"])
-        let refusals = try run(ReferenceSubject(), ConformanceOptions(strategies: [GCRA.identifier], cases: ["gcra/refuse-zero-burst", "gcra/random-1"]))
-        #expect((refusals.strategies.first?.outcomes.count ?? 0) + (refusals.strategies.first?.refusals.count ?? 0) == 2)
+        let refusals = try run(
+            ReferenceSubject(),
+            ConformanceOptions(strategies: [GCRA.identifier], cases: ["gcra/refuse-zero-burst", "gcra/random-1"]))
+        #expect(
+            (refusals.strategies.first?.outcomes.count ?? 0) + (refusals.strategies.first?.refusals.count ?? 0) == 2)
     }
 
     @Test("Random traces find an edge bug the vectors were not written for, and shrink it to a minimal trace")
@@ -426,18 +486,28 @@ struct ConformanceSuiteTests {
 
     private func randomFindsAndShrinksOnThread() throws {
         let edge = EdgeBug()
-        let report = try run(edge, ConformanceOptions(strategies: [FixedWindow.identifier], randomTraces: 200, randomSteps: 60, seed: 11))
+        let report = try run(
+            edge, ConformanceOptions(strategies: [FixedWindow.identifier], randomTraces: 200, randomSteps: 60, seed: 11)
+        )
         let strategy = try #require(report.strategies.first)
         let shrunk = try #require(strategy.shrunk, "200 random traces did not find the planted edge bug")
-        #expect(shrunk.trace.steps.count <= 3, "shrunk to \(shrunk.trace.steps.count) steps:\n\(shrunk.lines.joined(separator: "\n"))")
+        #expect(
+            shrunk.trace.steps.count <= 3,
+            "shrunk to \(shrunk.trace.steps.count) steps:\n\(shrunk.lines.joined(separator: "\n"))")
         #expect(shrunk.lines.contains { $0.contains("<- here") })
         #expect(shrunk.outcome.primary?.cause.clause == "FW-3", "\(String(describing: shrunk.outcome.primary))")
         // The shrunk trace, as a vector file, replays: the reference passes it and the bug fails it.
         let file = try VectorFile(json: try JSONValue(parsing: shrunk.vectorFile.json.prettyText))
         var reference = ReferenceSubject()
-        #expect(try ConformanceSuite.run(&reference, vectors: [file], options: ConformanceOptions(strategies: [FixedWindow.identifier])).passes(at: .exact))
+        #expect(
+            try ConformanceSuite.run(
+                &reference, vectors: [file], options: ConformanceOptions(strategies: [FixedWindow.identifier])
+            ).passes(at: .exact))
         var again = edge
-        #expect(!(try ConformanceSuite.run(&again, vectors: [file], options: ConformanceOptions(strategies: [FixedWindow.identifier])).passes(at: .exact)))
+        #expect(
+            !(try ConformanceSuite.run(
+                &again, vectors: [file], options: ConformanceOptions(strategies: [FixedWindow.identifier])
+            ).passes(at: .exact)))
     }
 
     @Test("Shrinking keeps the most severe kind: an over-admission does not shrink into a retry-after 1 ns short")
@@ -453,22 +523,31 @@ struct ConformanceSuiteTests {
             default: result
             }
         })
-        let options = ConformanceOptions(strategies: [TokenBucket.identifier], cases: [], randomTraces: 60, randomSteps: 60, seed: 2)
+        let options = ConformanceOptions(
+            strategies: [TokenBucket.identifier], cases: [], randomTraces: 60, randomSteps: 60, seed: 2)
         let strategy = try #require(try run(bug, options).strategies.first)
-        #expect(strategy.randomTraces.contains { $0.primary?.kind == .earlyRetry }, "the seed must also find the milder kind")
+        #expect(
+            strategy.randomTraces.contains { $0.primary?.kind == .earlyRetry },
+            "the seed must also find the milder kind")
         let shrunk = try #require(strategy.shrunk)
         #expect(shrunk.original.primary?.kind == .overAdmission)
         #expect(shrunk.outcome.primary?.kind == .overAdmission, "\(shrunk.lines.joined(separator: "\n"))")
     }
 
-    @Test("CONF-10 CORE-10 Go's re-grant after time went back is found under CORE-10 by experiment, not by the step alone")
+    @Test(
+        "CONF-10 CORE-10 Go's re-grant after time went back is found under CORE-10 by experiment, not by the step alone"
+    )
     func causeByExperiment() async throws { try await offThePool { try causeByExperimentOnThread() } }
 
     private func causeByExperimentOnThread() throws {
-        let report = try run(GoLikeBucket(), ConformanceOptions(strategies: [TokenBucket.identifier], cases: ["token-bucket/go-backward-time"]))
+        let report = try run(
+            GoLikeBucket(),
+            ConformanceOptions(strategies: [TokenBucket.identifier], cases: ["token-bucket/go-backward-time"]))
         let outcome = try #require(report.strategies.first?.outcomes.first)
         #expect(outcome.level == .failed)
-        #expect(outcome.failure?.cause == FindingCause("CORE-10", "time going backwards"), "\(outcome.findings.map(ConformanceReport.describe))")
+        #expect(
+            outcome.failure?.cause == FindingCause("CORE-10", "time going backwards"),
+            "\(outcome.findings.map(ConformanceReport.describe))")
         // Without the experiment, the failing step shows only a retry-after or an admission.
         #expect(outcome.findings.dropLast().allSatisfy { $0.cause.clause != "CORE-10" })
     }
@@ -488,14 +567,19 @@ struct GoLikeBucket: ConformanceSubject {
     }
 
     func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<Limiter> {
-        guard case .tokenBucket(let bucket)? = request.configuration else { return .unsupported(reason: "token buckets only") }
-        return .created(Limiter(
-            capacity: bucket.capacity, permits: bucket.permitsPerPeriod, period: bucket.periodNanoseconds,
-            units: bucket.initialTokens * bucket.periodNanoseconds, last: now))
+        guard case .tokenBucket(let bucket)? = request.configuration else {
+            return .unsupported(reason: "token buckets only")
+        }
+        return .created(
+            Limiter(
+                capacity: bucket.capacity, permits: bucket.permitsPerPeriod, period: bucket.periodNanoseconds,
+                units: bucket.initialTokens * bucket.periodNanoseconds, last: now))
     }
 
     func apply(_ event: ConformanceEvent, to limiter: inout Limiter, at now: Int64) -> RateLimitResult {
-        guard case .acquire(let n) = event, n > 0 else { return .invalid(RateLimitInputError(field: "event", value: nil, problem: .notSupported)) }
+        guard case .acquire(let n) = event, n > 0 else {
+            return .invalid(RateLimitInputError(field: "event", value: nil, problem: .notSupported))
+        }
         let last = min(limiter.last, now)  // Go: if t.Before(last) { last = t }
         let units = min(limiter.capacity * limiter.period, limiter.units + (now - last) * limiter.permits)
         guard units >= n * limiter.period else {
@@ -521,8 +605,13 @@ struct EdgeBug: ConformanceSubject {
     }
 
     func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<Limiter> {
-        guard case .fixedWindow(let window)? = request.configuration else { return .refused(field: "limit", problem: .mustBePositive) }
-        return .created(Limiter(limit: window.limit, window: window.windowNanoseconds, index: max(0, now - 1) / window.windowNanoseconds))
+        guard case .fixedWindow(let window)? = request.configuration else {
+            return .refused(field: "limit", problem: .mustBePositive)
+        }
+        return .created(
+            Limiter(
+                limit: window.limit, window: window.windowNanoseconds, index: max(0, now - 1) / window.windowNanoseconds
+            ))
     }
 
     func apply(_ event: ConformanceEvent, to limiter: inout Limiter, at now: Int64) -> RateLimitResult {
@@ -530,7 +619,9 @@ struct EdgeBug: ConformanceSubject {
         let used = index == limiter.index ? limiter.used : 0
         switch event {
         case .acquire(let permits):
-            if permits < 0 { return .invalid(RateLimitInputError(field: "permits", value: permits, problem: .mustNotBeNegative)) }
+            if permits < 0 {
+                return .invalid(RateLimitInputError(field: "permits", value: permits, problem: .mustNotBeNegative))
+            }
             if permits > limiter.limit { return .neverAllowed }
             if permits == 0 { return .allowed(remaining: max(0, limiter.limit - used)) }
             guard permits <= limiter.limit - used else {
@@ -541,7 +632,9 @@ struct EdgeBug: ConformanceSubject {
             (limiter.index, limiter.used) = (index, used + permits)
             return .allowed(remaining: limiter.limit - used - permits)
         case .release: return .invalid(RateLimitInputError(field: "release", value: nil, problem: .notSupported))
-        case .reset: (limiter.index, limiter.used) = (index, 0); return .allowed(remaining: limiter.limit)
+        case .reset:
+            (limiter.index, limiter.used) = (index, 0)
+            return .allowed(remaining: limiter.limit)
         case .reconfigure(let configuration):
             guard case .fixedWindow(let window) = configuration else { return .neverAllowed }
             (limiter.index, limiter.used) = (index, used)

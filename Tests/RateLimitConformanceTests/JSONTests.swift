@@ -30,8 +30,10 @@ struct JSONTests {
     func malformed() async { await offThePool { malformedOnThread() } }
 
     private func malformedOnThread() {
-        for text in ["", "{", "[1,]", "{\"a\":1,\"a\":2}", "01", "\"\u{01}\"", "tru", "1 2", "\"\\ud834\"", "-", "1.", "1e",
-                     String(repeating: "[", count: 65) + String(repeating: "]", count: 65), "{\"a\" 1}", "\"\\x\""] {
+        for text in [
+            "", "{", "[1,]", "{\"a\":1,\"a\":2}", "01", "\"\u{01}\"", "tru", "1 2", "\"\\ud834\"", "-", "1.", "1e",
+            String(repeating: "[", count: 65) + String(repeating: "]", count: 65), "{\"a\" 1}", "\"\\x\"",
+        ] {
             #expect(throws: JSONParseError.self, "\(text.prefix(20)) parsed") { try JSONValue(parsing: text) }
         }
     }
@@ -66,8 +68,12 @@ struct JSONTests {
     func writer() async throws { try await offThePool { try writerOnThread() } }
 
     private func writerOnThread() throws {
-        let step = JSONValue.object([("now", .integer(9)), ("event", .object([("kind", .string("acquire")), ("permits", .integer(1))]))])
+        let step = JSONValue.object([
+            ("now", .integer(9)), ("event", .object([("kind", .string("acquire")), ("permits", .integer(1))])),
+        ])
         #expect(step.compactText == "{\"now\":9,\"event\":{\"kind\":\"acquire\",\"permits\":1}}")
-        #expect(JSONValue.array([step]).prettyText == "[\n  {\"now\": 9, \"event\": {\"kind\": \"acquire\", \"permits\": 1}}\n]\n")
+        #expect(
+            JSONValue.array([step]).prettyText
+                == "[\n  {\"now\": 9, \"event\": {\"kind\": \"acquire\", \"permits\": 1}}\n]\n")
     }
 }

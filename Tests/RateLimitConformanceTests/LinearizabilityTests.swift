@@ -3,7 +3,10 @@ import RateLimitCore
 import Testing
 
 /// A register: write(v) answers nil, read answers the value.
-private enum RegisterOp: Sendable { case write(Int), read }
+private enum RegisterOp: Sendable {
+    case write(Int)
+    case read
+}
 
 private func register(_ state: Int, _ op: RegisterOp) -> (Int, Int?) {
     switch op {
@@ -12,7 +15,9 @@ private func register(_ state: Int, _ op: RegisterOp) -> (Int, Int?) {
     }
 }
 
-private func op(_ call: UInt64, _ returned: UInt64, _ input: RegisterOp, _ output: Int?) -> HistoryOperation<RegisterOp, Int?> {
+private func op(_ call: UInt64, _ returned: UInt64, _ input: RegisterOp, _ output: Int?) -> HistoryOperation<
+    RegisterOp, Int?
+> {
     HistoryOperation(call: call, returned: returned, input: input, output: output)
 }
 
@@ -29,7 +34,8 @@ struct LinearizabilityTests {
     @Test("Real-time order is respected: a read after a completed write cannot see the old value")
     func realTime() {
         let history = [op(1, 2, .write(1), nil), op(3, 4, .read, 0)]
-        #expect(LinearizabilityChecker.check(history, initial: 0, step: register) == .notLinearizable(longestPrefix: [0]))
+        #expect(
+            LinearizabilityChecker.check(history, initial: 0, step: register) == .notLinearizable(longestPrefix: [0]))
     }
 
     @Test("A stale read between two writes is caught among many interleavings")
@@ -55,7 +61,8 @@ struct LinearizabilityTests {
         // Three overlapping acquires of 1 at instant 0: two succeed (remaining 1, then 0), one fails.
         let good = [
             HistoryOperation(call: 1, returned: 6, input: Int64(1), output: RateLimitResult.allowed(remaining: 0)),
-            HistoryOperation(call: 2, returned: 5, input: Int64(1), output: RateLimitResult.rejected(retryAfterNanoseconds: 10)),
+            HistoryOperation(
+                call: 2, returned: 5, input: Int64(1), output: RateLimitResult.rejected(retryAfterNanoseconds: 10)),
             HistoryOperation(call: 3, returned: 4, input: Int64(1), output: RateLimitResult.allowed(remaining: 1)),
         ]
         #expect(LinearizabilityChecker.check(good, initial: limiter, step: step).isLinearizable)
@@ -73,8 +80,10 @@ struct LinearizabilityTests {
         var history: [HistoryOperation<RegisterOp, Int?>] = []
         for index in 0..<2_000 {
             let time = UInt64(index * 2 + 1)
-            history.append(index % 2 == 0 ? op(time, time + 1, .write(index), nil) : op(time, time + 1, .read, index - 1))
+            history.append(
+                index % 2 == 0 ? op(time, time + 1, .write(index), nil) : op(time, time + 1, .read, index - 1))
         }
-        #expect(LinearizabilityChecker.check(history, initial: 0, step: register) == .linearizable(order: Array(0..<2_000)))
+        #expect(
+            LinearizabilityChecker.check(history, initial: 0, step: register) == .linearizable(order: Array(0..<2_000)))
     }
 }

@@ -40,9 +40,13 @@ struct VectorFileTests {
     private func schemaCatchesDefectsOnThread() throws {
         let validator = JSONSchemaValidator(root: try Repository.json("\(vectorFolder)/schema.json"))
         let good = try Repository.json("\(vectorFolder)/gcra.json").compactText
-        for (from, to) in [("\"kind\": \"allowed\"", "\"kind\": \"permitted\""), ("\"now\":", "\"now\": -1, \"x\":"),
-                           ("\"caseCount\"", "\"casecount\""), ("\"retryAfterNanoseconds\":", "\"retryAfterNanoseconds\": 0, \"y\":")] {
-            let broken = try JSONValue(parsing: good.replacingOccurrences(of: from.replacingOccurrences(of: " ", with: ""), with: to.replacingOccurrences(of: " ", with: "")))
+        for (from, to) in [
+            ("\"kind\": \"allowed\"", "\"kind\": \"permitted\""), ("\"now\":", "\"now\": -1, \"x\":"),
+            ("\"caseCount\"", "\"casecount\""), ("\"retryAfterNanoseconds\":", "\"retryAfterNanoseconds\": 0, \"y\":"),
+        ] {
+            let broken = try JSONValue(
+                parsing: good.replacingOccurrences(
+                    of: from.replacingOccurrences(of: " ", with: ""), with: to.replacingOccurrences(of: " ", with: "")))
             #expect(!validator.violations(of: broken).isEmpty, "the schema accepted a file with \(to)")
         }
     }
@@ -65,8 +69,13 @@ struct VectorFileTests {
 
     private func wrongCountRefusedOnThread() throws {
         let text = try String(contentsOfFile: Repository.path("\(vectorFolder)/fixed-window.json"), encoding: .utf8)
-        guard let caseCount = try JSONValue(parsing: text)["caseCount"]?.int64 else { Issue.record("no caseCount"); return }
-        let tampered = try JSONValue(parsing: text.replacingOccurrences(of: "\"caseCount\": \(caseCount)", with: "\"caseCount\": \(caseCount + 1)"))
+        guard let caseCount = try JSONValue(parsing: text)["caseCount"]?.int64 else {
+            Issue.record("no caseCount")
+            return
+        }
+        let tampered = try JSONValue(
+            parsing: text.replacingOccurrences(
+                of: "\"caseCount\": \(caseCount)", with: "\"caseCount\": \(caseCount + 1)"))
         #expect(throws: ConformanceFormatError.self) { try VectorFile(json: tampered) }
     }
 
@@ -75,8 +84,11 @@ struct VectorFileTests {
 
     private func regenerationIsByteForByteOnThread() throws {
         for file in try VectorGenerator.files() {
-            let committed = try String(contentsOfFile: Repository.path("\(vectorFolder)/\(file.fileName)"), encoding: .utf8)
-            #expect(committed == file.json.prettyText, "\(file.fileName) differs from the model: run `make vectors` and review the diff")
+            let committed = try String(
+                contentsOfFile: Repository.path("\(vectorFolder)/\(file.fileName)"), encoding: .utf8)
+            #expect(
+                committed == file.json.prettyText,
+                "\(file.fileName) differs from the model: run `make vectors` and review the diff")
         }
     }
 
@@ -114,7 +126,9 @@ struct VectorFileTests {
         }
         var missing: [String] = []
         for prefix in AnyRateLimitStrategy.clausePrefixes.values {
-            for number in 1...12 where !covered.contains("\(prefix)-\(number)") { missing.append("\(prefix)-\(number)") }
+            for number in 1...12 where !covered.contains("\(prefix)-\(number)") {
+                missing.append("\(prefix)-\(number)")
+            }
         }
         for number in 3...13 where !covered.contains("CORE-\(number)") { missing.append("CORE-\(number)") }
         #expect(missing.isEmpty, "no vector exercises \(missing.sorted())")
@@ -124,7 +138,8 @@ struct VectorFileTests {
     func goBackwardTimeStory() async throws { try await offThePool { try goBackwardTimeStoryOnThread() } }
 
     private func goBackwardTimeStoryOnThread() throws {
-        let story = try #require(try VectorGenerator.file(TokenBucket.identifier).stories.first { $0.id == "token-bucket/go-backward-time" })
+        let story = try #require(
+            try VectorGenerator.file(TokenBucket.identifier).stories.first { $0.id == "token-bucket/go-backward-time" })
         #expect(story.steps.map(\.now) == [1_100_000_000, 1_000_000_000, 1_000_000_000, 1_000_000_000, 1_100_000_000])
         #expect(story.steps.last?.expected == .rejected(retryAfterNanoseconds: 100_000_000))
     }

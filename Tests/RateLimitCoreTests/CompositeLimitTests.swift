@@ -1,14 +1,17 @@
-@testable import RateLimitCore
 import RateLimitConformance
 import RateLimitTestSupport
 import Testing
+
+@testable import RateLimitCore
 
 /// The eight strategies a composite accepts (COMP-2: not the leaky bucket queue).
 private let composable = AnyRateLimitStrategy.identifiers.filter { $0 != LeakyBucketQueue.identifier }
 
 /// A random composite of one to three limits, and how many of each step's events to draw.
 private func randomComposite(using rng: inout SeededGenerator) -> CompositeLimit? {
-    let limits = (0..<rng.int(in: 1...3)).compactMap { _ in TraceGenerator.configuration(rng.pick(composable), using: &rng) }
+    let limits = (0..<rng.int(in: 1...3)).compactMap { _ in
+        TraceGenerator.configuration(rng.pick(composable), using: &rng)
+    }
     return try? CompositeLimit(limits)
 }
 
@@ -30,8 +33,9 @@ private func combined(_ answers: [RateLimitResult]) -> RateLimitResult {
 
 @Suite("Any strategy and composite limits (Spec/CompositeLimit.md)")
 struct CompositeLimitTests {
-    @Test("COMP-1 any strategy answers exactly as the strategy it wraps, on random traces of all nine",
-          arguments: AnyRateLimitStrategy.identifiers)
+    @Test(
+        "COMP-1 any strategy answers exactly as the strategy it wraps, on random traces of all nine",
+        arguments: AnyRateLimitStrategy.identifiers)
     func anyForwards(_ identifier: String) throws {
         for trace in 0..<20 {
             var rng = PropertySeed.generator("anyForwards \(identifier)", trace: trace)
@@ -43,8 +47,12 @@ struct CompositeLimitTests {
                 guard let event = step.event.typed(as: AnyRateLimitStrategy.self) else { continue }
                 let expected = direct.apply(step.event, at: t(step.now))
                 let got = any.step(event, at: t(step.now))
-                guard holds(got == expected, "step \(index) at \(step.now): \(step.event) answered \(got), the strategy \(expected)",
-                            replay: replay) else { break }
+                guard
+                    holds(
+                        got == expected,
+                        "step \(index) at \(step.now): \(step.event) answered \(got), the strategy \(expected)",
+                        replay: replay)
+                else { break }
             }
         }
     }
@@ -53,17 +61,24 @@ struct CompositeLimitTests {
     func anyRefusesForeign() async throws { try await offThePool { try anyRefusesForeignOnThread() } }
 
     private func anyRefusesForeignOnThread() throws {
-        let bucket = AnyRateLimitStrategy.tokenBucket(try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 10))
+        let bucket = AnyRateLimitStrategy.tokenBucket(
+            try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 10))
         let window = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 3, windowNanoseconds: 10))
         var state = window.initialState(at: t(0))
         let before = state
-        guard case .invalid(let error) = bucket.step(&state, .acquire(1), at: t(5)) else { Issue.record("a foreign state was used"); return }
+        guard case .invalid(let error) = bucket.step(&state, .acquire(1), at: t(5)) else {
+            Issue.record("a foreign state was used")
+            return
+        }
         #expect(error.field == "state" && error.problem == .notSupported)
         #expect(state == before)
         var limiter = RateLimiter(bucket, at: t(0))
         #expect(limiter.acquire(2, at: t(0)) == .allowed(remaining: 1))
         let kept = limiter
-        guard case .invalid(let refusal) = limiter.step(.reconfigure(window), at: t(1)) else { Issue.record("the strategy changed"); return }
+        guard case .invalid(let refusal) = limiter.step(.reconfigure(window), at: t(1)) else {
+            Issue.record("the strategy changed")
+            return
+        }
         #expect(refusal.field == "configuration" && refusal.problem == .notSupported)
         #expect(limiter == kept)
         #expect(!bucket.isIdle(window.initialState(at: t(0)), at: t(100)))
@@ -73,9 +88,13 @@ struct CompositeLimitTests {
     func validation() async throws { try await offThePool { try validationOnThread() } }
 
     private func validationOnThread() throws {
-        #expect(throws: RateLimitInputError(field: "limits", value: 0, problem: .mustBePositive,
-                                            reason: "a composite needs at least one limit")) { try CompositeLimit([]) }
-        let queue = AnyRateLimitStrategy.leakyBucketQueue(try LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 10))
+        #expect(
+            throws: RateLimitInputError(
+                field: "limits", value: 0, problem: .mustBePositive,
+                reason: "a composite needs at least one limit")
+        ) { try CompositeLimit([]) }
+        let queue = AnyRateLimitStrategy.leakyBucketQueue(
+            try LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 10))
         let window = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 3, windowNanoseconds: 10))
         do {
             _ = try CompositeLimit(window, queue)
@@ -86,7 +105,9 @@ struct CompositeLimitTests {
         #expect(try CompositeLimit(window).maximumPermits == 3)
     }
 
-    @Test("COMP-4 COMP-5 10 per second and 1,000 per hour: both must allow, neither records a refusal, the longest wait wins")
+    @Test(
+        "COMP-4 COMP-5 10 per second and 1,000 per hour: both must allow, neither records a refusal, the longest wait wins"
+    )
     func secondAndHour() async throws { try await offThePool { try secondAndHourOnThread() } }
 
     private func secondAndHourOnThread() throws {
@@ -110,7 +131,9 @@ struct CompositeLimitTests {
         #expect(limiter.acquire(at: t(3_600 * second)) == .allowed(remaining: 0))
     }
 
-    @Test("COMP-3 COMP-4 COMP-5 COMP-6 COMP-7 COMP-8 random composites: all or nothing, the smallest remaining, the Spec's answer, exact and tight")
+    @Test(
+        "COMP-3 COMP-4 COMP-5 COMP-6 COMP-7 COMP-8 random composites: all or nothing, the smallest remaining, the Spec's answer, exact and tight"
+    )
     func randomComposites() async throws { try await offThePool { try randomCompositesOnThread() } }
 
     private func randomCompositesOnThread() throws {
@@ -145,14 +168,19 @@ struct CompositeLimitTests {
                     switch event {
                     case .acquire(let permits): limitEvent = .acquire(permits)
                     case .release(let permits):
-                        if case .concurrency = limit { limitEvent = .release(permits) } else { limitEvent = .acquire(0) }
+                        if case .concurrency = limit {
+                            limitEvent = .release(permits)
+                        } else {
+                            limitEvent = .acquire(0)
+                        }
                     case .reset: limitEvent = .reset
                     case .reconfigure(let replacement): limitEvent = .reconfigure(replacement.limits[alone.count])
                     }
                     alone.append(limit.step(own, limitEvent, at: at))
                 }
                 var expected = combined(alone.map(\.1))
-                if case .acquire(let permits) = event, permits > composite.maximumPermits { expected = .neverAllowed }  // COMP-6
+                // COMP-6
+                if case .acquire(let permits) = event, permits > composite.maximumPermits { expected = .neverAllowed }
                 if case .release(let permits) = event {  // COMP-7
                     if !composite.limits.contains(where: { if case .concurrency = $0 { true } else { false } }) {
                         expected = .invalid(.releaseNotSupported)
@@ -160,36 +188,58 @@ struct CompositeLimitTests {
                         expected = .invalid(.negativePermits(permits))
                     }
                 }
-                guard holds(result.comparable == expected.comparable, "COMP-5 answered \(result), the limits say \(expected): \(context)",
-                            replay: replay) else { break }
+                guard
+                    holds(
+                        result.comparable == expected.comparable,
+                        "COMP-5 answered \(result), the limits say \(expected): \(context)",
+                        replay: replay)
+                else { break }
                 if case .allowed = result {
                     let changed = { if case .acquire(0) = event { false } else { true } }()
-                    guard holds(after.limits == (changed ? alone.map(\.0) : state.limits), "COMP-4 a limit recorded otherwise than alone: \(context)",
-                                replay: replay) else { break }
+                    guard
+                        holds(
+                            after.limits == (changed ? alone.map(\.0) : state.limits),
+                            "COMP-4 a limit recorded otherwise than alone: \(context)",
+                            replay: replay)
+                    else { break }
                 } else {
-                    guard holds(after == state, "COMP-5 a refusal changed a limit: \(context)", replay: replay) else { break }
+                    guard holds(after == state, "COMP-5 a refusal changed a limit: \(context)", replay: replay) else {
+                        break
+                    }
                 }
                 if case .reconfigure(let replacement) = event, result.isAdmitted { composite = replacement }
 
                 // CORE-6 and CORE-7 for the composite as a whole.
                 if let remaining = result.remaining, remaining < Int64.max {
                     let more = composite.step(after, .acquire(remaining + 1), at: at).result
-                    guard holds(!more.isAdmitted, "CORE-6 acquire(remaining + 1) admitted: \(context)", replay: replay) else { break }
+                    guard holds(!more.isAdmitted, "CORE-6 acquire(remaining + 1) admitted: \(context)", replay: replay)
+                    else { break }
                     if remaining > 0 {
                         let taken = composite.step(after, .acquire(remaining), at: at).result
-                        guard holds(taken.isAdmitted, "CORE-6 acquire(remaining) refused (\(taken)): \(context)", replay: replay) else { break }
+                        guard
+                            holds(
+                                taken.isAdmitted, "CORE-6 acquire(remaining) refused (\(taken)): \(context)",
+                                replay: replay)
+                        else { break }
                     }
                 }
                 if case .rejected(let wait) = result, case .acquire(let permits) = event {
                     let atRetry = composite.step(state, .acquire(permits), at: t(now + wait)).result
                     let before = composite.step(state, .acquire(permits), at: t(now + wait - 1)).result
-                    guard holds(atRetry.isAdmitted && !before.isAdmitted,
-                                "COMP-5 retry-after not tight: at it \(atRetry), 1 ns before \(before): \(context)", replay: replay) else { break }
+                    guard
+                        holds(
+                            atRetry.isAdmitted && !before.isAdmitted,
+                            "COMP-5 retry-after not tight: at it \(atRetry), 1 ns before \(before): \(context)",
+                            replay: replay)
+                    else { break }
                 }
                 // COMP-3: idle exactly when every limit is.
                 let idle = composite.isIdle(after, at: at)
-                guard holds(idle == zip(composite.limits, after.limits).allSatisfy({ $0.isIdle($1, at: at) }),
-                            "COMP-3 idle differs from the limits': \(context)", replay: replay) else { break }
+                guard
+                    holds(
+                        idle == zip(composite.limits, after.limits).allSatisfy({ $0.isIdle($1, at: at) }),
+                        "COMP-3 idle differs from the limits': \(context)", replay: replay)
+                else { break }
                 if idle { idleSeen += 1 }
                 if case .rejected(let wait) = result { retryAfter = wait }
                 state = after
@@ -209,27 +259,40 @@ struct CompositeLimitTests {
         #expect(limiter.acquire(2, at: t(0)) == .allowed(remaining: 0))
         #expect(limiter.acquire(1, at: t(0)) == .rejectedUntilRelease(shortfall: 1))
         let held = limiter
-        guard case .invalid(let error) = limiter.step(.release(3), at: t(1)) else { Issue.record("released more than held"); return }
+        guard case .invalid(let error) = limiter.step(.release(3), at: t(1)) else {
+            Issue.record("released more than held")
+            return
+        }
         #expect(error.field == "permits" && error.problem == .exceedsMaximum(2))
         #expect(limiter == held)
         #expect(limiter.step(.release(2), at: t(1)) == .allowed(remaining: 2))  // the bucket has 3 left, the limiter 2
         let buckets = try CompositeLimit(.gcra(try GCRA(burst: 2, emissionIntervalNanoseconds: 10)))
         for permits in [1, 0, -1] as [Int64] {
-            #expect(buckets.step(buckets.initialState(at: t(0)), .release(permits), at: t(0)).result == .invalid(.releaseNotSupported))
+            #expect(
+                buckets.step(buckets.initialState(at: t(0)), .release(permits), at: t(0)).result
+                    == .invalid(.releaseNotSupported))
         }
     }
 
-    @Test("COMP-8 a composite is reconfigured limit by limit; another count or another strategy is invalid and changes nothing")
+    @Test(
+        "COMP-8 a composite is reconfigured limit by limit; another count or another strategy is invalid and changes nothing"
+    )
     func reconfigureShape() async throws { try await offThePool { try reconfigureShapeOnThread() } }
 
     private func reconfigureShapeOnThread() throws {
         let window = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 3, windowNanoseconds: 10))
-        let bucket = AnyRateLimitStrategy.tokenBucket(try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 10))
+        let bucket = AnyRateLimitStrategy.tokenBucket(
+            try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 10))
         var limiter = RateLimiter(try CompositeLimit(window, bucket), at: t(0))
         #expect(limiter.acquire(2, at: t(0)) == .allowed(remaining: 1))
         let kept = limiter
-        for (replacement, field) in [(try CompositeLimit(window), "limits"), (try CompositeLimit(bucket, window), "limits[0]")] {
-            guard case .invalid(let error) = limiter.step(.reconfigure(replacement), at: t(1)) else { Issue.record("reshaped"); return }
+        for (replacement, field) in [
+            (try CompositeLimit(window), "limits"), (try CompositeLimit(bucket, window), "limits[0]"),
+        ] {
+            guard case .invalid(let error) = limiter.step(.reconfigure(replacement), at: t(1)) else {
+                Issue.record("reshaped")
+                return
+            }
             #expect(error.field == field && error.problem == .notSupported)
             #expect(limiter == kept)
         }

@@ -31,17 +31,24 @@ private func refusal(_ body: () throws -> Void) -> (path: String, message: Strin
 
 @Suite("Configurations as JSON (Spec/Core.md CORE-16)")
 struct ConfigurationCodingTests {
-    @Test("CORE-16 every configuration of every vector file decodes, with Foundation's decoder, to what the suite's loader builds, and encodes back to the same fields")
+    @Test(
+        "CORE-16 every configuration of every vector file decodes, with Foundation's decoder, to what the suite's loader builds, and encodes back to the same fields"
+    )
     func vectorsDecode() throws {
         var checked = 0
         for file in try VectorGenerator.files() {
             for story in file.stories {
                 let fields = story.configuration.json.compactText
-                let any = try decode(AnyRateLimitStrategy.self, #"{"strategy": "\#(file.strategy)", "configuration": \#(fields)}"#)
+                let any = try decode(
+                    AnyRateLimitStrategy.self, #"{"strategy": "\#(file.strategy)", "configuration": \#(fields)}"#)
                 #expect(any == story.configuration, "\(story.id)")
                 let back = try JSONValue(parsing: try encode(any))
-                let configuration = try back["configuration"].map { json throws(ConformanceFormatError) in try AnyRateLimitStrategy(strategy: file.strategy, json: json) }
-                #expect(back["strategy"]?.string == file.strategy && configuration == story.configuration, "\(story.id): \(back.compactText)")
+                let configuration = try back["configuration"].map { json throws(ConformanceFormatError) in
+                    try AnyRateLimitStrategy(strategy: file.strategy, json: json)
+                }
+                #expect(
+                    back["strategy"]?.string == file.strategy && configuration == story.configuration,
+                    "\(story.id): \(back.compactText)")
                 checked += 1
             }
         }
@@ -52,14 +59,22 @@ struct ConfigurationCodingTests {
     func eachStrategy() throws {
         let bucket = try TokenBucket(capacity: 5, permitsPerPeriod: 10, period: .seconds(1), initialTokens: 2)
         #expect(try decode(TokenBucket.self, try encode(bucket)) == bucket)
-        #expect(try encode(bucket) == #"{"capacity":5,"initialTokens":2,"periodNanoseconds":1000000000,"permitsPerPeriod":10}"#)
-        #expect(try decode(TokenBucket.self, #"{"capacity": 5, "permitsPerPeriod": 10, "periodNanoseconds": 1000000000}"#).initialTokens == 5,
-                "initialTokens left out: a full bucket, as TB-1 says")
-        #expect(try decode(LeakyBucketMeter.self, #"{"capacity": 3, "leakPermitsPerPeriod": 1, "periodNanoseconds": 10}"#).initialLevel == 0)
+        #expect(
+            try encode(bucket)
+                == #"{"capacity":5,"initialTokens":2,"periodNanoseconds":1000000000,"permitsPerPeriod":10}"#)
+        #expect(
+            try decode(TokenBucket.self, #"{"capacity": 5, "permitsPerPeriod": 10, "periodNanoseconds": 1000000000}"#)
+                .initialTokens == 5,
+            "initialTokens left out: a full bucket, as TB-1 says")
+        #expect(
+            try decode(LeakyBucketMeter.self, #"{"capacity": 3, "leakPermitsPerPeriod": 1, "periodNanoseconds": 10}"#)
+                .initialLevel == 0)
         let values: [any RateLimitStrategy & Codable] = [
-            try IntervalTokenBucket(capacity: 4, tokensPerInterval: 2, intervalNanoseconds: 10), try GCRA(burst: 3, emissionIntervalNanoseconds: 7),
+            try IntervalTokenBucket(capacity: 4, tokensPerInterval: 2, intervalNanoseconds: 10),
+            try GCRA(burst: 3, emissionIntervalNanoseconds: 7),
             try FixedWindow(limit: 2, windowNanoseconds: 9), try SlidingWindowLog(limit: 2, windowNanoseconds: 9),
-            try SlidingWindowCounter(limit: 2, windowNanoseconds: 9), try LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 5),
+            try SlidingWindowCounter(limit: 2, windowNanoseconds: 9),
+            try LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 5),
             try ConcurrencyLimiter(limit: 4),
         ]
         func roundTrip<S: RateLimitStrategy & Codable>(_ value: S) throws {
@@ -67,26 +82,40 @@ struct ConfigurationCodingTests {
             #expect(try decode(S.self, text) == value, "\(text)")
         }
         for value in values { try roundTrip(value) }
-        let composite = try CompositeLimit(.gcra(try GCRA(burst: 3, emissionIntervalNanoseconds: 7)), .concurrency(try ConcurrencyLimiter(limit: 2)))
+        let composite = try CompositeLimit(
+            .gcra(try GCRA(burst: 3, emissionIntervalNanoseconds: 7)), .concurrency(try ConcurrencyLimiter(limit: 2)))
         #expect(try decode(CompositeLimit.self, try encode(composite)) == composite)
     }
 
-    @Test("CORE-16 CORE-3 a configuration is refused by its field: missing, unknown, not an integer, or refused by the Spec")
+    @Test(
+        "CORE-16 CORE-3 a configuration is refused by its field: missing, unknown, not an integer, or refused by the Spec"
+    )
     func refusals() {
         let missing = refusal { _ = try decode(GCRA.self, #"{"burst": 3}"#) }
         #expect(missing?.path == "emissionIntervalNanoseconds")
-        let unknown = refusal { _ = try decode(GCRA.self, #"{"burst": 3, "emissionIntervalNanoseconds": 5, "brust": 1}"#) }
+        let unknown = refusal {
+            _ = try decode(GCRA.self, #"{"burst": 3, "emissionIntervalNanoseconds": 5, "brust": 1}"#)
+        }
         #expect(unknown?.path == "brust" && unknown?.message.contains("unknown field") == true)
         let notInteger = refusal { _ = try decode(GCRA.self, #"{"burst": "3", "emissionIntervalNanoseconds": 5}"#) }
         #expect(notInteger?.path == "burst")
-        #expect(refusal { _ = try decode(GCRA.self, #"{"burst": 1.5, "emissionIntervalNanoseconds": 5}"#) } != nil, "a fraction is not an integer")
+        #expect(
+            refusal { _ = try decode(GCRA.self, #"{"burst": 1.5, "emissionIntervalNanoseconds": 5}"#) } != nil,
+            "a fraction is not an integer")
         let refused = refusal { _ = try decode(GCRA.self, #"{"burst": 0, "emissionIntervalNanoseconds": 5}"#) }
         #expect(refused?.path == "burst" && refused?.message == "burst = 0 must be at least 1")
         let nested = refusal {
-            _ = try decode(AnyRateLimitStrategy.self, #"{"strategy": "token-bucket", "configuration": {"capacity": 2, "permitsPerPeriod": 1, "periodNanoseconds": 10, "initialTokens": 3}}"#)
+            _ = try decode(
+                AnyRateLimitStrategy.self,
+                #"{"strategy": "token-bucket", "configuration": {"capacity": 2, "permitsPerPeriod": 1, "periodNanoseconds": 10, "initialTokens": 3}}"#
+            )
         }
-        #expect(nested?.path == "configuration.initialTokens" && nested?.message.contains("exceeds the maximum 2") == true, "\(String(describing: nested))")
-        let strategy = refusal { _ = try decode(AnyRateLimitStrategy.self, #"{"strategy": "leaky", "configuration": {}}"#) }
+        #expect(
+            nested?.path == "configuration.initialTokens" && nested?.message.contains("exceeds the maximum 2") == true,
+            "\(String(describing: nested))")
+        let strategy = refusal {
+            _ = try decode(AnyRateLimitStrategy.self, #"{"strategy": "leaky", "configuration": {}}"#)
+        }
         #expect(strategy?.message.contains("unknown strategy \"leaky\"") == true)
         let composite = refusal { _ = try decode(CompositeLimit.self, #"{"limits": []}"#) }
         #expect(composite?.path == "limits")
@@ -95,11 +124,11 @@ struct ConfigurationCodingTests {
     @Test("CORE-16 REG-1 a registry's rules load from JSON and are validated as the initializer validates them")
     func rules() throws {
         let json = #"""
-        [{"keys": {"prefix": "api/"}, "strategy": {"strategy": "gcra", "configuration": {"burst": 5, "emissionIntervalNanoseconds": 200000000}},
-          "overflow": {"queue": {"limit": 10, "timeoutNanoseconds": 2000000000}}, "warningThreshold": 2},
-         {"keys": {"exact": "login"}, "strategy": {"strategy": "fixed-window", "configuration": {"limit": 5, "windowNanoseconds": 60000000000}}},
-         {"keys": {"anyKey": true}, "strategy": {"strategy": "concurrency", "configuration": {"limit": 4}}, "overflow": "reject"}]
-        """#
+            [{"keys": {"prefix": "api/"}, "strategy": {"strategy": "gcra", "configuration": {"burst": 5, "emissionIntervalNanoseconds": 200000000}},
+              "overflow": {"queue": {"limit": 10, "timeoutNanoseconds": 2000000000}}, "warningThreshold": 2},
+             {"keys": {"exact": "login"}, "strategy": {"strategy": "fixed-window", "configuration": {"limit": 5, "windowNanoseconds": 60000000000}}},
+             {"keys": {"anyKey": true}, "strategy": {"strategy": "concurrency", "configuration": {"limit": 4}}, "overflow": "reject"}]
+            """#
         let rules = try decode([RateLimitRule<AnyRateLimitStrategy>].self, json)
         #expect(rules.map(\.keys) == [.prefix("api/"), .exact("login"), .anyKey])
         #expect(rules[0].overflow == .queue(limit: 10, timeout: .seconds(2)) && rules[0].warningThreshold == 2)
@@ -107,12 +136,23 @@ struct ConfigurationCodingTests {
         #expect(try decode([RateLimitRule<AnyRateLimitStrategy>].self, try encode(rules)) == rules)
         _ = try RateLimitRegistry(rules: rules, at: .origin)
         let threshold = refusal {
-            _ = try decode(RateLimitRule<GCRA>.self, #"{"keys": {"anyKey": true}, "strategy": {"burst": 5, "emissionIntervalNanoseconds": 1}, "warningThreshold": 5}"#)
+            _ = try decode(
+                RateLimitRule<GCRA>.self,
+                #"{"keys": {"anyKey": true}, "strategy": {"burst": 5, "emissionIntervalNanoseconds": 1}, "warningThreshold": 5}"#
+            )
         }
         #expect(threshold?.message.contains("warningThreshold") == true, "\(String(describing: threshold))")
-        let emptyKey = refusal { _ = try decode(KeyPattern.self, #"{"prefix": ""}"#) ; _ = try decode(RateLimitRule<GCRA>.self, #"{"keys": {"prefix": ""}, "strategy": {"burst": 1, "emissionIntervalNanoseconds": 1}}"#) }
+        let emptyKey = refusal {
+            _ = try decode(KeyPattern.self, #"{"prefix": ""}"#)
+            _ = try decode(
+                RateLimitRule<GCRA>.self,
+                #"{"keys": {"prefix": ""}, "strategy": {"burst": 1, "emissionIntervalNanoseconds": 1}}"#)
+        }
         #expect(emptyKey != nil)
-        #expect(refusal { _ = try decode(KeyPattern.self, #"{"exact": "a", "prefix": "b"}"#) } != nil, "one pattern at a time")
-        #expect(refusal { _ = try decode(OverflowPolicy.self, #""drop""#) }?.message == "unknown overflow policy \"drop\"")
+        #expect(
+            refusal { _ = try decode(KeyPattern.self, #"{"exact": "a", "prefix": "b"}"#) } != nil,
+            "one pattern at a time")
+        #expect(
+            refusal { _ = try decode(OverflowPolicy.self, #""drop""#) }?.message == "unknown overflow policy \"drop\"")
     }
 }

@@ -1,5 +1,6 @@
-@testable import RateLimitCore
 import Testing
+
+@testable import RateLimitCore
 
 @Suite("Core types (Spec/Core.md)")
 struct CoreTests {
@@ -7,7 +8,9 @@ struct CoreTests {
     func instants() throws {
         #expect(try RateLimitInstant(nanoseconds: 0) == .origin)
         #expect(try RateLimitInstant(nanoseconds: .max) == .end)
-        expectRefused(field: "now", .mustNotBeNegative) { () throws(RateLimitInputError) in try RateLimitInstant(nanoseconds: -1) }
+        expectRefused(field: "now", .mustNotBeNegative) { () throws(RateLimitInputError) in
+            try RateLimitInstant(nanoseconds: -1)
+        }
         #expect(RateLimitInstant.end.advanced(byNanoseconds: 1) == nil)
         #expect(RateLimitInstant.origin.advanced(byNanoseconds: -1) == nil)
         #expect(t(10).advanced(byNanoseconds: -10) == .origin)
@@ -44,7 +47,8 @@ struct CoreTests {
         let product = Wide.product(Int64.max, Int64.max)  // (2^63 − 1)^2 = 2^126 − 2^64 + 1
         #expect(product == Wide(high: 0x3FFF_FFFF_FFFF_FFFF, low: 1))
         #expect(product.dividedRoundingDown(by: UInt64(Int64.max)) == Wide(UInt64(Int64.max)))
-        #expect(Wide(high: 1, low: 0).quotientAndRemainder(dividingBy: 3) == (Wide(6_148_914_691_236_517_205 as UInt64), 1))
+        #expect(
+            Wide(high: 1, low: 0).quotientAndRemainder(dividingBy: 3) == (Wide(6_148_914_691_236_517_205 as UInt64), 1))
         #expect(Wide(7 as UInt64).dividedRoundingUp(by: 2) == Wide(4 as UInt64))
         #expect(Wide(8 as UInt64).dividedRoundingUp(by: 2) == Wide(4 as UInt64))
         #expect(Wide(high: UInt64.max, low: UInt64.max).adding(Wide(1 as UInt64)) == nil)

@@ -1,7 +1,8 @@
-@testable import RateLimitCore
 import RateLimitConformance
 import RateLimitTestSupport
 import Testing
+
+@testable import RateLimitCore
 
 // The relations of Spec/README.md ("How the strategies relate"): two strategies written
 // independently run side by side on the same random trace and must give the same answers.
@@ -25,9 +26,12 @@ private func differential<A: RateLimitStrategy, B: RateLimitStrategy>(
             now = next(&rng, now, max(1, a.maximumPermits))
             let resultA = left.step(eventA, at: t(now))
             let resultB = right.step(eventB, at: t(now))
-            guard holds(agree(resultA, resultB),
-                        "step \(index) at \(now)ns: \(eventA) -> \(resultA), but \(eventB) -> \(resultB) (configs \(a), \(b))",
-                        replay: PropertySeed.replay(name, trace: trace)) else { break }
+            guard
+                holds(
+                    agree(resultA, resultB),
+                    "step \(index) at \(now)ns: \(eventA) -> \(resultA), but \(eventB) -> \(resultB) (configs \(a), \(b))",
+                    replay: PropertySeed.replay(name, trace: trace))
+            else { break }
             a = left.strategy
             b = right.strategy
         }
@@ -36,12 +40,13 @@ private func differential<A: RateLimitStrategy, B: RateLimitStrategy>(
 
 /// Non-decreasing instants: repeats, 1 ns steps, short and long gaps.
 private func forwardInstant(_ rng: inout SeededGenerator, _ now: Int64, _ span: Int64) -> Int64 {
-    let delta: Int64 = switch rng.int(in: 0...9) {
-    case 0...2: 0
-    case 3...4: 1
-    case 5...7: rng.int(in: 0...40)
-    default: rng.int(in: 0...1_000)
-    }
+    let delta: Int64 =
+        switch rng.int(in: 0...9) {
+        case 0...2: 0
+        case 3...4: 1
+        case 5...7: rng.int(in: 0...40)
+        default: rng.int(in: 0...1_000)
+        }
     return now > Int64.max - delta ? .max : now + delta
 }
 
@@ -52,7 +57,8 @@ private func anyInstant(_ rng: inout SeededGenerator, _ now: Int64, _ span: Int6
 
 /// An acquire size, biased to the edges of `maximum`.
 private func permits(_ rng: inout SeededGenerator, _ maximum: Int64) -> Int64 {
-    rng.chance(10) ? (maximum == .max ? .max : maximum + 1) : rng.chance(10) ? 0 : rng.int(in: 1...max(1, min(maximum, 6)))
+    rng.chance(10)
+        ? (maximum == .max ? .max : maximum + 1) : rng.chance(10) ? 0 : rng.int(in: 1...max(1, min(maximum, 6)))
 }
 
 @Suite("How the strategies relate (Spec/README.md)")
@@ -93,9 +99,10 @@ struct EquivalenceTests {
             let gcra = GCRA.random(using: &rng)
             let scale = scaled ? rng.pick([1, 2, 3, 7, 1_000] as [Int64]) : 1
             guard gcra.emissionIntervalNanoseconds <= Int64.max / scale,
-                  let bucket = try? TokenBucket(
+                let bucket = try? TokenBucket(
                     capacity: gcra.burst, permitsPerPeriod: scale,
-                    periodNanoseconds: gcra.emissionIntervalNanoseconds * scale) else { continue }
+                    periodNanoseconds: gcra.emissionIntervalNanoseconds * scale)
+            else { continue }
             return (bucket, gcra)
         }
     }
@@ -131,8 +138,12 @@ struct EquivalenceTests {
         differential(
             "gcraIsQueue",
             make: { rng in
-                let queue = try! LeakyBucketQueue(queueCapacity: rng.int(in: 0...5), intervalNanoseconds: rng.int(in: 1...20))
-                return (try! GCRA(burst: queue.queueCapacity + 1, emissionIntervalNanoseconds: queue.intervalNanoseconds), queue)
+                let queue = try! LeakyBucketQueue(
+                    queueCapacity: rng.int(in: 0...5), intervalNanoseconds: rng.int(in: 1...20))
+                return (
+                    try! GCRA(burst: queue.queueCapacity + 1, emissionIntervalNanoseconds: queue.intervalNanoseconds),
+                    queue
+                )
             },
             event: { rng, gcra, _ in
                 if rng.chance(5) { return (.reset, .reset) }
@@ -157,7 +168,8 @@ struct EquivalenceTests {
             make: { rng in
                 let window = FixedWindow.random(using: &rng)
                 let bucket = try! IntervalTokenBucket(
-                    capacity: window.limit, tokensPerInterval: window.limit, intervalNanoseconds: window.windowNanoseconds)
+                    capacity: window.limit, tokensPerInterval: window.limit,
+                    intervalNanoseconds: window.windowNanoseconds)
                 return (bucket, window)
             },
             event: { rng, bucket, _ in
@@ -178,9 +190,13 @@ struct EquivalenceTests {
     private func counterIsStricterThanWindowOnThread() {
         forEachRandomStep(SlidingWindowCounter.self, "counterIsStricterThanWindow") { step in
             guard case .acquire(let n) = step.event, n > 0, step.result.isAdmitted else { return true }
-            let current = step.strategy.rolled(step.before, to: step.strategy.evaluationInstant(step.before, now: step.now)).current
-            return holds(current <= step.strategy.limit - n, "admitted \(n) over a current count of \(current): \(step.description)",
-                         replay: step.replay)
+            let current = step.strategy.rolled(
+                step.before, to: step.strategy.evaluationInstant(step.before, now: step.now)
+            ).current
+            return holds(
+                current <= step.strategy.limit - n,
+                "admitted \(n) over a current count of \(current): \(step.description)",
+                replay: step.replay)
         }
     }
 }

@@ -1,7 +1,8 @@
-@testable import RateLimitCore
 import RateLimitConformance
 import RateLimitTestSupport
 import Testing
+
+@testable import RateLimitCore
 
 /// The keys random traces use: exact, prefixed (two prefix lengths), and default-ruled ones.
 private let keyPool = ["alpha", "api/users", "api/v2/items", "api/v2/", "other", "zeta"]
@@ -11,10 +12,16 @@ private func randomRules(using rng: inout SeededGenerator) -> [RateLimitRule<Any
     let patterns: [KeyPattern] = [.exact("alpha"), .prefix("api/"), .prefix("api/v2/"), .anyKey]
     return patterns.compactMap { pattern in
         for _ in 0..<20 {
-            guard let strategy = TraceGenerator.configuration(rng.pick(AnyRateLimitStrategy.identifiers), using: &rng) else { continue }
-            let overflow: OverflowPolicy = rng.chance(50) ? .reject : .queue(limit: rng.int(in: 1...12), timeout: rng.chance(50) ? nil : .nanoseconds(rng.int(in: 0...200)))
+            guard let strategy = TraceGenerator.configuration(rng.pick(AnyRateLimitStrategy.identifiers), using: &rng)
+            else { continue }
+            let overflow: OverflowPolicy =
+                rng.chance(50)
+                ? .reject
+                : .queue(limit: rng.int(in: 1...12), timeout: rng.chance(50) ? nil : .nanoseconds(rng.int(in: 0...200)))
             let threshold = strategy.maximumPermits > 1 ? rng.int(in: 0...min(3, strategy.maximumPermits - 1)) : 0
-            if let rule = try? RateLimitRule(pattern, strategy, overflow: overflow, warningThreshold: threshold) { return rule }
+            if let rule = try? RateLimitRule(pattern, strategy, overflow: overflow, warningThreshold: threshold) {
+                return rule
+            }
         }
         return nil
     }
@@ -53,7 +60,9 @@ private struct Harness {
     /// Every model queue served at `instant`, as the registry serves what is due before an operation.
     mutating func serveModels(at instant: RateLimitInstant) -> [(String, WaitCompletion)] {
         var completions: [(String, WaitCompletion)] = []
-        for key in models.keys.sorted() { completions += models[key]!.advance(to: instant).completions.map { (key, $0) } }
+        for key in models.keys.sorted() {
+            completions += models[key]!.advance(to: instant).completions.map { (key, $0) }
+        }
         return completions
     }
 
@@ -66,15 +75,26 @@ private struct Harness {
     }
 
     /// Compares an operation's completions (registry tickets) with the model's (model tickets).
-    mutating func compare(_ got: [WaitCompletion], _ expected: [(String, WaitCompletion)], shift: Int64, _ context: String) {
+    mutating func compare(
+        _ got: [WaitCompletion], _ expected: [(String, WaitCompletion)], shift: Int64, _ context: String
+    ) {
         let mapped = Dictionary(uniqueKeysWithValues: tickets.map { ("\($0.value.key) \($0.value.model)", $0.key) })
         let want = expected.compactMap { key, completion in
             mapped["\(key) \(completion.ticket)"].map { "\($0) \(completion.outcome.shifted(by: shift))" }
         }.sorted()
         let have = got.map { "\($0.ticket) \($0.outcome)" }.sorted()
-        if !holds(have == want, "REG-5 completions differ at \(context): registry \(have), model \(want)", replay: replay) { failed = true }
+        if !holds(
+            have == want, "REG-5 completions differ at \(context): registry \(have), model \(want)", replay: replay)
+        {
+            failed = true
+        }
         for completion in got {
-            if !holds(ended.updateValue(completion.outcome, forKey: completion.ticket) == nil, "REG-5 \(completion.ticket) ended twice", replay: replay) { failed = true }
+            if !holds(
+                ended.updateValue(completion.outcome, forKey: completion.ticket) == nil,
+                "REG-5 \(completion.ticket) ended twice", replay: replay)
+            {
+                failed = true
+            }
         }
     }
 }
@@ -104,11 +124,18 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
             let permits = rng.chance(3) ? -1 : rng.int(in: 0...4)
             let priority = rng.chance(5) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high])
             let timeout: Duration? = rng.chance(30) ? .nanoseconds(rng.int(in: 0...150)) : nil
-            let (ticket, effects) = harness.registry.acquire(key, permits: permits, priority: priority, timeout: timeout, at: t(now))
+            let (ticket, effects) = harness.registry.acquire(
+                key, permits: permits, priority: priority, timeout: timeout, at: t(now))
             harness.requests += 1
             got = effects
             guard var model = harness.model(key, at: instant), let rule = harness.rule(key) else {
-                expected.append((key, WaitCompletion(ticket: WaitTicket(rawValue: .max - ticket.rawValue), outcome: .rejected(.unknownKey), at: instant)))
+                expected.append(
+                    (
+                        key,
+                        WaitCompletion(
+                            ticket: WaitTicket(rawValue: .max - ticket.rawValue), outcome: .rejected(.unknownKey),
+                            at: instant)
+                    ))
                 harness.tickets[ticket] = (key, WaitTicket(rawValue: .max - ticket.rawValue))
                 break
             }
@@ -117,9 +144,13 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
                 // REG-5: under `reject` an acquire is a tryAcquire.
                 let answer = model.tryAcquire(permits, priority: priority, at: instant)
                 modelTicket = WaitTicket(rawValue: .max - ticket.rawValue)
-                expected += (answer.effects.completions + [WaitCompletion(ticket: modelTicket, outcome: answer.outcome, at: instant)]).map { (key, $0) }
+                expected +=
+                    (answer.effects.completions + [
+                        WaitCompletion(ticket: modelTicket, outcome: answer.outcome, at: instant)
+                    ]).map { (key, $0) }
             } else {
-                let deadline = (timeout.map { $0.components.attoseconds / 1_000_000_000 } ?? rule.timeoutNanoseconds).map { instant.advanced(byNanoseconds: $0) ?? .end }
+                let deadline = (timeout.map { $0.components.attoseconds / 1_000_000_000 } ?? rule.timeoutNanoseconds)
+                    .map { instant.advanced(byNanoseconds: $0) ?? .end }
                 let (issued, completions) = model.acquire(permits, priority: priority, deadline: deadline, at: instant)
                 modelTicket = issued
                 expected += completions.completions.map { (key, $0) }
@@ -131,22 +162,36 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
             let permits = rng.int(in: 0...3)
             let available = harness.registry.availability(key, permits: permits, at: t(now))
             let (outcome, effects) = harness.registry.tryAcquire(key, permits: permits, at: t(now))
-            if !holds(available == outcome, "REG-5 availability \(context): \(available), tryAcquire then \(outcome)", replay: harness.replay) {
+            if !holds(
+                available == outcome, "REG-5 availability \(context): \(available), tryAcquire then \(outcome)",
+                replay: harness.replay)
+            {
                 harness.failed = true
             }
             harness.requests += 1
             got = effects
             if case .rejected = outcome { ownRefusals = 1 }
-            if case .granted = outcome { harness.tryAdmitted += 1 } else if case .bypassed = outcome { harness.tryAdmitted += 1 }
+            if case .granted = outcome {
+                harness.tryAdmitted += 1
+            } else if case .bypassed = outcome {
+                harness.tryAdmitted += 1
+            }
             guard var model = harness.model(key, at: instant) else {
-                holds(outcome == .rejected(.unknownKey), "REG-2 \(key) matched no rule but got \(outcome)", replay: harness.replay)
+                holds(
+                    outcome == .rejected(.unknownKey), "REG-2 \(key) matched no rule but got \(outcome)",
+                    replay: harness.replay)
                 break
             }
             let answer = model.tryAcquire(permits, at: instant)
             expected += answer.effects.completions.map { (key, $0) }
             harness.models[key] = model
-            if !holds(outcome == answer.outcome.shifted(by: shift), "REG-5 tryAcquire \(context): \(outcome), model \(answer.outcome)",
-                      replay: harness.replay) { harness.failed = true }
+            if !holds(
+                outcome == answer.outcome.shifted(by: shift),
+                "REG-5 tryAcquire \(context): \(outcome), model \(answer.outcome)",
+                replay: harness.replay)
+            {
+                harness.failed = true
+            }
         case 62..<72 where !waitingTickets.isEmpty:
             let ticket = rng.pick(waitingTickets)
             got = harness.registry.cancel(ticket, at: t(now))
@@ -162,8 +207,13 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
                 let answer = model.release(permits, at: instant)
                 expected += answer.effects.completions.map { (key, $0) }
                 harness.models[key] = model
-                if !holds(result.comparable == answer.result.comparable, "REG-7 release \(context): \(result), model \(answer.result)",
-                          replay: harness.replay) { harness.failed = true }
+                if !holds(
+                    result.comparable == answer.result.comparable,
+                    "REG-7 release \(context): \(result), model \(answer.result)",
+                    replay: harness.replay)
+                {
+                    harness.failed = true
+                }
             }
         case 80..<84:
             let (_, effects) = harness.registry.reset(key, at: t(now))
@@ -177,50 +227,87 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
         }
         harness.compare(got.completions, expected, shift: shift, context)
         // REG-10: a rejected event for every refusal or timeout, and nothing else.
-        let refusals = got.completions.filter { if case .rejected = $0.outcome { true } else if case .timedOut = $0.outcome { true } else { false } }
+        let refusals = got.completions.filter {
+            if case .rejected = $0.outcome { true } else if case .timedOut = $0.outcome { true } else { false }
+        }
         let rejectedEvents = got.events.filter { if case .rejected = $0 { true } else { false } }
-        if !holds(rejectedEvents.count == refusals.count + ownRefusals, "REG-10 \(rejectedEvents.count) rejected events for \(refusals.count) refusals at \(context)",
-                  replay: harness.replay) { harness.failed = true }
+        if !holds(
+            rejectedEvents.count == refusals.count + ownRefusals,
+            "REG-10 \(rejectedEvents.count) rejected events for \(refusals.count) refusals at \(context)",
+            replay: harness.replay)
+        {
+            harness.failed = true
+        }
         // REG-10: status events chain, one per change, and end at the status the key has now.
         for event in got.events {
             guard case .statusChanged(let changed, let from, let to, _, _) = event else { continue }
-            if let last = statuses[changed], !holds(last == from, "REG-10 \(changed) went \(from) → \(to) after reporting \(last) at \(context)",
-                                                   replay: harness.replay) { harness.failed = true }
+            if let last = statuses[changed],
+                !holds(
+                    last == from, "REG-10 \(changed) went \(from) → \(to) after reporting \(last) at \(context)",
+                    replay: harness.replay)
+            {
+                harness.failed = true
+            }
             statuses[changed] = to
         }
         // REG-6: every key's quota equals its model's, and its status is the one last reported.
         for (modelKey, model) in harness.models {
             guard let quota = harness.registry.quota(of: modelKey, at: instant) else { continue }
-            if !holds(quota.remaining == model.limiter.remaining(at: instant),
-                      "REG-6 \(modelKey) remaining \(quota.remaining), model \(model.limiter.remaining(at: instant)) at \(context)",
-                      replay: harness.replay) { harness.failed = true; break }
+            if !holds(
+                quota.remaining == model.limiter.remaining(at: instant),
+                "REG-6 \(modelKey) remaining \(quota.remaining), model \(model.limiter.remaining(at: instant)) at \(context)",
+                replay: harness.replay)
+            {
+                harness.failed = true
+                break
+            }
             let threshold = harness.rule(modelKey)?.warningThreshold ?? 0
             let status = RateLimitRegistry<AnyRateLimitStrategy>.status(quota.remaining, threshold: threshold)
-            if !holds(quota.status == status, "REG-6 \(modelKey) status \(quota.status) with \(quota.remaining) left at \(context)",
-                      replay: harness.replay) { harness.failed = true; break }
-            if let reported = statuses[modelKey], !holds(reported == status, "REG-10 \(modelKey) is \(status) but \(reported) was reported at \(context)",
-                                                         replay: harness.replay) { harness.failed = true; break }
+            if !holds(
+                quota.status == status,
+                "REG-6 \(modelKey) status \(quota.status) with \(quota.remaining) left at \(context)",
+                replay: harness.replay)
+            {
+                harness.failed = true
+                break
+            }
+            if let reported = statuses[modelKey],
+                !holds(
+                    reported == status, "REG-10 \(modelKey) is \(status) but \(reported) was reported at \(context)",
+                    replay: harness.replay)
+            {
+                harness.failed = true
+                break
+            }
             if statuses[modelKey] == nil { statuses[modelKey] = status }
         }
         // REG-11: nothing is due before the next wake-up.
         if let wake = harness.registry.nextWakeUp, wake.nanoseconds > harness.latest + 1 {
             var probe = harness.registry
             let early = probe.advance(to: t(wake.nanoseconds - 1))
-            if !holds(early.completions.isEmpty && early.events.isEmpty, "REG-11 something was due before \(wake): \(early) at \(context)",
-                      replay: harness.replay) { harness.failed = true }
+            if !holds(
+                early.completions.isEmpty && early.events.isEmpty,
+                "REG-11 something was due before \(wake): \(early) at \(context)",
+                replay: harness.replay)
+            {
+                harness.failed = true
+            }
         }
         waitingTickets.removeAll { harness.ended[$0] != nil }
     }
     // REG-9: the totals account for every request.
     let totals = harness.registry.totals
     let cancelledOrClosed = harness.ended.values.filter { $0 == .cancelled || $0 == .closed }.count
-    #expect(Int(totals.admitted + totals.rejected) + cancelledOrClosed + totals.waiting == harness.requests,
-            "REG-9 totals \(totals) for \(harness.requests) requests\n  \(harness.replay)")
+    #expect(
+        Int(totals.admitted + totals.rejected) + cancelledOrClosed + totals.waiting == harness.requests,
+        "REG-9 totals \(totals) for \(harness.requests) requests\n  \(harness.replay)")
 }
 
 @Suite("Registry: limiters by key (Spec/Registry.md)")
 struct RegistryTests {
-    @Test("REG-1 rules are refused by name: empty keys, duplicates, bad queue limits, timeouts and thresholds, no room for keys")
+    @Test(
+        "REG-1 rules are refused by name: empty keys, duplicates, bad queue limits, timeouts and thresholds, no room for keys"
+    )
     func ruleValidation() async throws { try await offThePool { try ruleValidationOnThread() } }
 
     private func ruleValidationOnThread() throws {
@@ -228,23 +315,47 @@ struct RegistryTests {
         #expect(throws: RateLimitRegistryError.emptyKey(.exact(""))) { try RateLimitRule(.exact(""), bucket) }
         #expect(throws: RateLimitRegistryError.emptyKey(.prefix(""))) { try RateLimitRule(.prefix(""), bucket) }
         func refusal(_ make: () throws(RateLimitRegistryError) -> Void) -> String? {
-            do { try make(); return nil } catch {
+            do {
+                try make()
+                return nil
+            } catch {
                 if case .invalidRule(_, let input) = error { return "\(input.field) \(input.problem)" }
                 return "\(error)"
             }
         }
-        #expect(refusal { () throws(RateLimitRegistryError) in _ = try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: -1)) } == "queueLimit mustNotBeNegative")
-        #expect(refusal { () throws(RateLimitRegistryError) in _ = try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 1, timeout: .nanoseconds(-1))) } == "timeout mustNotBeNegative")
-        #expect(refusal { () throws(RateLimitRegistryError) in _ = try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 1, timeout: Duration(secondsComponent: 0, attosecondsComponent: 5))) }
+        #expect(
+            refusal { () throws(RateLimitRegistryError) in
+                _ = try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: -1))
+            } == "queueLimit mustNotBeNegative")
+        #expect(
+            refusal { () throws(RateLimitRegistryError) in
+                _ = try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 1, timeout: .nanoseconds(-1)))
+            } == "timeout mustNotBeNegative")
+        #expect(
+            refusal { () throws(RateLimitRegistryError) in
+                _ = try RateLimitRule(
+                    .anyKey, bucket,
+                    overflow: .queue(limit: 1, timeout: Duration(secondsComponent: 0, attosecondsComponent: 5)))
+            }
                 == "timeout notWholeNanoseconds")
-        #expect(refusal { () throws(RateLimitRegistryError) in _ = try RateLimitRule(.anyKey, bucket, warningThreshold: 5) } == "warningThreshold exceedsMaximum(4)")
-        #expect(refusal { () throws(RateLimitRegistryError) in _ = try RateLimitRule(.anyKey, bucket, warningThreshold: -1) } == "warningThreshold mustNotBeNegative")
+        #expect(
+            refusal { () throws(RateLimitRegistryError) in _ = try RateLimitRule(.anyKey, bucket, warningThreshold: 5) }
+                == "warningThreshold exceedsMaximum(4)")
+        #expect(
+            refusal { () throws(RateLimitRegistryError) in _ = try RateLimitRule(.anyKey, bucket, warningThreshold: -1)
+            } == "warningThreshold mustNotBeNegative")
         let rule = try RateLimitRule(.prefix("api/"), bucket)
-        #expect(throws: RateLimitRegistryError.duplicateRule(.prefix("api/"))) { try RateLimitRegistry(rules: [rule, rule], at: t(0)) }
-        #expect(throws: RateLimitRegistryError.invalidMaximumKeys(0)) { try RateLimitRegistry(rules: [rule], maximumKeys: 0, at: t(0)) }
+        #expect(throws: RateLimitRegistryError.duplicateRule(.prefix("api/"))) {
+            try RateLimitRegistry(rules: [rule, rule], at: t(0))
+        }
+        #expect(throws: RateLimitRegistryError.invalidMaximumKeys(0)) {
+            try RateLimitRegistry(rules: [rule], maximumKeys: 0, at: t(0))
+        }
     }
 
-    @Test("REG-2 an exact rule wins over prefixes, the longest prefix over shorter ones, any prefix over the default; no match is unknownKey")
+    @Test(
+        "REG-2 an exact rule wins over prefixes, the longest prefix over shorter ones, any prefix over the default; no match is unknownKey"
+    )
     func precedence() async throws { try await offThePool { try precedenceOnThread() } }
 
     private func precedenceOnThread() throws {
@@ -270,20 +381,26 @@ struct RegistryTests {
         #expect(withDefault.quota(of: "web/", at: t(0))?.remaining == 9)
     }
 
-    @Test("REG-3 REG-5 REG-9 REG-10 REG-11 random traces over many keys equal one wait queue per key, event by event",
-          arguments: 0..<8)
+    @Test(
+        "REG-3 REG-5 REG-9 REG-10 REG-11 random traces over many keys equal one wait queue per key, event by event",
+        arguments: 0..<8)
     func randomTraces(_ batch: Int) throws {
         for trace in (batch * 10)..<(batch * 10 + 10) { try runTrace(trace, name: "registryTraces") }
     }
 
-    @Test("REG-4 a throttle refuses until its end with a tight retry-after, lets critical requests through, wakes waiters at its end, and is reported once each way")
+    @Test(
+        "REG-4 a throttle refuses until its end with a tight retry-after, lets critical requests through, wakes waiters at its end, and is reported once each way"
+    )
     func throttle() async throws { try await offThePool { try throttleOnThread() } }
 
     private func throttleOnThread() throws {
         let bucket = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100)
-        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 5))], at: t(0))
+        var registry = try RateLimitRegistry(
+            rules: [try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 5))], at: t(0))
         let started = registry.throttle("k", until: t(1_000), at: t(10))
-        #expect(started.events.first == .stateChanged(key: "k", from: .accepting, to: .throttled(until: t(1_000)), at: t(10)))
+        #expect(
+            started.events.first
+                == .stateChanged(key: "k", from: .accepting, to: .throttled(until: t(1_000)), at: t(10)))
         #expect(registry.tryAcquire("k", at: t(10)).outcome == .rejected(.limited(retryAfterNanoseconds: 990)))
         #expect(registry.tryAcquire("k", permits: 1, priority: .critical, at: t(10)).outcome == .bypassed)
         let (waiter, queued) = registry.acquire("k", at: t(20))
@@ -291,8 +408,13 @@ struct RegistryTests {
         #expect(registry.nextWakeUp == t(1_000))
         #expect(registry.advance(to: t(999)).completions.isEmpty)
         let ended = registry.advance(to: t(1_005))
-        #expect(ended.completions == [WaitCompletion(ticket: waiter, outcome: .granted(.allowed(remaining: 1)), at: t(1_000))])
-        #expect(ended.events.first == .stateChanged(key: "k", from: .throttled(until: t(1_000)), to: .accepting, at: t(1_000)))
+        #expect(
+            ended.completions == [
+                WaitCompletion(ticket: waiter, outcome: .granted(.allowed(remaining: 1)), at: t(1_000))
+            ])
+        #expect(
+            ended.events.first
+                == .stateChanged(key: "k", from: .throttled(until: t(1_000)), to: .accepting, at: t(1_000)))
         #expect(ended.events.filter { if case .stateChanged = $0 { true } else { false } }.count == 1)
         #expect(registry.quota(of: "k", at: t(1_005))?.state == .accepting)
         // A longer own wait wins over the throttle's: the retry-after stays tight. (The waiter took
@@ -302,12 +424,15 @@ struct RegistryTests {
         #expect(registry.tryAcquire("k", at: t(1_010)).outcome == .rejected(.limited(retryAfterNanoseconds: 90)))
         // Resuming ends the throttle at once, reported once.
         let resumed = registry.resume("k", at: t(1_020))
-        #expect(resumed.events.first == .stateChanged(key: "k", from: .throttled(until: t(1_050)), to: .accepting, at: t(1_020)))
+        #expect(
+            resumed.events.first
+                == .stateChanged(key: "k", from: .throttled(until: t(1_050)), to: .accepting, at: t(1_020)))
         #expect(registry.advance(to: t(2_000)).events.allSatisfy { if case .stateChanged = $0 { false } else { true } })
     }
 
-    @Test("REG-4 REG-10 random throttles, disables and resumes: states chain event by event, nothing passes a throttle but critical requests",
-          arguments: 0..<4)
+    @Test(
+        "REG-4 REG-10 random throttles, disables and resumes: states chain event by event, nothing passes a throttle but critical requests",
+        arguments: 0..<4)
     func randomStates(_ batch: Int) throws {
         for trace in (batch * 10)..<(batch * 10 + 10) {
             var rng = PropertySeed.generator("randomStates", trace: trace)
@@ -322,22 +447,32 @@ struct RegistryTests {
                 var outcome: WaitOutcome?
                 let priority = rng.chance(10) ? RateLimitPriority.critical : .normal
                 switch rng.int(in: 0...99) {
-                case 0..<10: effects = registry.throttle(key, until: t(max(0, now + rng.int(in: -20...200))), at: t(now))
+                case 0..<10:
+                    effects = registry.throttle(key, until: t(max(0, now + rng.int(in: -20...200))), at: t(now))
                 case 10..<14: effects = registry.disable(key, at: t(now))
                 case 14..<22: effects = registry.resume(key, at: t(now))
                 case 22..<30: effects = registry.advance(to: t(now))
-                default: (outcome, effects) = registry.tryAcquire(key, permits: rng.int(in: 1...2), priority: priority, at: t(now))
+                default:
+                    (outcome, effects) = registry.tryAcquire(
+                        key, permits: rng.int(in: 1...2), priority: priority, at: t(now))
                 }
                 for event in effects.events {
                     guard case .stateChanged(let changed, let from, let to, let at) = event else { continue }
-                    guard holds(from == states[changed, default: .accepting] && from != to && at.nanoseconds <= now,
-                                "REG-10 step \(step): \(changed) went \(from) → \(to) at \(at) after \(states[changed, default: .accepting])",
-                                replay: replay) else { break steps }
+                    guard
+                        holds(
+                            from == states[changed, default: .accepting] && from != to && at.nanoseconds <= now,
+                            "REG-10 step \(step): \(changed) went \(from) → \(to) at \(at) after \(states[changed, default: .accepting])",
+                            replay: replay)
+                    else { break steps }
                     states[changed] = to
                 }
                 let state = registry.quota(of: key, at: t(now))?.state ?? .accepting
-                guard holds(state == states[key, default: .accepting], "REG-4 step \(step): \(key) is \(state), reported \(states[key, default: .accepting])",
-                            replay: replay) else { break }
+                guard
+                    holds(
+                        state == states[key, default: .accepting],
+                        "REG-4 step \(step): \(key) is \(state), reported \(states[key, default: .accepting])",
+                        replay: replay)
+                else { break }
                 if let outcome, case .granted = outcome, case .throttled = state, priority != .critical {
                     Issue.record("REG-4 step \(step): \(key) granted while \(state)\n  \(replay)")
                     break
@@ -350,12 +485,15 @@ struct RegistryTests {
         }
     }
 
-    @Test("REG-4 disable lets everything through at once, waiters included, keeps the limit's state, ignores throttles; resume restores")
+    @Test(
+        "REG-4 disable lets everything through at once, waiters included, keeps the limit's state, ignores throttles; resume restores"
+    )
     func disable() async throws { try await offThePool { try disableOnThread() } }
 
     private func disableOnThread() throws {
         let window = try FixedWindow(limit: 1, windowNanoseconds: 1_000)
-        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 5))], at: t(0))
+        var registry = try RateLimitRegistry(
+            rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 5))], at: t(0))
         #expect(registry.tryAcquire("k", at: t(0)).outcome == .granted(.allowed(remaining: 0)))
         let (waiter, _) = registry.acquire("k", at: t(1))
         let disabled = registry.disable("k", at: t(2))
@@ -372,7 +510,9 @@ struct RegistryTests {
         #expect(statistics.admitted == 3 && statistics.rejected == 1 && statistics.queued == 1)
     }
 
-    @Test("REG-6 the quota status goes ok, warning, limited as permits are taken, and back at the exact instants time restores them")
+    @Test(
+        "REG-6 the quota status goes ok, warning, limited as permits are taken, and back at the exact instants time restores them"
+    )
     func quotaStatus() async throws { try await offThePool { try quotaStatusOnThread() } }
 
     private func quotaStatusOnThread() throws {
@@ -387,14 +527,17 @@ struct RegistryTests {
         #expect(registry.nextWakeUp == t(100))
         // One call long after: both recoveries, each at its own instant, in order.
         let recovered = registry.advance(to: t(10_000))
-        #expect(recovered.events == [
-            .statusChanged(key: "k", from: .limited, to: .warning, remaining: 1, at: t(100)),
-            .statusChanged(key: "k", from: .warning, to: .ok, remaining: 3, at: t(300)),
-        ])
+        #expect(
+            recovered.events == [
+                .statusChanged(key: "k", from: .limited, to: .warning, remaining: 1, at: t(100)),
+                .statusChanged(key: "k", from: .warning, to: .ok, remaining: 3, at: t(300)),
+            ])
         #expect(registry.nextWakeUp == nil)
     }
 
-    @Test("REG-7 a key's own configuration and a rule's new one carry the state over; a threshold that no longer fits is refused")
+    @Test(
+        "REG-7 a key's own configuration and a rule's new one carry the state over; a threshold that no longer fits is refused"
+    )
     func reconfigure() async throws { try await offThePool { try reconfigureOnThread() } }
 
     private func reconfigureOnThread() throws {
@@ -404,13 +547,17 @@ struct RegistryTests {
         _ = registry.tryAcquire("api/a", permits: 3, at: t(0))
         _ = registry.tryAcquire("api/b", permits: 1, at: t(0))
         let bigger = try TokenBucket(capacity: 10, permitsPerPeriod: 1, periodNanoseconds: 100)
-        #expect(registry.reconfigure("api/a", to: bigger, at: t(0)).result == .allowed(remaining: 1))  // tokens kept (TB-10)
+        // tokens kept (TB-10)
+        #expect(registry.reconfigure("api/a", to: bigger, at: t(0)).result == .allowed(remaining: 1))
         let smaller = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100)
         guard case .invalid(let error) = registry.reconfigure("api/b", to: smaller, at: t(0)).result else {
-            Issue.record("a threshold of 2 was kept with a capacity of 2"); return
+            Issue.record("a threshold of 2 was kept with a capacity of 2")
+            return
         }
         #expect(error.field == "warningThreshold")
-        #expect(throws: RateLimitRegistryError.unknownRule(.anyKey)) { try registry.reconfigure(rule: .anyKey, to: bigger, at: t(0)) }
+        #expect(throws: RateLimitRegistryError.unknownRule(.anyKey)) {
+            try registry.reconfigure(rule: .anyKey, to: bigger, at: t(0))
+        }
         let wider = try TokenBucket(capacity: 8, permitsPerPeriod: 1, periodNanoseconds: 100)
         _ = try registry.reconfigure(rule: .prefix("api/"), to: wider, at: t(0))
         #expect(registry.quota(of: "api/a", at: t(0))?.remaining == 1)  // its own configuration is untouched
@@ -418,7 +565,9 @@ struct RegistryTests {
         #expect(registry.quota(of: "api/new", at: t(0))?.remaining == 8)
     }
 
-    @Test("REG-8 forgetting idle keys never changes a decision; a registry full of busy keys refuses new keys", arguments: 0..<4)
+    @Test(
+        "REG-8 forgetting idle keys never changes a decision; a registry full of busy keys refuses new keys",
+        arguments: 0..<4)
     func eviction(_ batch: Int) async throws { try await offThePool { try evictionOnThread(batch) } }
 
     private func evictionOnThread(_ batch: Int) throws {
@@ -438,7 +587,9 @@ struct RegistryTests {
             var now: Int64 = 0
             let span = TraceGenerator.characteristicNanoseconds(strategy)
             for step in 0..<300 {
-                let gap = rng.chance(70) ? rng.int(in: 0...max(1, span / 4)) : rng.int(in: 0...(span > Int64.max / 8 ? span : span * 4))
+                let gap =
+                    rng.chance(70)
+                    ? rng.int(in: 0...max(1, span / 4)) : rng.int(in: 0...(span > Int64.max / 8 ? span : span * 4))
                 now = now > Int64.max - gap ? Int64.max : now + gap
                 let key = "k\(rng.int(in: 0...6))"
                 let permits = TraceGenerator.permits(maximum: strategy.maximumPermits, using: &rng)
@@ -447,13 +598,18 @@ struct RegistryTests {
                 if got == .rejected(.tooManyKeys) { continue }  // the unbounded registry does not see it either
                 if bounded.keyCount < keysBefore + (existed ? 0 : 1) { forgotten += 1 }
                 let (expected, _) = unbounded.tryAcquire(key, permits: permits, at: t(now))
-                guard holds(got == expected, "REG-8 step \(step) at \(now) \(key) acquire(\(permits)): \(got), without forgetting \(expected)",
-                            replay: replay) else { break }
+                guard
+                    holds(
+                        got == expected,
+                        "REG-8 step \(step) at \(now) \(key) acquire(\(permits)): \(got), without forgetting \(expected)",
+                        replay: replay)
+                else { break }
             }
         }
         #expect(forgotten > 0, "no key was ever forgotten: the property was not exercised")
         // Busy keys are never forgotten: the new key is refused instead.
-        var full = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, try ConcurrencyLimiter(limit: 1))], maximumKeys: 2, at: t(0))
+        var full = try RateLimitRegistry(
+            rules: [try RateLimitRule(.anyKey, try ConcurrencyLimiter(limit: 1))], maximumKeys: 2, at: t(0))
         _ = full.tryAcquire("a", at: t(0))
         _ = full.tryAcquire("b", at: t(0))
         #expect(full.tryAcquire("c", at: t(1)).outcome == .rejected(.tooManyKeys))
@@ -484,9 +640,12 @@ struct RegistryTests {
                 model[key] = slot
             }
             let probe = "key-\(rng.int(in: 0...300))"
-            guard holds(index.slot(of: probe) { storage[Int($0)] } == model[probe] && index.count == model.count,
-                        "REG-8 step \(step): \(probe) found at \(String(describing: index.slot(of: probe) { storage[Int($0)] })), held at \(String(describing: model[probe]))",
-                        replay: PropertySeed.replay("keyIndex", trace: 0)) else { return }
+            guard
+                holds(
+                    index.slot(of: probe) { storage[Int($0)] } == model[probe] && index.count == model.count,
+                    "REG-8 step \(step): \(probe) found at \(String(describing: index.slot(of: probe) { storage[Int($0)] })), held at \(String(describing: model[probe]))",
+                    replay: PropertySeed.replay("keyIndex", trace: 0))
+            else { return }
         }
     }
 
@@ -494,7 +653,9 @@ struct RegistryTests {
     func reconfigureReports() async throws { try await offThePool { try reconfigureReportsOnThread() } }
 
     private func reconfigureReportsOnThread() throws {
-        func window(_ limit: Int64, _ nanoseconds: Int64) throws -> FixedWindow { try FixedWindow(limit: limit, windowNanoseconds: nanoseconds) }
+        func window(_ limit: Int64, _ nanoseconds: Int64) throws -> FixedWindow {
+            try FixedWindow(limit: limit, windowNanoseconds: nanoseconds)
+        }
         var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, try window(10, 10_000))], at: t(0))
         _ = registry.tryAcquire("k", permits: 2, at: t(1))
         let (result, effects) = registry.reconfigure("k", to: try window(2, 1_000), at: t(2))
@@ -515,7 +676,10 @@ struct RegistryTests {
             _ = try registry.reconfigure(rule: .anyKey, to: window, at: t(2))
             Issue.record("a gcra rule became a fixed window")
         } catch {
-            guard case .invalidRule(.anyKey, let input) = error else { Issue.record("\(error)"); return }
+            guard case .invalidRule(.anyKey, let input) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(input.field == "configuration")
         }
         #expect(registry.rule(for: "k")?.strategy == gcra)
@@ -527,7 +691,8 @@ struct RegistryTests {
 
     private func zeroQueueOnThread() throws {
         let window = try FixedWindow(limit: 1, windowNanoseconds: 1_000)
-        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 0))], at: t(0))
+        var registry = try RateLimitRegistry(
+            rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 0))], at: t(0))
         _ = registry.acquire("k", at: t(1))
         let (ticket, effects) = registry.acquire("k", at: t(2))
         #expect(effects.completions == [WaitCompletion(ticket: ticket, outcome: .rejected(.queueFull), at: t(2))])
@@ -538,27 +703,33 @@ struct RegistryTests {
 
     private func noFlickerOnThread() throws {
         let window = try FixedWindow(limit: 1, windowNanoseconds: 1_000)
-        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 5))], at: t(0))
+        var registry = try RateLimitRegistry(
+            rules: [try RateLimitRule(.anyKey, window, overflow: .queue(limit: 5))], at: t(0))
         _ = registry.acquire("k", at: t(1))
         let (waiter, _) = registry.acquire("k", at: t(2))
         let served = registry.advance(to: t(1_000))
         #expect(served.completions.map(\.ticket) == [waiter])
-        #expect(served.events.filter { if case .statusChanged = $0 { true } else { false } }.isEmpty, "\(served.events)")
+        #expect(
+            served.events.filter { if case .statusChanged = $0 { true } else { false } }.isEmpty, "\(served.events)")
     }
 
-    @Test("REG-12 keys lists the keys held; removing one closes its waiters, forgets its state, throttle and own configuration, and the next request starts it anew")
+    @Test(
+        "REG-12 keys lists the keys held; removing one closes its waiters, forgets its state, throttle and own configuration, and the next request starts it anew"
+    )
     func removeKeys() async throws { try await offThePool { try removeKeysOnThread() } }
 
     private func removeKeysOnThread() throws {
         let bucket = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100)
-        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 5))], at: t(0))
+        var registry = try RateLimitRegistry(
+            rules: [try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 5))], at: t(0))
         #expect(registry.keys.isEmpty)
         _ = registry.tryAcquire("b", permits: 2, at: t(0))
         _ = registry.tryAcquire("a", at: t(0))
         #expect(registry.keys == ["a", "b"])
         let (waiter, _) = registry.acquire("b", at: t(10))
         _ = registry.throttle("b", until: t(5_000), at: t(10))
-        _ = registry.reconfigure("b", to: try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100), at: t(10))
+        _ = registry.reconfigure(
+            "b", to: try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100), at: t(10))
         let before = registry.totals
         let (removed, effects) = registry.remove("b", at: t(20))
         #expect(removed)
@@ -566,7 +737,9 @@ struct RegistryTests {
         #expect(registry.keys == ["a"] && registry.waitingCount == 0)
         var later = registry
         #expect(later.advance(to: t(6_000)).isEmpty, "the removed key's throttle ends unreported")
-        #expect(registry.totals.admitted == before.admitted && registry.totals.waiting == 0, "the totals keep the key's requests")
+        #expect(
+            registry.totals.admitted == before.admitted && registry.totals.waiting == 0,
+            "the totals keep the key's requests")
         #expect(registry.remove("b", at: t(20)).removed == false, "a key not held: nothing to remove")
         // Anew: the rule's configuration, a full bucket, accepting, statistics from zero.
         #expect(registry.availability("b", permits: 2, at: t(20)) == .granted(.allowed(remaining: 0)))
@@ -577,18 +750,23 @@ struct RegistryTests {
         #expect(registry.rule(for: "b")?.strategy == bucket)
     }
 
-    @Test("REG-5 availability answers what tryAcquire would, without creating the key: unknown keys, disabled keys, a full registry")
+    @Test(
+        "REG-5 availability answers what tryAcquire would, without creating the key: unknown keys, disabled keys, a full registry"
+    )
     func availability() async throws { try await offThePool { try availabilityOnThread() } }
 
     private func availabilityOnThread() throws {
         let gcra = try GCRA(burst: 1, emissionIntervalNanoseconds: 10)
-        var registry = try RateLimitRegistry(rules: [try RateLimitRule(.prefix("k"), gcra, overflow: .queue(limit: 5))], maximumKeys: 1, at: t(0))
+        var registry = try RateLimitRegistry(
+            rules: [try RateLimitRule(.prefix("k"), gcra, overflow: .queue(limit: 5))], maximumKeys: 1, at: t(0))
         #expect(registry.availability("x", at: t(0)) == .rejected(.unknownKey))
         #expect(registry.availability("k1", at: t(0)) == .granted(.allowed(remaining: 0)))
         _ = registry.tryAcquire("k1", at: t(0))
         #expect(registry.availability("k1", at: t(3)) == .rejected(.limited(retryAfterNanoseconds: 7)))
         #expect(registry.availability("k2", at: t(3)) == .rejected(.tooManyKeys), "full, and k1 is not idle")
-        #expect(registry.availability("k2", at: t(10)) == .granted(.allowed(remaining: 0)), "k1 idle at 10: it would be forgotten")
+        #expect(
+            registry.availability("k2", at: t(10)) == .granted(.allowed(remaining: 0)),
+            "k1 idle at 10: it would be forgotten")
         _ = registry.acquire("k1", at: t(3))
         #expect(registry.availability("k1", at: t(4)) == .rejected(.waitersAhead))
         #expect(registry.availability("k1", priority: .critical, at: t(4)) == .bypassed)

@@ -9,7 +9,10 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
 private func specClauses() throws -> Set<String> {
     let specFolder = repositoryRoot.appendingPathComponent("Spec")
     var clauses: Set<String> = []
-    let names = try FileManager.default.contentsOfDirectory(atPath: specFolder.path).filter { $0.hasSuffix(".md") } + ["vectors/README.md"]
+    let names =
+        try FileManager.default.contentsOfDirectory(atPath: specFolder.path).filter { $0.hasSuffix(".md") } + [
+            "vectors/README.md"
+        ]
     for name in names {
         let text = try String(contentsOf: specFolder.appendingPathComponent(name), encoding: .utf8)
         for line in text.split(separator: "\n") where line.hasPrefix("## ") {

@@ -1,7 +1,8 @@
-@testable import RateLimitCore
 import RateLimitConformance
 import RateLimitTestSupport
 import Testing
+
+@testable import RateLimitCore
 
 /// One permit per 10 ns, burst 1: every second request must wait.
 private let onePerTen = try! GCRA(burst: 1, emissionIntervalNanoseconds: 10)
@@ -31,7 +32,8 @@ struct WaitQueueTests {
 
     private func newcomersOnThread() throws {
         var waits = queue(onePerTen, limit: 2)
-        #expect(outcome(waits.acquire(1, at: t(0)).ticket, waits.acquire(0, at: t(0)).effects.completions) == nil)  // first took the permit
+        // first took the permit
+        #expect(outcome(waits.acquire(1, at: t(0)).ticket, waits.acquire(0, at: t(0)).effects.completions) == nil)
         var fresh = queue(onePerTen, limit: 2)
         let granted = fresh.acquire(1, at: t(0))
         #expect(outcome(granted.ticket, granted.effects.completions) == .granted(.allowed(remaining: 0)))
@@ -74,11 +76,23 @@ struct WaitQueueTests {
         let big = waits.acquire(3, priority: .normal, at: t(0)).ticket
         let small = waits.acquire(1, priority: .normal, at: t(0)).ticket
         let high = waits.acquire(1, priority: .high, at: t(0)).ticket
-        #expect(waits.advance(to: t(10)).completions == [WaitCompletion(ticket: high, outcome: .granted(.allowed(remaining: 0)), at: t(10))])
+        #expect(
+            waits.advance(to: t(10)).completions == [
+                WaitCompletion(ticket: high, outcome: .granted(.allowed(remaining: 0)), at: t(10))
+            ])
         #expect(waits.advance(to: t(20)).isEmpty, "the 3-permit head blocks the 1-permit request behind it")
-        #expect(waits.advance(to: t(40)).completions == [WaitCompletion(ticket: big, outcome: .granted(.allowed(remaining: 0)), at: t(40))])
-        #expect(waits.advance(to: t(50)).completions == [WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0)), at: t(50))])
-        #expect(waits.advance(to: t(60)).completions == [WaitCompletion(ticket: low, outcome: .granted(.allowed(remaining: 0)), at: t(60))])
+        #expect(
+            waits.advance(to: t(40)).completions == [
+                WaitCompletion(ticket: big, outcome: .granted(.allowed(remaining: 0)), at: t(40))
+            ])
+        #expect(
+            waits.advance(to: t(50)).completions == [
+                WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0)), at: t(50))
+            ])
+        #expect(
+            waits.advance(to: t(60)).completions == [
+                WaitCompletion(ticket: low, outcome: .granted(.allowed(remaining: 0)), at: t(60))
+            ])
     }
 
     @Test("WQ-4 a newcomer does not overtake waiters of its own or a higher priority, but does overtake lower ones")
@@ -90,7 +104,8 @@ struct WaitQueueTests {
         _ = waits.acquire(2, priority: .normal, at: t(0))  // waits for 2 tokens
         #expect(waits.tryAcquire(1, priority: .normal, at: t(10)).outcome == .rejected(.waitersAhead))
         #expect(waits.tryAcquire(1, priority: .high, at: t(10)).outcome == .granted(.allowed(remaining: 0)))
-        #expect(waits.tryAcquire(1, priority: .high, at: t(10)).outcome == .rejected(.limited(retryAfterNanoseconds: 10)))
+        #expect(
+            waits.tryAcquire(1, priority: .high, at: t(10)).outcome == .rejected(.limited(retryAfterNanoseconds: 10)))
     }
 
     @Test("WQ-5 a deadline at the instant of the grant is in time; one before it has passed")
@@ -100,13 +115,18 @@ struct WaitQueueTests {
         var waits = queue(onePerTen)
         _ = waits.acquire(1, at: t(0))
         let onTime = waits.acquire(1, deadline: t(10), at: t(0)).ticket
-        #expect(waits.advance(to: t(10)).completions == [WaitCompletion(ticket: onTime, outcome: .granted(.allowed(remaining: 0)), at: t(10))])
+        #expect(
+            waits.advance(to: t(10)).completions == [
+                WaitCompletion(ticket: onTime, outcome: .granted(.allowed(remaining: 0)), at: t(10))
+            ])
         let late = waits.acquire(1, deadline: t(19), at: t(10)).ticket
         let next = waits.acquire(1, at: t(10)).ticket
-        #expect(waits.advance(to: t(20)).completions == [
-            // Woken only at 20, the queue still times `late` out at its deadline, 19 (WQ-7).
-            WaitCompletion(ticket: late, outcome: .timedOut, at: t(19)), WaitCompletion(ticket: next, outcome: .granted(.allowed(remaining: 0)), at: t(20)),
-        ])
+        #expect(
+            waits.advance(to: t(20)).completions == [
+                // Woken only at 20, the queue still times `late` out at its deadline, 19 (WQ-7).
+                WaitCompletion(ticket: late, outcome: .timedOut, at: t(19)),
+                WaitCompletion(ticket: next, outcome: .granted(.allowed(remaining: 0)), at: t(20)),
+            ])
     }
 
     @Test("WQ-5 a head that times out at now uncovers the waiter behind it, served at the same instant")
@@ -117,9 +137,11 @@ struct WaitQueueTests {
         var waits = queue(bucket)
         let big = waits.acquire(3, deadline: t(20), at: t(0)).ticket  // needs 3 tokens (at 30)
         let small = waits.acquire(2, at: t(0)).ticket  // 2 tokens exist at 20
-        #expect(waits.advance(to: t(20)).completions == [
-            WaitCompletion(ticket: big, outcome: .timedOut, at: t(20)), WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0)), at: t(20)),
-        ])
+        #expect(
+            waits.advance(to: t(20)).completions == [
+                WaitCompletion(ticket: big, outcome: .timedOut, at: t(20)),
+                WaitCompletion(ticket: small, outcome: .granted(.allowed(remaining: 0)), at: t(20)),
+            ])
         #expect(waits.nextWakeUp(at: t(20)) == nil)
     }
 
@@ -131,9 +153,11 @@ struct WaitQueueTests {
         _ = waits.acquire(1, at: t(0))
         let first = waits.acquire(1, at: t(0)).ticket
         let second = waits.acquire(1, at: t(0)).ticket
-        #expect(waits.cancel(first, at: t(10)).completions == [
-            WaitCompletion(ticket: first, outcome: .cancelled, at: t(10)), WaitCompletion(ticket: second, outcome: .granted(.allowed(remaining: 0)), at: t(10)),
-        ])
+        #expect(
+            waits.cancel(first, at: t(10)).completions == [
+                WaitCompletion(ticket: first, outcome: .cancelled, at: t(10)),
+                WaitCompletion(ticket: second, outcome: .granted(.allowed(remaining: 0)), at: t(10)),
+            ])
         #expect(waits.cancel(first, at: t(10)).isEmpty)
         #expect(waits.cancel(second, at: t(10)).isEmpty)
         #expect(waits.waitingCount == 0)
@@ -165,20 +189,30 @@ struct WaitQueueTests {
         let waiting = held.acquire(1, at: t(0)).ticket
         let (released, served) = held.release(1, at: t(0))
         #expect(released == .allowed(remaining: 1), "the release's own answer, before the waiter is served")
-        #expect(served.completions == [WaitCompletion(ticket: waiting, outcome: .granted(.allowed(remaining: 0)), at: t(0))])
+        #expect(
+            served.completions == [WaitCompletion(ticket: waiting, outcome: .granted(.allowed(remaining: 0)), at: t(0))]
+        )
 
         var waits = queue(onePerTen)
         _ = waits.acquire(1, at: t(0))
         let afterReset = waits.acquire(1, at: t(0)).ticket
-        #expect(waits.reset(at: t(1)).effects.completions == [WaitCompletion(ticket: afterReset, outcome: .granted(.allowed(remaining: 0)), at: t(1))])
+        #expect(
+            waits.reset(at: t(1)).effects.completions == [
+                WaitCompletion(ticket: afterReset, outcome: .granted(.allowed(remaining: 0)), at: t(1))
+            ])
         let big = try GCRA(burst: 2, emissionIntervalNanoseconds: 10)
         var larger = queue(big)
         _ = larger.acquire(2, at: t(0))
         let two = larger.acquire(2, at: t(0)).ticket
-        #expect(larger.reconfigure(onePerTen, at: t(1)).effects.completions == [WaitCompletion(ticket: two, outcome: .rejected(.neverAllowed), at: t(1))])
+        #expect(
+            larger.reconfigure(onePerTen, at: t(1)).effects.completions == [
+                WaitCompletion(ticket: two, outcome: .rejected(.neverAllowed), at: t(1))
+            ])
     }
 
-    @Test("WQ-9 closing at an instant serves what fell due by then first: a deadline passed times out, an admissible head is granted, the rest are closed")
+    @Test(
+        "WQ-9 closing at an instant serves what fell due by then first: a deadline passed times out, an admissible head is granted, the rest are closed"
+    )
     func closeServesFirst() async throws { try await offThePool { try closeServesFirstOnThread() } }
 
     private func closeServesFirstOnThread() throws {
@@ -187,11 +221,12 @@ struct WaitQueueTests {
         let head = waits.acquire(1, at: t(0)).ticket
         let expiring = waits.acquire(1, deadline: t(5), at: t(0)).ticket
         let last = waits.acquire(1, at: t(0)).ticket
-        #expect(waits.close(at: t(12)).completions == [
-            WaitCompletion(ticket: expiring, outcome: .timedOut, at: t(5)),
-            WaitCompletion(ticket: head, outcome: .granted(.allowed(remaining: 0)), at: t(10)),
-            WaitCompletion(ticket: last, outcome: .closed, at: t(12)),
-        ])
+        #expect(
+            waits.close(at: t(12)).completions == [
+                WaitCompletion(ticket: expiring, outcome: .timedOut, at: t(5)),
+                WaitCompletion(ticket: head, outcome: .granted(.allowed(remaining: 0)), at: t(10)),
+                WaitCompletion(ticket: last, outcome: .closed, at: t(12)),
+            ])
     }
 
     @Test("WQ-9 closing gives every waiter its outcome")
@@ -201,7 +236,8 @@ struct WaitQueueTests {
         var waits = queue(onePerTen)
         _ = waits.acquire(1, at: t(0))
         let tickets = (0..<3).map { _ in waits.acquire(1, at: t(0)).ticket }
-        #expect(waits.close(at: t(0)).completions == tickets.map { WaitCompletion(ticket: $0, outcome: .closed, at: t(0)) })
+        #expect(
+            waits.close(at: t(0)).completions == tickets.map { WaitCompletion(ticket: $0, outcome: .closed, at: t(0)) })
         #expect(waits.waitingCount == 0 && waits.waitingPermits == 0)
     }
 
@@ -238,23 +274,36 @@ struct WaitQueueTests {
                         tickets.append(a.ticket)
                     case 6, 7:
                         guard let ticket = tickets.randomElement(using: &rng) else { continue }
-                        (early, delayed) = (early + onTime.cancel(ticket, at: t(now)).completions, delayed + late.cancel(ticket, at: t(now)).completions)
+                        (early, delayed) = (
+                            early + onTime.cancel(ticket, at: t(now)).completions,
+                            delayed + late.cancel(ticket, at: t(now)).completions
+                        )
                     case 8:
                         let n = rng.int(in: 0...2)
-                        (early, delayed) = (early + onTime.release(n, at: t(now)).effects.completions, delayed + late.release(n, at: t(now)).effects.completions)
+                        (early, delayed) = (
+                            early + onTime.release(n, at: t(now)).effects.completions,
+                            delayed + late.release(n, at: t(now)).effects.completions
+                        )
                     default:
-                        (early, delayed) = (early + onTime.advance(to: t(now)).completions, delayed + late.advance(to: t(now)).completions)
+                        (early, delayed) = (
+                            early + onTime.advance(to: t(now)).completions,
+                            delayed + late.advance(to: t(now)).completions
+                        )
                     }
-                    guard holds(onTime.limiter == late.limiter && Set(early) == Set(delayed),
-                                "WQ-7 step \(step) at \(now): woken on time \(Set(early).subtracting(delayed)), late \(Set(delayed).subtracting(early))",
-                                replay: replay) else { return }
+                    guard
+                        holds(
+                            onTime.limiter == late.limiter && Set(early) == Set(delayed),
+                            "WQ-7 step \(step) at \(now): woken on time \(Set(early).subtracting(delayed)), late \(Set(delayed).subtracting(early))",
+                            replay: replay)
+                    else { return }
                 }
             }
         }
     }
 
-    @Test("WQ-7 a queue woken late, or never, decides exactly as one woken at every wake-up: same outcomes, at the same instants",
-          arguments: StrategyKind.all)
+    @Test(
+        "WQ-7 a queue woken late, or never, decides exactly as one woken at every wake-up: same outcomes, at the same instants",
+        arguments: StrategyKind.all)
     func lateWakeUps(_ kind: StrategyKind) { kind.dispatch(LateWakeUps()) }
 
     struct ExactlyOnce: StrategyProperty {
@@ -276,18 +325,29 @@ struct WaitQueueTests {
                 /// Replays the admissions `completions` report on the shadow, each at the instant it was decided at.
                 func record(_ completions: [WaitCompletion]) -> Bool {
                     for completion in completions {
-                        guard holds(outcomes[completion.ticket] == nil, "WQ-10 \(completion.ticket) got a second outcome", replay: replay)
+                        guard
+                            holds(
+                                outcomes[completion.ticket] == nil, "WQ-10 \(completion.ticket) got a second outcome",
+                                replay: replay)
                         else { return false }
                         outcomes[completion.ticket] = completion.outcome
                         let n = permits[completion.ticket] ?? 0
                         switch completion.outcome {
                         case .granted(let answer) where n > 0:
                             let replayed = shadow.acquire(n, at: completion.at)
-                            guard holds(replayed == answer, "WQ-10 \(completion.ticket) granted \(answer) at \(completion.at), the strategy alone answers \(replayed) (\(completions))",
-                                        replay: replay) else { return false }
+                            guard
+                                holds(
+                                    replayed == answer,
+                                    "WQ-10 \(completion.ticket) granted \(answer) at \(completion.at), the strategy alone answers \(replayed) (\(completions))",
+                                    replay: replay)
+                            else { return false }
                         case .bypassed:
                             let replayed = shadow.acquire(n, at: completion.at)
-                            guard holds(!replayed.isAdmitted, "WQ-4 a bypass the strategy would have admitted", replay: replay) else { return false }
+                            guard
+                                holds(
+                                    !replayed.isAdmitted, "WQ-4 a bypass the strategy would have admitted",
+                                    replay: replay)
+                            else { return false }
                         default:
                             break
                         }
@@ -298,7 +358,9 @@ struct WaitQueueTests {
                 for _ in 0..<200 {
                     let waitingBefore = Set(issued.filter { waits.isWaiting($0) })
                     let step = rng.int(in: 0...strategy.characteristicNanoseconds)
-                    now = rng.chance(10) ? max(0, now - rng.int(in: 0...20)) : (now > Int64.max - step ? Int64.max : now + step)
+                    now =
+                        rng.chance(10)
+                        ? max(0, now - rng.int(in: 0...20)) : (now > Int64.max - step ? Int64.max : now + step)
                     let instant = t(now)
                     var completions: [WaitCompletion] = []
                     let operation = rng.int(in: 0...9)
@@ -306,28 +368,37 @@ struct WaitQueueTests {
                     case 0...4:
                         let priority = rng.pick(RateLimitPriority.allCases)
                         let n = TraceGenerator.permits(maximum: strategy.maximumPermits, using: &rng)
-                        let deadline = rng.chance(50) ? t(now > Int64.max - 50 ? Int64.max : now + rng.int(in: 0...50)) : nil
+                        let deadline =
+                            rng.chance(50) ? t(now > Int64.max - 50 ? Int64.max : now + rng.int(in: 0...50)) : nil
                         let (ticket, served) = waits.acquire(n, priority: priority, deadline: deadline, at: instant)
                         (priorities[ticket], permits[ticket]) = (priority, n)
                         issued.append(ticket)
                         completions = served.completions
                         if case .granted? = outcome(ticket, served.completions), n > 0, priority != .critical {
                             let ahead = waitingBefore.filter { priorities[$0]! >= priority && waits.isWaiting($0) }
-                            guard holds(ahead.isEmpty, "WQ-4 \(ticket) overtook \(ahead)", replay: replay) else { return }
+                            guard holds(ahead.isEmpty, "WQ-4 \(ticket) overtook \(ahead)", replay: replay) else {
+                                return
+                            }
                         }
                     case 5:
-                        if let ticket = issued.randomElement(using: &rng) { completions = waits.cancel(ticket, at: instant).completions }
+                        if let ticket = issued.randomElement(using: &rng) {
+                            completions = waits.cancel(ticket, at: instant).completions
+                        }
                     case 6:
                         // WQ-7: what fell due before now is served first, then the release, then the queue at now.
                         let n = rng.int(in: 0...2)
                         let (result, served) = waits.release(n, at: instant)
                         guard record(served.completions.filter { $0.at < instant }) else { return }
-                        guard holds(shadow.step(.release(n), at: instant) == result, "WQ-8 release differs", replay: replay) else { return }
+                        guard
+                            holds(
+                                shadow.step(.release(n), at: instant) == result, "WQ-8 release differs", replay: replay)
+                        else { return }
                         completions = served.completions.filter { $0.at >= instant }
                     case 7:
                         let (result, served) = waits.reset(at: instant)
                         guard record(served.completions.filter { $0.at < instant }) else { return }
-                        guard holds(shadow.step(.reset, at: instant) == result, "WQ-8 reset differs", replay: replay) else { return }
+                        guard holds(shadow.step(.reset, at: instant) == result, "WQ-8 reset differs", replay: replay)
+                        else { return }
                         completions = served.completions.filter { $0.at >= instant }
                     default:
                         completions = waits.advance(to: instant).completions
@@ -335,22 +406,40 @@ struct WaitQueueTests {
                     guard record(completions) else { return }
                     // WQ-5, WQ-7: after serving, nothing is due at the same instant.
                     if let wake = waits.nextWakeUp(at: instant) {
-                        guard holds(wake > instant, "WQ-5 after serving at \(instant), the next wake-up is \(wake) (operation \(operation), completions \(completions), queue \(waits.waitingCount) waiting, limiter \(waits.limiter))", replay: replay) else { return }
+                        guard
+                            holds(
+                                wake > instant,
+                                "WQ-5 after serving at \(instant), the next wake-up is \(wake) (operation \(operation), completions \(completions), queue \(waits.waitingCount) waiting, limiter \(waits.limiter))",
+                                replay: replay)
+                        else { return }
                     }
-                    guard holds(waits.limiter.state == shadow.state, "WQ-10 the queue's limiter drifted from its admissions", replay: replay),
-                          holds(waits.waitingPermits <= limit, "WQ-10 \(waits.waitingPermits) permits wait, limit \(limit)", replay: replay)
+                    guard
+                        holds(
+                            waits.limiter.state == shadow.state,
+                            "WQ-10 the queue's limiter drifted from its admissions", replay: replay),
+                        holds(
+                            waits.waitingPermits <= limit, "WQ-10 \(waits.waitingPermits) permits wait, limit \(limit)",
+                            replay: replay)
                     else { return }
                     // A served waiter never leaves someone ahead of it waiting (a newcomer arrives after serving).
                     let stillWaiting = waitingBefore.filter { waits.isWaiting($0) }
                     for completion in completions where waitingBefore.contains(completion.ticket) {
-                        guard case .granted = completion.outcome, let priority = priorities[completion.ticket] else { continue }
-                        let ahead = stillWaiting.filter { priorities[$0]! > priority || (priorities[$0]! == priority && $0 < completion.ticket) }
-                        guard holds(ahead.isEmpty, "WQ-3 \(completion.ticket) was served before \(ahead)", replay: replay) else { return }
+                        guard case .granted = completion.outcome, let priority = priorities[completion.ticket] else {
+                            continue
+                        }
+                        let ahead = stillWaiting.filter {
+                            priorities[$0]! > priority || (priorities[$0]! == priority && $0 < completion.ticket)
+                        }
+                        guard
+                            holds(ahead.isEmpty, "WQ-3 \(completion.ticket) was served before \(ahead)", replay: replay)
+                        else { return }
                     }
                 }
                 guard record(waits.close(at: t(now)).completions) else { return }
                 let missing = issued.filter { outcomes[$0] == nil }
-                guard holds(missing.isEmpty, "WQ-10 tickets without an outcome: \(missing)", replay: replay) else { return }
+                guard holds(missing.isEmpty, "WQ-10 tickets without an outcome: \(missing)", replay: replay) else {
+                    return
+                }
             }
         }
     }
@@ -368,28 +457,50 @@ struct WaitQueueTests {
                 let replay = PropertySeed.replay("tryAcquire fast path", trace: trace)
                 let strategy = S.random(using: &rng)
                 var now = TraceGenerator.firstInstant(using: &rng)
-                guard var waits = try? WaitQueue(strategy, queueLimit: rng.pick([1, 3, 1_000] as [Int64]), at: t(now)) else { return }
+                guard var waits = try? WaitQueue(strategy, queueLimit: rng.pick([1, 3, 1_000] as [Int64]), at: t(now))
+                else { return }
                 for _ in 0..<200 {
                     let step = rng.int(in: 0...strategy.characteristicNanoseconds)
-                    now = rng.chance(10) ? max(0, now - rng.int(in: 0...20)) : (now > Int64.max - step ? Int64.max : now + step)
+                    now =
+                        rng.chance(10)
+                        ? max(0, now - rng.int(in: 0...20)) : (now > Int64.max - step ? Int64.max : now + step)
                     let n = TraceGenerator.permits(maximum: strategy.maximumPermits, using: &rng)
                     let priority = rng.pick(RateLimitPriority.allCases)
                     var fast = waits
                     var full = waits
                     let available = waits.availability(of: n, priority: priority, at: t(now))
                     let quick = fast.tryAcquire(n, priority: priority, at: t(now))
-                    guard holds(available == quick.outcome, "WQ-4 availability \(available), tryAcquire then \(quick.outcome)", replay: replay) else { return }
+                    guard
+                        holds(
+                            available == quick.outcome,
+                            "WQ-4 availability \(available), tryAcquire then \(quick.outcome)", replay: replay)
+                    else { return }
                     let answer = full.tryAcquireServing(n, priority: priority, at: t(now))
-                    guard holds(quick.outcome == answer.outcome, "WQ-4 fast path \(quick.outcome), full algorithm \(answer.outcome)", replay: replay),
-                          holds(quick.effects == answer.effects, "WQ-4 fast path served \(quick.effects), full algorithm \(answer.effects)", replay: replay),
-                          holds(fast.limiter == full.limiter, "WQ-4 the fast path left \(fast.limiter), the full algorithm \(full.limiter)", replay: replay)
+                    guard
+                        holds(
+                            quick.outcome == answer.outcome,
+                            "WQ-4 fast path \(quick.outcome), full algorithm \(answer.outcome)", replay: replay),
+                        holds(
+                            quick.effects == answer.effects,
+                            "WQ-4 fast path served \(quick.effects), full algorithm \(answer.effects)", replay: replay),
+                        holds(
+                            fast.limiter == full.limiter,
+                            "WQ-4 the fast path left \(fast.limiter), the full algorithm \(full.limiter)",
+                            replay: replay)
                     else { return }
                     if waits.isEmpty {
-                        guard holds(answer.effects.isEmpty, "WQ-4 nobody waits, yet the full algorithm served \(answer.effects)", replay: replay) else { return }
+                        guard
+                            holds(
+                                answer.effects.isEmpty,
+                                "WQ-4 nobody waits, yet the full algorithm served \(answer.effects)", replay: replay)
+                        else { return }
                     }
                     // Move on: mostly requests that may wait, so that the queue fills and empties.
                     if rng.chance(70) {
-                        _ = waits.acquire(n, priority: priority, deadline: rng.chance(50) ? t(now > Int64.max - 50 ? Int64.max : now + rng.int(in: 0...50)) : nil, at: t(now))
+                        _ = waits.acquire(
+                            n, priority: priority,
+                            deadline: rng.chance(50)
+                                ? t(now > Int64.max - 50 ? Int64.max : now + rng.int(in: 0...50)) : nil, at: t(now))
                     } else {
                         waits = full
                     }
@@ -398,8 +509,9 @@ struct WaitQueueTests {
         }
     }
 
-    @Test("WQ-4 with nobody waiting, the adapters' fast path answers as the full algorithm; with waiters it does nothing",
-          arguments: StrategyKind.all)
+    @Test(
+        "WQ-4 with nobody waiting, the adapters' fast path answers as the full algorithm; with waiters it does nothing",
+        arguments: StrategyKind.all)
     func nobodyWaitsFastPath(_ kind: StrategyKind) { kind.dispatch(NobodyWaitsFastPath()) }
 
     @Test("WQ-13 effects with nothing in them are one value, however they were made")

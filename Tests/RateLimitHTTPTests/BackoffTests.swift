@@ -1,7 +1,8 @@
 import RateLimitConformance
 import RateLimitCore
-@testable import RateLimitHTTP
 import Testing
+
+@testable import RateLimitHTTP
 
 private let second: Int64 = 1_000_000_000
 
@@ -9,13 +10,24 @@ private let second: Int64 = 1_000_000_000
 struct BackoffTests {
     @Test("HTTP-7 presets and validation")
     func presets() throws {
-        #expect((Backoff.default.maximumRetries, Backoff.default.baseNanoseconds, Backoff.default.capNanoseconds) == (3, second, 30 * second))
-        #expect((Backoff.aggressive.maximumRetries, Backoff.aggressive.baseNanoseconds, Backoff.aggressive.capNanoseconds) == (5, second / 2, 60 * second))
-        #expect((Backoff.conservative.maximumRetries, Backoff.conservative.baseNanoseconds, Backoff.conservative.capNanoseconds) == (2, 2 * second, 15 * second))
+        #expect(
+            (Backoff.default.maximumRetries, Backoff.default.baseNanoseconds, Backoff.default.capNanoseconds) == (
+                3, second, 30 * second
+            ))
+        #expect(
+            (Backoff.aggressive.maximumRetries, Backoff.aggressive.baseNanoseconds, Backoff.aggressive.capNanoseconds)
+                == (5, second / 2, 60 * second))
+        #expect(
+            (
+                Backoff.conservative.maximumRetries, Backoff.conservative.baseNanoseconds,
+                Backoff.conservative.capNanoseconds
+            ) == (2, 2 * second, 15 * second))
         #expect(throws: RateLimitHTTPError.invalid(field: "maximumRetries", reason: "must not be negative")) {
             try Backoff(maximumRetries: -1, base: .seconds(1), cap: .seconds(2))
         }
-        #expect(throws: RateLimitHTTPError.invalid(field: "base", reason: "must be positive")) { try Backoff(maximumRetries: 1, base: .zero, cap: .seconds(2)) }
+        #expect(throws: RateLimitHTTPError.invalid(field: "base", reason: "must be positive")) {
+            try Backoff(maximumRetries: 1, base: .zero, cap: .seconds(2))
+        }
         #expect(throws: RateLimitHTTPError.invalid(field: "cap", reason: "must be at least base")) {
             try Backoff(maximumRetries: 1, base: .seconds(2), cap: .seconds(1))
         }
@@ -23,16 +35,20 @@ struct BackoffTests {
             try Backoff(maximumRetries: 1, base: .seconds(1), cap: .seconds(2), budget: .seconds(-1))
         }
         #expect(throws: RateLimitHTTPError.invalid(field: "base", reason: "must be whole nanoseconds")) {
-            try Backoff(maximumRetries: 1, base: Duration(secondsComponent: 0, attosecondsComponent: 1), cap: .seconds(2))
+            try Backoff(
+                maximumRetries: 1, base: Duration(secondsComponent: 0, attosecondsComponent: 1), cap: .seconds(2))
         }
     }
 
-    @Test("HTTP-7 each jitter stays in its range, doubles to the cap, and replays from the same seed", arguments: Jitter.allCases)
+    @Test(
+        "HTTP-7 each jitter stays in its range, doubles to the cap, and replays from the same seed",
+        arguments: Jitter.allCases)
     func jitterRanges(_ jitter: Jitter) throws {
         let backoff = try Backoff(maximumRetries: 100, base: .milliseconds(100), cap: .seconds(10), jitter: jitter)
         var rng = TestSeed.generator("jitter \(jitter)", trace: 0)
         var replayed = TestSeed.generator("jitter \(jitter)", trace: 0)
-        var previous: Int64?, again: Int64?
+        var previous: Int64?
+        var again: Int64?
         for retry in 0..<80 {
             let delay = backoff.delay(retry: retry, previous: previous, using: &rng)
             let exponential = min(10 * second, retry >= 7 ? 10 * second : (second / 10) << retry)
@@ -40,7 +56,8 @@ struct BackoffTests {
             case .none: #expect(delay == exponential)
             case .full: #expect(delay >= 0 && delay <= exponential)
             case .equal: #expect(delay >= exponential - exponential / 2 && delay <= exponential)
-            case .decorrelated: #expect(delay >= second / 10 && delay <= min(10 * second, 3 * (previous ?? second / 10)))
+            case .decorrelated:
+                #expect(delay >= second / 10 && delay <= min(10 * second, 3 * (previous ?? second / 10)))
             }
             let repeated = backoff.delay(retry: retry, previous: again, using: &replayed)
             #expect(repeated == delay, "a seeded sequence replays")
@@ -59,12 +76,20 @@ struct BackoffTests {
         #expect(uniform(through: 0, using: &zero) == 0)
     }
 
-    @Test("HTTP-8 2xx and 3xx are delivered; 429 and 503 wait for the server; 5xx and failures back off; other 4xx are never retried")
+    @Test(
+        "HTTP-8 2xx and 3xx are delivered; 429 and 503 wait for the server; 5xx and failures back off; other 4xx are never retried"
+    )
     func classification() throws {
-        let policy = try RetryPolicy(backoff: try Backoff(maximumRetries: 2, base: .seconds(1), cap: .seconds(8), jitter: .none, budget: .seconds(10)))
+        let policy = try RetryPolicy(
+            backoff: try Backoff(
+                maximumRetries: 2, base: .seconds(1), cap: .seconds(8), jitter: .none, budget: .seconds(10)))
         var rng = SystemRandomNumberGenerator()
-        func decide(_ outcome: AttemptOutcome, retries: Int = 0, elapsed: Int64 = 0, server: Int64? = nil) -> RetryDecision {
-            policy.decide(outcome, retries: retries, elapsedNanoseconds: elapsed, serverWaitNanoseconds: server, previousDelay: nil, using: &rng)
+        func decide(_ outcome: AttemptOutcome, retries: Int = 0, elapsed: Int64 = 0, server: Int64? = nil)
+            -> RetryDecision
+        {
+            policy.decide(
+                outcome, retries: retries, elapsedNanoseconds: elapsed, serverWaitNanoseconds: server,
+                previousDelay: nil, using: &rng)
         }
         #expect(decide(.response(status: 200)) == .deliver)
         #expect(decide(.response(status: 304)) == .deliver)
@@ -77,27 +102,45 @@ struct BackoffTests {
         #expect(decide(.response(status: 502), server: 4 * second) == .retry(afterNanoseconds: 4 * second))
         #expect(decide(.networkFailure) == .retry(afterNanoseconds: second))
         #expect(decide(.networkFailure, retries: 2) == .stop, "the retries are spent")
-        #expect(decide(.response(status: 429), elapsed: 6 * second, server: 5 * second) == .stop, "the wait would end after the budget")
-        #expect(decide(.response(status: 429), elapsed: 5 * second, server: 5 * second) == .retry(afterNanoseconds: 5 * second))
+        #expect(
+            decide(.response(status: 429), elapsed: 6 * second, server: 5 * second) == .stop,
+            "the wait would end after the budget")
+        #expect(
+            decide(.response(status: 429), elapsed: 5 * second, server: 5 * second)
+                == .retry(afterNanoseconds: 5 * second))
         // No budget: the maximum wait (60 s by default) still stops a server asking for more.
         let patient = RetryPolicy.standard
-        #expect(patient.decide(.response(status: 429), retries: 0, elapsedNanoseconds: 0, serverWaitNanoseconds: 60 * second, previousDelay: nil, using: &rng)
+        #expect(
+            patient.decide(
+                .response(status: 429), retries: 0, elapsedNanoseconds: 0, serverWaitNanoseconds: 60 * second,
+                previousDelay: nil, using: &rng)
                 == .retry(afterNanoseconds: 60 * second))
-        #expect(patient.decide(.response(status: 503), retries: 0, elapsedNanoseconds: 0, serverWaitNanoseconds: 60 * second + 1, previousDelay: nil, using: &rng)
+        #expect(
+            patient.decide(
+                .response(status: 503), retries: 0, elapsedNanoseconds: 0, serverWaitNanoseconds: 60 * second + 1,
+                previousDelay: nil, using: &rng)
                 == .stop, "a wait beyond the maximum stops")
-        #expect(throws: RateLimitHTTPError.invalid(field: "maximumWait", reason: "must not be negative")) { try RetryPolicy(maximumWait: .seconds(-1)) }
+        #expect(throws: RateLimitHTTPError.invalid(field: "maximumWait", reason: "must not be negative")) {
+            try RetryPolicy(maximumWait: .seconds(-1))
+        }
     }
 
-    @Test("HTTP-9 the server quota waits as the server asks, never less, counts its reported quota down, and backs off silent 429s")
+    @Test(
+        "HTTP-9 the server quota waits as the server asks, never less, counts its reported quota down, and backs off silent 429s"
+    )
     func serverQuota() throws {
         var quota = try ServerQuota()
         let now = try RateLimitInstant(nanoseconds: 1_000 * second)
-        func feedback(_ status: Int, _ fields: HTTPFields = [:]) -> ServerFeedback { ServerFeedback(status: status, fields: fields, receivedAt: reference) }
+        func feedback(_ status: Int, _ fields: HTTPFields = [:]) -> ServerFeedback {
+            ServerFeedback(status: status, fields: fields, receivedAt: reference)
+        }
         #expect(quota.permit(at: now) == .allowed(remaining: nil))
         #expect(quota.record(feedback(429, ["Retry-After": "5"]), at: now) == now.advanced(byNanoseconds: 5 * second))
         #expect(quota.permit(at: now.advanced(byNanoseconds: 4 * second)!) == .wait(nanoseconds: second))
-        #expect(quota.record(feedback(429, ["Retry-After": "1"]), at: now.advanced(byNanoseconds: second)!) == now.advanced(byNanoseconds: 5 * second),
-                "a later response does not shorten the wait")
+        #expect(
+            quota.record(feedback(429, ["Retry-After": "1"]), at: now.advanced(byNanoseconds: second)!)
+                == now.advanced(byNanoseconds: 5 * second),
+            "a later response does not shorten the wait")
         let after = now.advanced(byNanoseconds: 5 * second)!
         #expect(quota.permit(at: after) == .allowed(remaining: nil))
         quota.record(feedback(200, ["RateLimit": #""a";r=2;t=10"#]), at: after)

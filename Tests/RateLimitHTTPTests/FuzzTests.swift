@@ -1,8 +1,9 @@
 import RateLimitConformance
 import RateLimitCore
-@testable import RateLimitHTTP
 import RateLimitTestSupport
 import Testing
+
+@testable import RateLimitHTTP
 
 // HTTP-10: every parser gets 100,000 generated values: valid ones (which must read back exactly),
 // mutations of valid ones, random bytes (non-ASCII included), extreme numbers and 10 KB values.
@@ -22,7 +23,8 @@ private func noise(_ rng: inout SeededGenerator, length: Int) -> String {
         let draw = UInt32(truncatingIfNeeded: bits & 0x1F_FFFF)
         bits >>= 21
         // About 85% ASCII (any of 0...127), otherwise any scalar up to U+10FFFF (surrogates read as "x").
-        scalars.append(draw % 100 < 85 ? Unicode.Scalar(UInt8(draw >> 7 & 0x7F)) : Unicode.Scalar(128 + draw % 0x10_FF80) ?? "x")
+        scalars.append(
+            draw % 100 < 85 ? Unicode.Scalar(UInt8(draw >> 7 & 0x7F)) : Unicode.Scalar(128 + draw % 0x10_FF80) ?? "x")
     }
     return String(scalars)
 }
@@ -33,7 +35,9 @@ private func mutated(_ valid: String, _ rng: inout SeededGenerator) -> String {
     for _ in 0..<rng.int(in: 1...3) {
         let position = Int(rng.int(in: 0...Int64(scalars.count)))
         switch rng.int(in: 0...2) {
-        case 0: scalars.insert(rng.pick(Array(#" ,;=:"()?@%\*-.0123456789aZ"#.unicodeScalars) + ["é", "\u{0}", "\t"]), at: position)
+        case 0:
+            scalars.insert(
+                rng.pick(Array(#" ,;=:"()?@%\*-.0123456789aZ"#.unicodeScalars) + ["é", "\u{0}", "\t"]), at: position)
         case 1 where position < scalars.count: scalars.remove(at: position)
         default: if position < scalars.count { scalars[position] = rng.pick(Array("09 ,;\"".unicodeScalars)) }
         }
@@ -47,8 +51,19 @@ private func sample<T>(_ rng: inout SeededGenerator, valid: (inout SeededGenerat
     case 0..<40: return valid(&rng)
     case 40..<75: return (mutated(valid(&rng).0, &rng), nil)
     case 75..<92: return (noise(&rng, length: Int(rng.int(in: 0...40))), nil)
-    case 92..<97: return (rng.pick(["-1", "0", "9223372036854775807", "9223372036854775808", String(repeating: "9", count: 300), "-9223372036854775808", ""]), nil)
-    default: return (rng.chance(50) ? String(repeating: valid(&rng).0 + ",", count: 10_000 / max(1, valid(&rng).0.utf8.count)) : noise(&rng, length: 10_000), nil)
+    case 92..<97:
+        return (
+            rng.pick([
+                "-1", "0", "9223372036854775807", "9223372036854775808", String(repeating: "9", count: 300),
+                "-9223372036854775808", "",
+            ]), nil
+        )
+    default:
+        return (
+            rng.chance(50)
+                ? String(repeating: valid(&rng).0 + ",", count: 10_000 / max(1, valid(&rng).0.utf8.count))
+                : noise(&rng, length: 10_000), nil
+        )
     }
 }
 
@@ -77,11 +92,14 @@ private func validDate(_ rng: inout SeededGenerator) -> (String, HTTPDate) {
 /// A valid RateLimit field value and its members.
 private func validLimits(_ rng: inout SeededGenerator) -> (String, [ServiceLimit]) {
     let limits = (0..<rng.int(in: 1...4)).map { index in
-        ServiceLimit(name: "p\(index)", remaining: rng.int(in: 0...999_999_999_999_999), resetSeconds: rng.chance(70) ? rng.int(in: 0...86_400) : nil,
-                     partitionKey: rng.chance(20) ? "abc+/=" : nil)
+        ServiceLimit(
+            name: "p\(index)", remaining: rng.int(in: 0...999_999_999_999_999),
+            resetSeconds: rng.chance(70) ? rng.int(in: 0...86_400) : nil,
+            partitionKey: rng.chance(20) ? "abc+/=" : nil)
     }
     let text = limits.map { limit in
-        "\"\(limit.name)\";r=\(limit.remaining)" + (limit.resetSeconds.map { ";t=\($0)" } ?? "") + (limit.partitionKey.map { ";pk=:\($0):" } ?? "")
+        "\"\(limit.name)\";r=\(limit.remaining)" + (limit.resetSeconds.map { ";t=\($0)" } ?? "")
+            + (limit.partitionKey.map { ";pk=:\($0):" } ?? "")
             + (rng.chance(10) ? ";acme-x=?1" : "")
     }.joined(separator: rng.chance(50) ? ", " : ",")
     return (text, limits)
@@ -98,8 +116,14 @@ struct FuzzTests {
             if index % 500 == 0 { await Task.yield() }
             let (text, expected) = sample(&rng, valid: validDate)
             let parsed = HTTPDate(text, reference: reference)
-            if let expected, !holds(parsed == expected, "HTTP-2 \(text) read \(String(describing: parsed)), want \(expected) (value \(index))",
-                                    replay: TestSeed.replay("fuzzDates", trace: 0)) { return }
+            if let expected,
+                !holds(
+                    parsed == expected,
+                    "HTTP-2 \(text) read \(String(describing: parsed)), want \(expected) (value \(index))",
+                    replay: TestSeed.replay("fuzzDates", trace: 0))
+            {
+                return
+            }
         }
     }
 
@@ -115,8 +139,13 @@ struct FuzzTests {
                 return ("\(seconds)", seconds > Int64.max / 1_000_000_000 ? .max : seconds * 1_000_000_000)
             }
             let wait = RetryAfter(text, reference: reference)?.nanoseconds(after: reference)
-            if let expected, !holds(wait == expected, "HTTP-3 \(text) waits \(String(describing: wait)) (value \(index))",
-                                    replay: TestSeed.replay("fuzzRetryAfter", trace: 0)) { return }
+            if let expected,
+                !holds(
+                    wait == expected, "HTTP-3 \(text) waits \(String(describing: wait)) (value \(index))",
+                    replay: TestSeed.replay("fuzzRetryAfter", trace: 0))
+            {
+                return
+            }
         }
     }
 
@@ -128,7 +157,12 @@ struct FuzzTests {
         var parsed = 0
         for index in 0..<values {
             if index % 500 == 0 { await Task.yield() }
-            let (text, _) = sample(&rng) { rng in (validLimits(&rng).0 + (rng.chance(30) ? #", (1 "x" ?0);a=1.5, tok/x:y, :aGk=:, @12, %"a%c3%a9""# : ""), ()) }
+            let (text, _) = sample(&rng) { rng in
+                (
+                    validLimits(&rng).0
+                        + (rng.chance(30) ? #", (1 "x" ?0);a=1.5, tok/x:y, :aGk=:, @12, %"a%c3%a9""# : ""), ()
+                )
+            }
             if parseStructuredList(text) != nil { parsed += 1 }
         }
         #expect(parsed > values / 3, "only \(parsed) lists parsed: the generator lost its valid values")
@@ -145,8 +179,14 @@ struct FuzzTests {
             let read = ServerFeedback(status: 200, fields: ["RateLimit": text], receivedAt: reference)
             _ = read.requestedWaitNanoseconds
             _ = read.remainingQuota
-            if let expected, !holds(read.limits == expected && read.diagnostics.isEmpty, "HTTP-5 \(text) read \(read.limits) (value \(index))",
-                                    replay: TestSeed.replay("fuzzRateLimit", trace: 0)) { return }
+            if let expected,
+                !holds(
+                    read.limits == expected && read.diagnostics.isEmpty,
+                    "HTTP-5 \(text) read \(read.limits) (value \(index))",
+                    replay: TestSeed.replay("fuzzRateLimit", trace: 0))
+            {
+                return
+            }
         }
     }
 
@@ -162,14 +202,23 @@ struct FuzzTests {
                 return ("\(value)", value)
             }
             let (date, _) = sample(&rng, valid: validDate)
-            let read = ServerFeedback(status: rng.pick([200, 403, 429, 503]), fields: HTTPFields([
-                ("X-RateLimit-Remaining", count), ("X-RateLimit-Reset", count), ("Date", date), ("Retry-After", rng.chance(50) ? count : date),
-                ("X-RateLimit-Resource", noise(&rng, length: 8)),
-            ]), receivedAt: reference)
+            let read = ServerFeedback(
+                status: rng.pick([200, 403, 429, 503]),
+                fields: HTTPFields([
+                    ("X-RateLimit-Remaining", count), ("X-RateLimit-Reset", count), ("Date", date),
+                    ("Retry-After", rng.chance(50) ? count : date),
+                    ("X-RateLimit-Resource", noise(&rng, length: 8)),
+                ]), receivedAt: reference)
             _ = read.requestedWaitNanoseconds
             _ = read.remainingQuota
-            if let expected, !holds(read.github.remaining == expected, "HTTP-5 \(count) read \(String(describing: read.github.remaining)) (value \(index))",
-                                    replay: TestSeed.replay("fuzzGitHub", trace: 0)) { return }
+            if let expected,
+                !holds(
+                    read.github.remaining == expected,
+                    "HTTP-5 \(count) read \(String(describing: read.github.remaining)) (value \(index))",
+                    replay: TestSeed.replay("fuzzGitHub", trace: 0))
+            {
+                return
+            }
         }
     }
 }

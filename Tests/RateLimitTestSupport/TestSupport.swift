@@ -7,7 +7,8 @@ import Testing
 /// Records a property failure with its seed; returns `condition` so callers can stop a trace.
 @discardableResult
 public func holds(
-    _ condition: Bool, _ message: @autoclosure () -> String, replay: String, sourceLocation: SourceLocation = #_sourceLocation
+    _ condition: Bool, _ message: @autoclosure () -> String, replay: String,
+    sourceLocation: SourceLocation = #_sourceLocation
 ) -> Bool {
     if !condition { Issue.record("\(message())\n  \(replay)", sourceLocation: sourceLocation) }
     return condition
@@ -59,7 +60,10 @@ actor HeavyLane {
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     func enter() async {
-        guard busy else { busy = true; return }
+        guard busy else {
+            busy = true
+            return
+        }
         await withCheckedContinuation { waiting.append($0) }
     }
 

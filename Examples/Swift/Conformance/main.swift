@@ -7,11 +7,15 @@ struct MyLimiters: ConformanceSubject {
     var name: String { "my limiters" }
     var strategies: Set<String> { ["gcra", "token-bucket"] }
 
-    mutating func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<ReferenceLimiter> {
+    mutating func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<
+        ReferenceLimiter
+    > {
         reference.create(request, at: now)
     }
 
-    mutating func apply(_ event: ConformanceEvent, to limiter: inout ReferenceLimiter, at now: Int64) throws(SubjectFailure) -> RateLimitResult {
+    mutating func apply(_ event: ConformanceEvent, to limiter: inout ReferenceLimiter, at now: Int64)
+        throws(SubjectFailure) -> RateLimitResult
+    {
         reference.apply(event, to: &limiter, at: now)
     }
 }

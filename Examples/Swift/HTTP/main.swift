@@ -1,13 +1,15 @@
 import RateLimitHTTP  // pure: reads what servers say, decides retries; no networking
 
 let now = HTTPDate(secondsSinceEpoch: 1_700_000_000)  // the wall clock when the response arrived
-let reply = ServerFeedback(status: 429, fields: [
-    "Retry-After": "30",
-    "RateLimit-Policy": #""burst";q=100;w=60"#,
-    "RateLimit": #""burst";r=0;t=30"#,
-], receivedAt: now)
+let reply = ServerFeedback(
+    status: 429,
+    fields: [
+        "Retry-After": "30",
+        "RateLimit-Policy": #""burst";q=100;w=60"#,
+        "RateLimit": #""burst";r=0;t=30"#,
+    ], receivedAt: now)
 print(reply.requestedWaitNanoseconds as Any)  // 30 s, in nanoseconds
-print(reply.diagnostics)                      // fields ignored, and why (never a trap)
+print(reply.diagnostics)  // fields ignored, and why (never a trap)
 
 // What the server asked, remembered per endpoint on the limiter's timeline.
 var quota = ServerQuota.standard

@@ -28,7 +28,8 @@ package enum VectorCatalogue {
             }
             return (stories + random(strategy), refusals)
         } catch {
-            throw ConformanceFormatError("the catalogue of \(strategy) holds a configuration the Spec refuses: \(error)")
+            throw ConformanceFormatError(
+                "the catalogue of \(strategy) holds a configuration the Spec refuses: \(error)")
         }
     }
 

@@ -4,9 +4,9 @@ import RateLimitActor
 import RateLimitAtomic
 import RateLimitConformance
 import RateLimitCore
-import RateLimitShell
 import RateLimitDispatch
 import RateLimitLock
+import RateLimitShell
 
 /// One adapter, driven through the same operations as the others (async for all of them).
 protocol Adapter<Strategy>: Sendable {
@@ -17,7 +17,9 @@ protocol Adapter<Strategy>: Sendable {
     /// The adapter has a wait queue (all but the lock-free GCRA).
     var queues: Bool { get }
     func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError>
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    >
     func release(_ permits: Int64) async -> RateLimitResult
     func reset() async -> RateLimitResult
     func reconfigure(_ strategy: Strategy) async -> RateLimitResult
@@ -31,9 +33,15 @@ struct ActorAdapter<Strategy: RateLimitStrategy>: Adapter {
     var name: String { "actor" }
     var cancellable: Bool { true }
     var queues: Bool { true }
-    func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome { await limiter.tryAcquire(permits, priority: priority) }
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError> {
-        do { return .success(try await limiter.acquire(permits, priority: priority, timeout: timeout)) } catch { return .failure(error) }
+    func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
+        await limiter.tryAcquire(permits, priority: priority)
+    }
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    > {
+        do { return .success(try await limiter.acquire(permits, priority: priority, timeout: timeout)) } catch {
+            return .failure(error)
+        }
     }
     func release(_ permits: Int64) async -> RateLimitResult { await limiter.release(permits) }
     func reset() async -> RateLimitResult { await limiter.reset() }
@@ -50,17 +58,24 @@ struct LockAdapter<Strategy: RateLimitStrategy>: Adapter {
     var name: String { blocking ? "lock (blocking)" : "lock (async)" }
     var cancellable: Bool { !blocking }
     var queues: Bool { true }
-    func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome { limiter.tryAcquire(permits, priority: priority) }
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError> {
+    func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
+        limiter.tryAcquire(permits, priority: priority)
+    }
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    > {
         guard blocking else {
-            do { return .success(try await limiter.acquire(permits, priority: priority, timeout: timeout)) } catch { return .failure(error) }
+            do { return .success(try await limiter.acquire(permits, priority: priority, timeout: timeout)) } catch {
+                return .failure(error)
+            }
         }
         let limiter = self.limiter
         return await withCheckedContinuation { continuation in
             Thread {
-                continuation.resume(returning: Result { () throws(RateLimitAcquireError) in
-                    try limiter.acquireBlocking(permits, priority: priority, timeout: timeout)
-                })
+                continuation.resume(
+                    returning: Result { () throws(RateLimitAcquireError) in
+                        try limiter.acquireBlocking(permits, priority: priority, timeout: timeout)
+                    })
             }.start()
         }
     }
@@ -77,8 +92,12 @@ struct DispatchAdapter<Strategy: RateLimitStrategy>: Adapter {
     var name: String { "dispatch" }
     var cancellable: Bool { false }
     var queues: Bool { true }
-    func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome { limiter.tryAcquire(permits, priority: priority) }
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError> {
+    func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
+        limiter.tryAcquire(permits, priority: priority)
+    }
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    > {
         await withCheckedContinuation { continuation in
             limiter.acquire(permits, priority: priority, timeout: timeout) { continuation.resume(returning: $0) }
         }
@@ -101,12 +120,18 @@ struct AtomicAdapter: Adapter {
     func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
         WaitOutcome(limiter.tryAcquire(permits))
     }
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError> {
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    > {
         do { return .success(try await limiter.acquire(permits, timeout: timeout)) } catch { return .failure(error) }
     }
-    func release(_ permits: Int64) async -> RateLimitResult { .invalid(RateLimitInputError(field: "release", value: nil, problem: .notSupported)) }
+    func release(_ permits: Int64) async -> RateLimitResult {
+        .invalid(RateLimitInputError(field: "release", value: nil, problem: .notSupported))
+    }
     func reset() async -> RateLimitResult { limiter.reset() }
-    func reconfigure(_ strategy: GCRA) async -> RateLimitResult { .invalid(RateLimitInputError(field: "reconfigure", value: nil, problem: .notSupported)) }
+    func reconfigure(_ strategy: GCRA) async -> RateLimitResult {
+        .invalid(RateLimitInputError(field: "reconfigure", value: nil, problem: .notSupported))
+    }
     func waitingCount() async -> Int { 0 }
     func scheduledCount() async -> Int { 0 }
     func close() async {}
@@ -117,10 +142,25 @@ struct AtomicAdapter: Adapter {
 func adapters<S: RateLimitStrategy>(_ strategy: S, queueLimit: Int64) throws -> [(any Adapter<S>, ManualClock)] {
     var made: [(any Adapter<S>, ManualClock)] = []
     let clocks = (0..<4).map { _ in ManualClock() }
-    made.append((ActorAdapter(limiter: try ActorRateLimiter(strategy, queueLimit: queueLimit, clock: clocks[0])), clocks[0]))
-    made.append((LockAdapter(limiter: try LockedRateLimiter(strategy, queueLimit: queueLimit, clock: clocks[1]), blocking: false), clocks[1]))
-    made.append((LockAdapter(limiter: try LockedRateLimiter(strategy, queueLimit: queueLimit, clock: clocks[2]), blocking: true), clocks[2]))
-    made.append((DispatchAdapter(limiter: try DispatchRateLimiter(strategy, queueLimit: queueLimit, clock: clocks[3])), clocks[3]))
+    made.append(
+        (ActorAdapter(limiter: try ActorRateLimiter(strategy, queueLimit: queueLimit, clock: clocks[0])), clocks[0]))
+    made.append(
+        (
+            LockAdapter(
+                limiter: try LockedRateLimiter(strategy, queueLimit: queueLimit, clock: clocks[1]), blocking: false),
+            clocks[1]
+        ))
+    made.append(
+        (
+            LockAdapter(
+                limiter: try LockedRateLimiter(strategy, queueLimit: queueLimit, clock: clocks[2]), blocking: true),
+            clocks[2]
+        ))
+    made.append(
+        (
+            DispatchAdapter(limiter: try DispatchRateLimiter(strategy, queueLimit: queueLimit, clock: clocks[3])),
+            clocks[3]
+        ))
     if let gcra = strategy as? GCRA {
         let clock = ManualClock()
         let atomic: any Adapter<GCRA> = AtomicAdapter(limiter: AtomicGCRA(gcra, clock: clock))
@@ -142,7 +182,8 @@ func move(_ clock: ManualClock, to nanoseconds: Int64) {
 /// The strategy types, by identifier.
 let strategyTypes: [String: any RateLimitStrategy.Type] = [
     TokenBucket.identifier: TokenBucket.self, IntervalTokenBucket.identifier: IntervalTokenBucket.self,
-    GCRA.identifier: GCRA.self, FixedWindow.identifier: FixedWindow.self, SlidingWindowLog.identifier: SlidingWindowLog.self,
+    GCRA.identifier: GCRA.self, FixedWindow.identifier: FixedWindow.self,
+    SlidingWindowLog.identifier: SlidingWindowLog.self,
     SlidingWindowCounter.identifier: SlidingWindowCounter.self, LeakyBucketMeter.identifier: LeakyBucketMeter.self,
     LeakyBucketQueue.identifier: LeakyBucketQueue.self, ConcurrencyLimiter.identifier: ConcurrencyLimiter.self,
 ]
@@ -170,5 +211,10 @@ final class Once: @unchecked Sendable {
     // @unchecked: `done` is read and written only under `lock`.
     private let lock = NSLock()
     private var done = false
-    func first() -> Bool { lock.withLock { defer { done = true }; return !done } }
+    func first() -> Bool {
+        lock.withLock {
+            defer { done = true }
+            return !done
+        }
+    }
 }

@@ -11,7 +11,9 @@ protocol RegistryAdapter: Sendable {
     /// Waiting requests can be cancelled through task cancellation (actor, lock async).
     var cancellable: Bool { get }
     func tryAcquire(_ key: String, permits: Int64, priority: RateLimitPriority) async -> WaitOutcome
-    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError>
+    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    >
     func release(_ key: String, permits: Int64) async -> RateLimitResult
     func throttle(_ key: String, for duration: Duration) async
     func disable(_ key: String) async
@@ -31,17 +33,25 @@ struct ActorRegistryAdapter: RegistryAdapter {
     func tryAcquire(_ key: String, permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
         await registry.tryAcquire(key, permits: permits, priority: priority)
     }
-    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError> {
-        do { return .success(try await registry.acquire(key, permits: permits, priority: priority, timeout: timeout)) } catch { return .failure(error) }
+    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    > {
+        do {
+            return .success(try await registry.acquire(key, permits: permits, priority: priority, timeout: timeout))
+        } catch { return .failure(error) }
     }
-    func release(_ key: String, permits: Int64) async -> RateLimitResult { await registry.release(key, permits: permits) }
+    func release(_ key: String, permits: Int64) async -> RateLimitResult {
+        await registry.release(key, permits: permits)
+    }
     func throttle(_ key: String, for duration: Duration) async { await registry.throttle(key, for: duration) }
     func disable(_ key: String) async { await registry.disable(key) }
     func resume(_ key: String) async { await registry.resume(key) }
     func quota(of key: String) async -> KeyQuota? { await registry.quota(of: key) }
     func totals() async -> KeyStatistics { await registry.totals }
     func events() async -> AsyncStream<RegistryEvent> { await registry.events() }
-    func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async { await registry.setEventHandler(handler) }
+    func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async {
+        await registry.setEventHandler(handler)
+    }
     func waitingCount() async -> Int { await registry.waitingCount }
     func close() async { await registry.close() }
 }
@@ -92,16 +102,21 @@ struct LockRegistryAdapter: SynchronousRegistryAdapter {
     let blocking: Bool
     var name: String { blocking ? "lock (blocking)" : "lock (async)" }
     var cancellable: Bool { !blocking }
-    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError> {
+    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    > {
         guard blocking else {
-            do { return .success(try await registry.acquire(key, permits: permits, priority: priority, timeout: timeout)) } catch { return .failure(error) }
+            do {
+                return .success(try await registry.acquire(key, permits: permits, priority: priority, timeout: timeout))
+            } catch { return .failure(error) }
         }
         let registry = self.registry
         return await withCheckedContinuation { continuation in
             Thread {
-                continuation.resume(returning: Result { () throws(RateLimitAcquireError) in
-                    try registry.acquireBlocking(key, permits: permits, priority: priority, timeout: timeout)
-                })
+                continuation.resume(
+                    returning: Result { () throws(RateLimitAcquireError) in
+                        try registry.acquireBlocking(key, permits: permits, priority: priority, timeout: timeout)
+                    })
             }.start()
         }
     }
@@ -111,24 +126,46 @@ struct DispatchRegistryAdapter: SynchronousRegistryAdapter {
     let registry: DispatchRateLimitRegistry<AnyRateLimitStrategy, ManualClock>
     var name: String { "dispatch" }
     var cancellable: Bool { false }
-    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<RateLimitGrant, RateLimitAcquireError> {
+    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    > {
         await withCheckedContinuation { continuation in
-            registry.acquire(key, permits: permits, priority: priority, timeout: timeout) { continuation.resume(returning: $0) }
+            registry.acquire(key, permits: permits, priority: priority, timeout: timeout) {
+                continuation.resume(returning: $0)
+            }
         }
     }
 }
 
 /// Every registry adapter of `rules`, each on its own manual clock starting at 0.
-func registryAdapters(_ rules: [RateLimitRule<AnyRateLimitStrategy>], maximumKeys: Int = 10_000) throws -> [(any RegistryAdapter, ManualClock)] {
+func registryAdapters(_ rules: [RateLimitRule<AnyRateLimitStrategy>], maximumKeys: Int = 10_000) throws -> [(
+    any RegistryAdapter, ManualClock
+)] {
     let clocks = (0..<4).map { _ in ManualClock() }
     // A serial callback queue keeps the event handler's calls in order.
     let callbacks = DispatchQueue(label: "RegistryAdapters.callbacks")
     return [
-        (ActorRegistryAdapter(registry: try ActorRateLimitRegistry(rules: rules, maximumKeys: maximumKeys, clock: clocks[0])), clocks[0]),
-        (LockRegistryAdapter(registry: try LockedRateLimitRegistry(rules: rules, maximumKeys: maximumKeys, clock: clocks[1]), blocking: false), clocks[1]),
-        (LockRegistryAdapter(registry: try LockedRateLimitRegistry(rules: rules, maximumKeys: maximumKeys, clock: clocks[2]), blocking: true), clocks[2]),
-        (DispatchRegistryAdapter(registry: try DispatchRateLimitRegistry(rules: rules, maximumKeys: maximumKeys, clock: clocks[3], callbackQueue: callbacks)),
-         clocks[3]),
+        (
+            ActorRegistryAdapter(
+                registry: try ActorRateLimitRegistry(rules: rules, maximumKeys: maximumKeys, clock: clocks[0])),
+            clocks[0]
+        ),
+        (
+            LockRegistryAdapter(
+                registry: try LockedRateLimitRegistry(rules: rules, maximumKeys: maximumKeys, clock: clocks[1]),
+                blocking: false), clocks[1]
+        ),
+        (
+            LockRegistryAdapter(
+                registry: try LockedRateLimitRegistry(rules: rules, maximumKeys: maximumKeys, clock: clocks[2]),
+                blocking: true), clocks[2]
+        ),
+        (
+            DispatchRegistryAdapter(
+                registry: try DispatchRateLimitRegistry(
+                    rules: rules, maximumKeys: maximumKeys, clock: clocks[3], callbackQueue: callbacks)),
+            clocks[3]
+        ),
     ]
 }
 

@@ -24,7 +24,8 @@ struct JSONSchemaValidator {
 
     private static let known: Set<String> = [
         "$schema", "$id", "title", "description", "$defs", "type", "const", "enum", "properties", "required",
-        "additionalProperties", "propertyNames", "minProperties", "items", "minItems", "uniqueItems", "minimum", "maximum",
+        "additionalProperties", "propertyNames", "minProperties", "items", "minItems", "uniqueItems", "minimum",
+        "maximum",
         "minLength", "oneOf", "$ref",
     ]
 
@@ -41,8 +42,12 @@ struct JSONSchemaValidator {
         return (node, target)
     }
 
-    private func validate(_ value: JSONValue, against schema: JSONValue, document: String, path: String, into found: inout [String]) {
-        for key in schema.keys where !Self.known.contains(key) { found.append("\(path): unsupported schema keyword \(key)") }
+    private func validate(
+        _ value: JSONValue, against schema: JSONValue, document: String, path: String, into found: inout [String]
+    ) {
+        for key in schema.keys where !Self.known.contains(key) {
+            found.append("\(path): unsupported schema keyword \(key)")
+        }
         if let reference = schema["$ref"]?.string {
             guard let (target, targetDocument) = resolve(reference, from: document) else {
                 found.append("\(path): unresolved $ref \(reference)")
@@ -54,18 +59,30 @@ struct JSONSchemaValidator {
             found.append("\(path): expected \(type), got \(value.compactText.prefix(60))")
             return
         }
-        if let constant = schema["const"], constant != value { found.append("\(path): expected \(constant.compactText)") }
-        if let choices = schema["enum"]?.array, !choices.contains(value) { found.append("\(path): \(value.compactText) not in enum") }
+        if let constant = schema["const"], constant != value {
+            found.append("\(path): expected \(constant.compactText)")
+        }
+        if let choices = schema["enum"]?.array, !choices.contains(value) {
+            found.append("\(path): \(value.compactText) not in enum")
+        }
         if case .integer(let number) = value {
-            if let minimum = schema["minimum"]?.int64, number < minimum { found.append("\(path): \(number) < minimum \(minimum)") }
-            if let maximum = schema["maximum"]?.int64, number > maximum { found.append("\(path): \(number) > maximum \(maximum)") }
+            if let minimum = schema["minimum"]?.int64, number < minimum {
+                found.append("\(path): \(number) < minimum \(minimum)")
+            }
+            if let maximum = schema["maximum"]?.int64, number > maximum {
+                found.append("\(path): \(number) > maximum \(maximum)")
+            }
         }
         if case .string(let text) = value, let minimum = schema["minLength"]?.int64, text.count < minimum {
             found.append("\(path): shorter than \(minimum)")
         }
         if case .array(let items) = value {
-            if let minimum = schema["minItems"]?.int64, items.count < minimum { found.append("\(path): fewer than \(minimum) items") }
-            if schema["uniqueItems"] == .bool(true), Set(items).count != items.count { found.append("\(path): items repeat") }
+            if let minimum = schema["minItems"]?.int64, items.count < minimum {
+                found.append("\(path): fewer than \(minimum) items")
+            }
+            if schema["uniqueItems"] == .bool(true), Set(items).count != items.count {
+                found.append("\(path): items repeat")
+            }
             if let itemSchema = schema["items"] {
                 for (index, item) in items.enumerated() {
                     validate(item, against: itemSchema, document: document, path: "\(path)[\(index)]", into: &found)
@@ -73,13 +90,18 @@ struct JSONSchemaValidator {
             }
         }
         if case .object(let members) = value {
-            if let minimum = schema["minProperties"]?.int64, members.count < minimum { found.append("\(path): fewer than \(minimum) members") }
+            if let minimum = schema["minProperties"]?.int64, members.count < minimum {
+                found.append("\(path): fewer than \(minimum) members")
+            }
             for name in schema["required"]?.array?.compactMap(\.string) ?? [] where value[name] == nil {
                 found.append("\(path): missing \(name)")
             }
             let properties = schema["properties"]
             if let names = schema["propertyNames"] {
-                for (name, _) in members { validate(.string(name), against: names, document: document, path: "\(path) name \(name)", into: &found) }
+                for (name, _) in members {
+                    validate(
+                        .string(name), against: names, document: document, path: "\(path) name \(name)", into: &found)
+                }
             }
             for (name, member) in members {
                 if let propertySchema = properties?[name] {
@@ -99,13 +121,17 @@ struct JSONSchemaValidator {
                 validate(value, against: alternative, document: document, path: path, into: &inner)
                 return inner.isEmpty
             }
-            if matching.count != 1 { found.append("\(path): matches \(matching.count) of the oneOf alternatives, not exactly 1") }
+            if matching.count != 1 {
+                found.append("\(path): matches \(matching.count) of the oneOf alternatives, not exactly 1")
+            }
         }
     }
 
     private static func has(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
-        case ("object", .object), ("array", .array), ("string", .string), ("integer", .integer), ("boolean", .bool), ("null", .null): true
+        case ("object", .object), ("array", .array), ("string", .string), ("integer", .integer), ("boolean", .bool),
+            ("null", .null):
+            true
         case ("number", .integer), ("number", .otherNumber): true
         default: false
         }

@@ -18,9 +18,9 @@ enum Repository {
     static var command: String {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         #if os(macOS)
-        if let bundle = Bundle.allBundles.first(where: { $0.bundlePath.hasSuffix(".xctest") }) {
-            directory = bundle.bundleURL.deletingLastPathComponent()
-        }
+            if let bundle = Bundle.allBundles.first(where: { $0.bundlePath.hasSuffix(".xctest") }) {
+                directory = bundle.bundleURL.deletingLastPathComponent()
+            }
         #endif
         return directory.appendingPathComponent("ratelimit-conformance").path
     }
@@ -50,13 +50,18 @@ struct CommandRun {
 /// the cooperative pool (two threads on a 2-core machine), which on Linux is Dispatch's global
 /// queue, so a blocking read there for a command's minute starved every other test's tasks.
 func runCommand(
-    _ arguments: [String], limit: Double = 120, environment: [String: String] = [:], executable: String = Repository.command
+    _ arguments: [String], limit: Double = 120, environment: [String: String] = [:],
+    executable: String = Repository.command
 ) async throws -> CommandRun {
     // The command and the implementation it runs take a core each: one command at a time.
-    try await inHeavyLane { try await runCommandNow(arguments, limit: limit, environment: environment, executable: executable) }
+    try await inHeavyLane {
+        try await runCommandNow(arguments, limit: limit, environment: environment, executable: executable)
+    }
 }
 
-private func runCommandNow(_ arguments: [String], limit: Double, environment: [String: String], executable: String) async throws -> CommandRun {
+private func runCommandNow(_ arguments: [String], limit: Double, environment: [String: String], executable: String)
+    async throws -> CommandRun
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -64,7 +69,8 @@ private func runCommandNow(_ arguments: [String], limit: Double, environment: [S
     var variables = ProcessInfo.processInfo.environment
     for (key, value) in environment { variables[key] = value }
     process.environment = variables
-    let output = Pipe(), errors = Pipe()
+    let output = Pipe()
+    let errors = Pipe()
     process.standardOutput = output
     process.standardError = errors
     let started = Date()
@@ -94,17 +100,27 @@ private func runCommandNow(_ arguments: [String], limit: Double, environment: [S
             return continuation.resume(throwing: error)
         }
         group.enter()
-        Thread { collected.output = output.fileHandleForReading.readDataToEndOfFile(); group.leave() }.start()
+        Thread {
+            collected.output = output.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }.start()
         group.enter()
-        Thread { collected.errors = errors.fileHandleForReading.readDataToEndOfFile(); group.leave() }.start()
+        Thread {
+            collected.errors = errors.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }.start()
         let identifier = process.processIdentifier
         DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
             guard process.isRunning else { return }
             process.terminate()
-            DispatchQueue.global().asyncAfter(deadline: .now() + 2) { if process.isRunning { kill(identifier, SIGKILL) } }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+                if process.isRunning { kill(identifier, SIGKILL) }
+            }
         }
     }
-    await withCheckedContinuation { (read: CheckedContinuation<Void, Never>) in group.notify(queue: .global()) { read.resume() } }
+    await withCheckedContinuation { (read: CheckedContinuation<Void, Never>) in
+        group.notify(queue: .global()) { read.resume() }
+    }
     return CommandRun(
         status: status, output: String(decoding: collected.output, as: UTF8.self),
         errors: String(decoding: collected.errors, as: UTF8.self), seconds: Date().timeIntervalSince(started))

@@ -1,6 +1,7 @@
-@testable import RateLimitCore
 import RateLimitTestSupport
 import Testing
+
+@testable import RateLimitCore
 
 /// One admitted acquire of a random trace.
 struct Admission {
@@ -29,8 +30,10 @@ func forEachAdmission<S: RandomizedStrategy>(
             guard permits > 0, step.result.isAdmitted else { return true }
             var start = step.now
             if case .delayed(let wait, _) = step.result { start += wait }
-            history.append(Admission(
-                instant: step.strategy.evaluationInstant(step.before, now: step.now), permits: permits, start: start))
+            history.append(
+                Admission(
+                    instant: step.strategy.evaluationInstant(step.before, now: step.now), permits: permits, start: start
+                ))
             return check(history, step.strategy, step)
         case .release:
             return true
@@ -71,7 +74,8 @@ func intervalBoundHolds(
         prefix.append(overflow ? .max : sum)
     }
     func firstIndex(atLeast instant: Int64) -> Int {
-        var low = 0, high = sorted.count
+        var low = 0
+        var high = sorted.count
         while low < high {
             let middle = (low + high) / 2
             if sorted[middle].instant < instant { low = middle + 1 } else { high = middle }
@@ -79,13 +83,15 @@ func intervalBoundHolds(
         return low
     }
     for other in sorted {
-        let lo = min(other.instant, newest.instant), hi = max(other.instant, newest.instant)
+        let lo = min(other.instant, newest.instant)
+        let hi = max(other.instant, newest.instant)
         guard let limit = bound(lo, hi) else { continue }
         let end = hi == .max ? sorted.count : firstIndex(atLeast: hi + 1)
         let total = prefix[end] - prefix[firstIndex(atLeast: lo)]
         if total > limit {
-            return holds(false, "admitted \(total) permits at instants in [\(lo), \(hi)] ns, bound \(limit): \(describe)",
-                         replay: replay, sourceLocation: sourceLocation)
+            return holds(
+                false, "admitted \(total) permits at instants in [\(lo), \(hi)] ns, bound \(limit): \(describe)",
+                replay: replay, sourceLocation: sourceLocation)
         }
     }
     return true

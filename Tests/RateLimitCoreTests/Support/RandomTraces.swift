@@ -1,6 +1,7 @@
-@testable import RateLimitCore
 import RateLimitConformance
 import Testing
+
+@testable import RateLimitCore
 
 /// A strategy the property tests can draw configurations for (from the conformance library's
 /// `TraceGenerator`), with the Spec's evaluation-instant rule for it.
@@ -8,7 +9,8 @@ protocol RandomizedStrategy: RateLimitStrategy {
     /// CORE-10: the instant an event at `now` is evaluated at, as the Spec defines it per strategy.
     func evaluationInstant(_ state: State, now: Int64) -> Int64
     /// CORE-10: `result`, given to `event` at an instant, as seen from `shift` nanoseconds earlier.
-    func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64) -> RateLimitResult
+    func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64)
+        -> RateLimitResult
 }
 
 extension RandomizedStrategy {
@@ -25,10 +27,11 @@ extension RandomizedStrategy {
         AnyRateLimitStrategy(self).map(TraceGenerator.characteristicNanoseconds) ?? 1
     }
 
-    func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64) -> RateLimitResult {
+    func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64)
+        -> RateLimitResult
+    {
         defaultMeasured(result, nanosecondsEarlier: shift)
     }
-
 
     /// Spans grow by `shift`; everything else is the same answer.
     func defaultMeasured(_ result: RateLimitResult, nanosecondsEarlier shift: Int64) -> RateLimitResult {
@@ -54,7 +57,9 @@ extension GCRA: RandomizedStrategy {
 
 extension LeakyBucketQueue: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
-    func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64) -> RateLimitResult {
+    func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64)
+        -> RateLimitResult
+    {
         // LBQ-3: a request admitted at the state's instant starts there, so seen from an earlier now it waits.
         if case .acquire(let permits) = event, permits > 0, case .allowed(let remaining) = result, shift > 0 {
             return .delayed(waitNanoseconds: shift, remaining: remaining)
@@ -124,10 +129,12 @@ func forEachRandomStep<S: RandomizedStrategy>(
         var retryAfter: Int64?
         for index in 0..<steps {
             guard let configuration = AnyRateLimitStrategy(strategy),
-                  let event = TraceGenerator.event(for: configuration, using: &rng).typed(as: S.self) else {
+                let event = TraceGenerator.event(for: configuration, using: &rng).typed(as: S.self)
+            else {
                 preconditionFailure("\(S.identifier) events convert both ways")
             }
-            now = TraceGenerator.nextInstant(after: now, span: strategy.characteristicNanoseconds, retryAfter: retryAfter, using: &rng)
+            now = TraceGenerator.nextInstant(
+                after: now, span: strategy.characteristicNanoseconds, retryAfter: retryAfter, using: &rng)
             let (after, result) = strategy.step(state, event, at: t(now))
             let step = TraceStep(
                 strategy: strategy, before: state, event: event, now: now, after: after, result: result,

@@ -4,4 +4,3 @@ import RateLimitTestSupport
 import Testing
 
 typealias PropertySeed = TestSeed
-

@@ -1,5 +1,6 @@
-@testable import RateLimitCore
 import Testing
+
+@testable import RateLimitCore
 
 /// An instant of a hand-written trace (tests only write non-negative literals).
 func t(_ nanoseconds: Int64) -> RateLimitInstant { RateLimitInstant(validated: nanoseconds) }

@@ -2,12 +2,13 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify test tsan build core-purity format lint api api-check readme readme-check vectors conformance bench bench-smoke clean
+.PHONY: verify test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance bench bench-smoke clean
 
 ## Check the formatting and the core's purity, build everything with warnings as errors, run every
 ## test, check the public API against its listing and the README's examples against their files,
-## run the benchmark's smoke mode, then the concurrent code's tests again under ThreadSanitizer.
-verify: lint core-purity test api-check readme-check bench-smoke tsan
+## build the DocC documentation without a warning, run the benchmark's smoke mode, then the
+## concurrent code's tests again under ThreadSanitizer.
+verify: lint core-purity test api-check readme-check docs bench-smoke tsan
 
 ## Build (warnings are errors) and run all tests in one process; RATELIMIT_SEED=<n> replays
 ## property tests. Long tests take turns in one heavy lane off the cooperative pool (RateLimitTestSupport),
@@ -52,6 +53,11 @@ core-purity:
 
 ## Each product's public API, listed from the toolchain's symbol graphs into API/<Product>.md;
 ## api-check fails when the built API and the committed listing differ (run `make api` and commit).
+## Every product's DocC documentation (symbol graphs + the toolchain's docc; warnings are errors),
+## into .build/docs/<Product>.doccarchive.
+docs: build
+	python3 .ci/docs.py
+
 api: build
 	python3 .ci/public-api.py write
 api-check: build

@@ -3,7 +3,8 @@
 
 Every ```swift block of README.md follows a line `<!-- example: <path> -->` naming the file it
 shows; the block must equal the file. The files are executable targets, each built with its one
-product (Package.swift), so every example in the README compiles as pasted.
+product (Package.swift), so every example in the README compiles as pasted; a shown manifest
+(`Examples/Package/Package.swift`) is checked with `swift package dump-package`.
 
     readme-examples.py check   fail on a block without a file, or one that differs (make readme-check)
     readme-examples.py write   copy each named file into its block
@@ -11,6 +12,7 @@ product (Package.swift), so every example in the README compiles as pasted.
 
 import pathlib
 import re
+import subprocess
 import sys
 
 MARKER = re.compile(r"^<!-- example: (\S+) -->$")
@@ -46,6 +48,13 @@ def main():
         if not source.is_file():
             problems.append(f"README.md:{start}: {path} does not exist")
             continue
+        if source.name == "Package.swift" and mode == "check":
+            manifest = subprocess.run(
+                ["swift", "package", "--package-path", str(source.parent), "dump-package"],
+                capture_output=True, text=True,
+            )
+            if manifest.returncode != 0:
+                problems.append(f"README.md:{start}: {path} is not a valid manifest:\n{manifest.stderr.strip()}")
         wanted = source.read_text().rstrip("\n").split("\n")
         if lines[start + 1:end] != wanted:
             if mode == "write":

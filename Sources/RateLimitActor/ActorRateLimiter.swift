@@ -18,7 +18,7 @@ where C.Duration == Duration {
 
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`.
     ///
-    /// - Throws: ``RateLimitInputError`` when `queueLimit` is negative.
+    /// - Throws: `RateLimitInputError` when `queueLimit` is negative.
     public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C) throws(RateLimitInputError) {
         shell = ActorShell(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
     }
@@ -40,9 +40,13 @@ where C.Duration == Duration {
     /// Waits until `permits` are granted (WQ-4, WQ-5); cancelling the task cancels the request. A
     /// `delayed` grant (leaky bucket queue) also waits for its scheduled start before returning.
     ///
-    /// - Parameter timeout: how long to wait at most; `nil` waits as long as it takes; zero or
-    ///   less, or under a nanosecond, is granted or times out at once (WQ-11).
-    /// - Throws: ``RateLimitAcquireError``: rejected at once, timed out, cancelled, or closed.
+    /// - Parameters:
+    ///   - permits: how many permits the request takes (weighted, CORE-6).
+    ///   - priority: its place in the queue, higher priorities first (WQ-3); `critical` does not
+    ///     queue (WQ-4).
+    ///   - timeout: how long to wait at most; `nil` waits as long as it takes; zero or less, or
+    ///     under a nanosecond, is granted or times out at once (WQ-11).
+    /// - Throws: `RateLimitAcquireError`: rejected at once, timed out, cancelled, or closed.
     public func acquire(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {

@@ -39,8 +39,8 @@ public enum RateLimitClientError: Error, CustomStringConvertible {
     public var retryAfter: Duration? {
         switch self {
         case .limited(_, let reason): reason.retryAfter
-        case .serverLimited(_, _, let nanoseconds?): .nanoseconds(nanoseconds)
-        default: nil
+        case .serverLimited(_, _, let nanoseconds): nanoseconds.map(Duration.nanoseconds)
+        case .timedOut, .transport, .cancelled, .closed: nil
         }
     }
 
@@ -125,6 +125,9 @@ where C.Duration == Duration {
     /// A client sending with `operation` through `limiter` (whose clock it reads).
     ///
     /// - Parameters:
+    ///   - limiter: the registry of limiters by endpoint that every request waits in first.
+    ///   - retryPolicy: when and how long to wait before retrying a refused or failed attempt.
+    ///   - operation: sends one request and returns the server's response (or throws when none came).
     ///   - serverQuota: the waits after a 429 that names none (HTTP-9), for every endpoint.
     ///   - seed: the backoff jitter's seed (HTTP-7): a seed replays the waits of a sequence.
     ///   - wallClock: the time of day, the reference for HTTP-dates of responses without `Date`.
@@ -170,7 +173,7 @@ where C.Duration == Duration {
         } catch {
             switch error {
             case .cancelled, .closed: throw error
-            default: break
+            case .limited, .timedOut, .serverLimited, .transport: break
             }
             guard let fallback, let cached = await fallback(error) else { throw error }
             emit(.fellBack(endpoint: endpoint, at: timeline.now()))

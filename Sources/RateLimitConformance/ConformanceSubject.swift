@@ -2,7 +2,7 @@ import RateLimitCore
 
 /// An implementation under test: create a limiter from a configuration, apply events at instants.
 ///
-/// Conform a Swift implementation to this protocol and call ``ConformanceSuite/run(_:options:progress:)``;
+/// Conform a Swift implementation to this protocol and call ``ConformanceSuite/run(_:vectors:options:clock:progress:)``;
 /// the `ratelimit-conformance` command conforms an external process speaking the JSON-lines
 /// protocol (Spec/protocol.md) the same way.
 public protocol ConformanceSubject {
@@ -12,7 +12,7 @@ public protocol ConformanceSubject {
     /// The implementation's name, for reports.
     var name: String { get }
 
-    /// The strategy identifiers it implements (``AnyRateLimitStrategy/identifiers``); the others
+    /// The strategy identifiers it implements (`AnyRateLimitStrategy.identifiers`); the others
     /// are reported as skipped, not failed.
     var strategies: Set<String> { get }
 

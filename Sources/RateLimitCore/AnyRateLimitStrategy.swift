@@ -205,7 +205,10 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case (.leakyBucketMeter(let strategy), .leakyBucketMeter(let inner)): strategy.isIdle(inner, at: now)
         case (.leakyBucketQueue(let strategy), .leakyBucketQueue(let inner)): strategy.isIdle(inner, at: now)
         case (.concurrency(let strategy), .concurrency(let inner)): strategy.isIdle(inner, at: now)
-        default: false  // a foreign state is never forgotten
+        // A foreign state is never forgotten.
+        case (.tokenBucket, _), (.intervalTokenBucket, _), (.gcra, _), (.fixedWindow, _), (.slidingWindowLog, _),
+            (.slidingWindowCounter, _), (.leakyBucketMeter, _), (.leakyBucketQueue, _), (.concurrency, _):
+            false
         }
     }
 

@@ -14,7 +14,7 @@ where C.Duration == Duration {
     /// A registry of `rules` holding at most `maximumKeys` keys, on `clock`; completion and event
     /// handlers run on `callbackQueue` (REG-1, REG-8).
     ///
-    /// - Throws: ``RateLimitRegistryError`` for duplicate rules or `maximumKeys < 1`.
+    /// - Throws: `RateLimitRegistryError` for duplicate rules or `maximumKeys < 1`.
     public init(
         rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, clock: C, callbackQueue: DispatchQueue = .global()
     ) throws(RateLimitRegistryError) {
@@ -69,7 +69,7 @@ where C.Duration == Duration {
 
     /// Replaces a rule's configuration for every key it governs (REG-7).
     ///
-    /// - Throws: ``RateLimitRegistryError`` for an unknown rule or a threshold that no longer fits.
+    /// - Throws: `RateLimitRegistryError` for an unknown rule or a threshold that no longer fits.
     public func reconfigure(rule pattern: KeyPattern, to strategy: Strategy) throws(RateLimitRegistryError) {
         try shell.reconfigure(rule: pattern, to: strategy)
     }

@@ -16,7 +16,7 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: S
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`;
     /// completion handlers run on `callbackQueue`.
     ///
-    /// - Throws: ``RateLimitInputError`` when `queueLimit` is negative.
+    /// - Throws: `RateLimitInputError` when `queueLimit` is negative.
     public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C, callbackQueue: DispatchQueue = .global())
         throws(RateLimitInputError)
     {

@@ -129,9 +129,9 @@ where C.Duration == Duration {
     /// into `slot`'s uninitialized element.
     ///
     /// The value crosses `sync` in memory the caller allocated, moved in and out: the generic
-    /// `sync<T>` of Foundation-less Dispatch boxes its result through unspecialized code
-    /// (ratelimit-bench: about 400 ns of the adapter's 800), and a captured `T?` was destroyed
-    /// through `Optional`'s value witnesses (callgrind: about 186 instructions per call).
+    /// `sync<T>` of Foundation-less Dispatch boxes its result through unspecialized code, and a
+    /// captured `T?` is destroyed through `Optional`'s value witnesses (Performance.md,
+    /// "Dispatch's sync").
     @inlinable
     func perform<T>(
         _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects),

@@ -89,7 +89,8 @@ extension ServiceLimit {
             let name: String
             switch item.value {
             case .string(let text), .token(let text): name = text
-            default: return .failure("a policy name that is not a string")
+            case .integer, .decimal, .byteSequence, .boolean, .date, .displayString:
+                return .failure("a policy name that is not a string")
             }
             guard case .integer(let remaining)? = item["r"], remaining >= 0 else {
                 return .failure("no non-negative integer r")

@@ -19,7 +19,7 @@ where C.Duration == Duration {
 
     /// A registry of `rules` holding at most `maximumKeys` keys, on `clock` (REG-1, REG-8).
     ///
-    /// - Throws: ``RateLimitRegistryError`` for duplicate rules or `maximumKeys < 1`.
+    /// - Throws: `RateLimitRegistryError` for duplicate rules or `maximumKeys < 1`.
     public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, clock: C) throws(RateLimitRegistryError) {
         shell = LockShell(
             machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), clock: clock)
@@ -53,7 +53,7 @@ where C.Duration == Duration {
     /// The rule's timeout applies when `timeout` is `nil`; a `timeout` of zero or less, or under a
     /// nanosecond, is granted or times out at once (WQ-11).
     ///
-    /// - Throws: ``RateLimitAcquireError``: rejected (with the limit's answer, `unknownKey`,
+    /// - Throws: `RateLimitAcquireError`: rejected (with the limit's answer, `unknownKey`,
     ///   `tooManyKeys`), timed out, cancelled, or closed.
     public func acquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
@@ -82,7 +82,7 @@ where C.Duration == Duration {
 
     /// Replaces a rule's configuration for every key it governs (REG-7).
     ///
-    /// - Throws: ``RateLimitRegistryError`` for an unknown rule or a threshold that no longer fits.
+    /// - Throws: `RateLimitRegistryError` for an unknown rule or a threshold that no longer fits.
     public func reconfigure(rule pattern: KeyPattern, to strategy: Strategy) throws(RateLimitRegistryError) {
         try shell.reconfigure(rule: pattern, to: strategy)
     }

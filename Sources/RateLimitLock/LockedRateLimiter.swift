@@ -17,7 +17,7 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
 
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`.
     ///
-    /// - Throws: ``RateLimitInputError`` when `queueLimit` is negative.
+    /// - Throws: `RateLimitInputError` when `queueLimit` is negative.
     public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C) throws(RateLimitInputError) {
         shell = LockShell(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
     }
@@ -52,7 +52,7 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
     /// `delayed` grant (leaky bucket queue) also waits for its scheduled start. A `timeout` of
     /// zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
     ///
-    /// - Throws: ``RateLimitAcquireError``: rejected, timed out, cancelled, or closed.
+    /// - Throws: `RateLimitAcquireError`: rejected, timed out, cancelled, or closed.
     public func acquire(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {

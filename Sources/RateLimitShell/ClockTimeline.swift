@@ -29,7 +29,7 @@ import RateLimitCore
     package func now() -> RateLimitInstant {
         // `ContinuousClock`, the adapters' default, is read directly: the test folds away once
         // specialized, and through `Clock` the read took three witness thunks and a lazy
-        // witness-table lookup (callgrind: about 40 instructions of the lock adapter's 540).
+        // witness-table lookup (Performance.md, "Clock reads").
         // The cast is an identity: `C` is `ContinuousClock`, so `C.Instant` is its `Instant`.
         if C.self == ContinuousClock.self {
             return Self.instant(offset: unsafeBitCast(origin, to: ContinuousClock.Instant.self).duration(to: .now))
@@ -48,7 +48,7 @@ import RateLimitCore
     ///
     /// Read straight from the 128-bit count of attoseconds that is `Duration`'s frozen layout
     /// (`_high`, `_low`): one 128-by-64-bit division, where `components` divides by 10^18 and then
-    /// by 10^9 (ratelimit-bench measured the adapters' clock read 40% dearer that way).
+    /// by 10^9, a dearer clock read for every adapter (Performance.md, "Clock reads").
     @inlinable
     static func instant(offset: Duration) -> RateLimitInstant {
         guard offset._high >= 0 else { return .origin }

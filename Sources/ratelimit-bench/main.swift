@@ -1,5 +1,5 @@
 // ratelimit-bench: the cost of a decision and of a limiter, as ratios to the bare primitives
-// measured in the same run (README, "Benchmarks"). `make bench` runs it in release mode.
+// measured in the same run (Performance.md, "Method"). `make bench` runs it in release mode.
 //
 //   ratelimit-bench            the full run: a table
 //   ratelimit-bench --json     the same, as JSON for machines

@@ -1,0 +1,195 @@
+// The steps every registry operation shares (Spec/Registry.md, REG-3, REG-5, REG-10): begin at
+// the registry's instant, decide in the key's limiter or queue, apply the change, report it.
+
+extension RateLimitRegistry {
+    // MARK: Operations
+
+    /// REG-3: the instant an operation at `now` applies at, after serving everything due by then.
+    @inlinable mutating func begin(at now: RateLimitInstant) -> (instant: RateLimitInstant, effects: RateLimitEffects) {
+        latest = max(latest, now.nanoseconds)
+        let instant = RateLimitInstant(validated: latest)
+        var effects = RateLimitEffects()
+        // REG-11: what fell due since the last operation, in time order, each at its own instant
+        // (as a timer firing on time would have served it), so that waking late changes nothing
+        // but latency and events come in the order they happened.
+        while let first = wakeUps.first, first.deadline <= latest {
+            wakeUps.removeFirst()
+            let slot = first.payload
+            guard scheduled[slot] == first.deadline else { continue }  // superseded by an earlier one
+            scheduled[slot] = nil
+            guard entries[Int(slot)].held else { continue }  // forgotten
+            let due = RateLimitInstant(validated: first.deadline)
+            inQueue(slot, at: due, &effects) { $0.advance(to: due).completions }
+        }
+        return (instant, effects)
+    }
+
+    /// REG-3: the effects as the caller at `now` sees them (spans count from `now`).
+    @inlinable func end(_ effects: RateLimitEffects, _ now: RateLimitInstant) -> RateLimitEffects {
+        effects.shifted(by: latest - now.nanoseconds)
+    }
+
+    @inlinable mutating func issue() -> WaitTicket {
+        issued += 1
+        return WaitTicket(rawValue: issued)
+    }
+
+    /// REG-5: decides or queues a request on `key`, creating the key if needed (REG-3, REG-8).
+    @inlinable mutating func request(
+        _ key: String, ticket: WaitTicket, permits: Int64, priority: RateLimitPriority, timeout: Duration?,
+        mayWait: Bool, at instant: RateLimitInstant, _ effects: inout RateLimitEffects
+    ) {
+        guard let slot = slot(for: key, at: instant, &effects) else {
+            let reason: WaitRejection = ruleIndex(for: key) == nil ? .unknownKey : .tooManyKeys
+            return finish(
+                ticket, key: key, slot: nil, permits: permits, outcome: .rejected(reason), at: instant, &effects)
+        }
+        if entries[Int(slot)].disabled {
+            let outcome: WaitOutcome = permits < 0 ? .rejected(.invalid(.negativePermits(permits))) : .bypassed
+            finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
+            return settle(slot, [], at: instant, &effects)
+        }
+        guard var queue = queues.removeValue(forKey: slot) else {
+            // Nobody waits: WQ-4 on the stored state, without building a queue.
+            var limiter = limiter(slot)
+            let outcome = WaitQueue.admitNewcomer(
+                permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
+            store(limiter, in: slot)
+            // The rule is read only for a refusal that may wait: the common answer copies nothing more.
+            guard outcome.mayWait, mayWait, case .queue = rules[Int(entries[Int(slot)].rule)].overflow else {
+                finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
+                return settle(slot, [], at: instant, &effects)
+            }
+            let rule = rules[Int(entries[Int(slot)].rule)]
+            queues[slot] = WaitQueue(limiter: limiter, queueLimit: rule.queueLimit, at: instant)
+            return request(
+                key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant,
+                &effects)
+        }
+        var completions: [WaitCompletion]
+        var decided: WaitOutcome?
+        if mayWait {
+            let timeout = timeout.map(Self.nanoseconds) ?? rules[Int(entries[Int(slot)].rule)].timeoutNanoseconds
+            let deadline = timeout.map { instant.advanced(byNanoseconds: $0) ?? .end }
+            var served = queue.acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: instant)
+            decided = served.removeCompletion(of: ticket)?.outcome
+            completions = served.completions
+        } else {
+            let (outcome, served) = queue.tryAcquire(permits, priority: priority, at: instant)
+            (decided, completions) = (outcome, served.completions)
+        }
+        queues[slot] = queue
+        if let decided {
+            finish(ticket, key: key, slot: slot, permits: permits, outcome: decided, at: instant, &effects)
+        } else {
+            waiting[ticket] = (slot, permits)
+            entries[Int(slot)].queued += 1
+            counted.countQueued()
+        }
+        settle(slot, completions, at: instant, &effects)
+    }
+
+    /// An event on `key`'s limit (release, reset, reconfigure) at the registry's instant.
+    @inlinable mutating func keyEvent(
+        _ key: String, _ event: RateLimitEvent<Limit>, at now: RateLimitInstant
+    ) -> (result: RateLimitResult, effects: RateLimitEffects) {
+        var (instant, effects) = begin(at: now)
+        guard let slot = slot(for: key, at: instant, &effects) else {
+            return (
+                .invalid(ruleIndex(for: key) == nil ? Self.unknownKeyError : Self.tooManyKeysError), end(effects, now)
+            )
+        }
+        let result = change(slot, at: instant, &effects) { $0.step(event, at: instant) }
+        return (result.shifted(by: latest - now.nanoseconds), end(effects, now))
+    }
+
+    /// Sets the key's throttle (0: none), in its queue when it has one; served by the caller.
+    @inlinable mutating func setThrottle(_ slot: UInt32, _ until: Int64) {
+        if var queue = queues.removeValue(forKey: slot) {
+            _ = queue.updateLimiter(at: nil) { $0.updateState { $0.throttledUntil = until } }
+            queues[slot] = queue
+        } else {
+            throttles[slot] = until > 0 ? until : nil
+        }
+    }
+
+    // MARK: Applying changes
+
+    /// Applies `body` to the key's limiter (in its queue when it has one, which is then served at
+    /// `instant`) and settles the key.
+    @inlinable mutating func change(
+        _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RateLimitEffects,
+        _ body: (inout RateLimiter<Limit>) -> RateLimitResult
+    ) -> RateLimitResult {
+        var result = RateLimitResult.allowed(remaining: 0)
+        if queues[slot] != nil {
+            inQueue(slot, at: instant, &effects) { queue in queue.updateLimiter(at: instant) { result = body(&$0) } }
+        } else {
+            var limiter = limiter(slot)
+            result = body(&limiter)
+            store(limiter, in: slot)
+            settle(slot, [], at: instant, &effects)
+        }
+        return result
+    }
+
+    /// Runs `body` on the key's queue, if it has one, and settles the key with its completions.
+    @inlinable mutating func inQueue(
+        _ slot: UInt32, at instant: RateLimitInstant, _ effects: inout RateLimitEffects,
+        _ body: (inout WaitQueue<Limit>) -> [WaitCompletion]
+    ) {
+        catchUp(slot, to: instant, &effects)
+        guard var queue = queues.removeValue(forKey: slot) else { return settle(slot, [], at: instant, &effects) }
+        let completions = body(&queue)
+        queues[slot] = queue
+        settle(slot, completions, at: instant, &effects)
+    }
+
+    /// After a change at `instant`: delivers the key's completions, writes back a queue that
+    /// emptied, reports a status change (REG-6) and schedules the key's next wake-up (REG-11).
+    @inlinable mutating func settle(
+        _ slot: UInt32, _ completions: [WaitCompletion], at instant: RateLimitInstant, _ effects: inout RateLimitEffects
+    ) {
+        guard let key = key(of: slot) else { return }
+        for completion in completions {
+            guard let (_, permits) = waiting.removeValue(forKey: completion.ticket) else { continue }
+            finish(
+                completion.ticket, key: key, slot: slot, permits: permits, outcome: completion.outcome, at: instant,
+                &effects)
+        }
+        if let queue = queues[slot], queue.waitingCount == 0 {
+            queues[slot] = nil
+            store(queue.limiter, in: slot)
+        }
+        let status = status(slot, at: instant)
+        let reported = entries[Int(slot)].reported
+        if status != reported {
+            effects.append(
+                .statusChanged(
+                    key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: instant), at: instant))
+            entries[Int(slot)].reported = status
+        }
+        recoveries[slot] = nextRecovery(slot, from: instant)
+        schedule(slot, at: instant)
+    }
+
+    /// Records an outcome in the statistics and the events, and hands it to the adapter (REG-9, REG-10).
+    @inlinable mutating func finish(
+        _ ticket: WaitTicket, key: String, slot: UInt32?, permits: Int64, outcome: WaitOutcome,
+        at instant: RateLimitInstant,
+        _ effects: inout RateLimitEffects
+    ) {
+        effects.append(WaitCompletion(ticket: ticket, outcome: outcome, at: instant))
+        switch outcome {
+        case .granted, .bypassed:
+            counted.countAdmitted()
+            if let slot { entries[Int(slot)].admitted += 1 }
+        case .rejected, .timedOut:
+            counted.countRejected()
+            if let slot { entries[Int(slot)].rejected += 1 }
+            effects.append(.rejected(key: key, permits: permits, outcome: outcome, at: instant))
+        case .cancelled, .closed:
+            break
+        }
+    }
+}

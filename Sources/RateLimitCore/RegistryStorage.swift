@@ -1,0 +1,227 @@
+// How the registry stores its keys (Spec/Registry.md, REG-8).
+//
+// Storage. 10,000 keys must fit in under 1 MB, so a key costs one dictionary slot (its name and a
+// 32-bit index) and one compact entry (the limiter's state, three counters, the rule, the flags and
+// the status last reported).
+// Everything rarer lives in side tables keyed by that index: per-key configurations, throttles,
+// wait queues (only while somebody waits), pending wake-ups. A key with a queue keeps its limiter
+// in the queue; the entry's copy is written back when the queue empties.
+
+extension RateLimitRegistry {
+    /// One key: the limiter's state (stale while a queue holds it), the key, counters, rule and flags.
+    @usableFromInline struct Entry: Sendable {
+        @usableFromInline var state: Strategy.State
+        @usableFromInline var key: String
+        @usableFromInline var admitted: UInt64 = 0
+        @usableFromInline var rejected: UInt64 = 0
+        @usableFromInline var queued: UInt64 = 0
+        @usableFromInline var rule: UInt32
+        @usableFromInline var flags: Flags = []
+        /// The quota status last reported (REG-6, REG-10).
+        @usableFromInline var reported: QuotaStatus = .ok
+
+        @inlinable init(state: Strategy.State, key: String, rule: UInt32) {
+            self.state = state
+            self.key = key
+            self.rule = rule
+        }
+
+        @usableFromInline typealias Flags = RegistryEntryFlags
+
+        @inlinable var disabled: Bool {
+            get { flags.contains(.disabled) }
+            set { flags.set(.disabled, newValue) }
+        }
+
+        @inlinable var held: Bool {
+            get { !flags.contains(.forgotten) }
+            set { flags.set(.forgotten, !newValue) }
+        }
+
+        @inlinable var throttleReported: Bool {
+            get { flags.contains(.throttleReported) }
+            set { flags.set(.throttleReported, newValue) }
+        }
+    }
+
+    // MARK: Keys
+
+    /// The slot of `key`, created at `instant` in its rule's initial state when new; `nil` when
+    /// no rule matches or the registry is full of keys that are not idle (REG-8). An existing key
+    /// first reports what time did to it (REG-6).
+    @inlinable mutating func slot(for key: String, at instant: RateLimitInstant, _ effects: inout RateLimitEffects)
+        -> UInt32?
+    {
+        if let slot = slot(of: key) {
+            catchUp(slot, to: instant, &effects)
+            return slot
+        }
+        guard let rule = ruleIndex(for: key) else { return nil }
+        if index.count >= maximumKeys { forgetIdleKeys(at: instant) }
+        guard index.count < maximumKeys else { return nil }
+        let entry = Entry(state: rules[rule].strategy.initialState(at: instant), key: key, rule: UInt32(rule))
+        let slot: UInt32
+        if let free = freeSlots.popLast() {
+            slot = free
+            entries[Int(slot)] = entry
+        } else {
+            slot = UInt32(entries.count)
+            if entries.count == entries.capacity {
+                entries.reserveCapacity(min(maximumKeys, max(16, entries.count * 2)))
+            }
+            entries.append(entry)
+        }
+        index.insert(key, slot: slot) { entries[Int($0)].key }
+        entries[Int(slot)].reported = status(slot, at: instant)
+        recoveries[slot] = nextRecovery(slot, from: instant)
+        schedule(slot, at: instant)
+        return slot
+    }
+
+    /// REG-8: forgets every key that is idle at `instant`: a new key would answer exactly as it does.
+    @inlinable mutating func forgetIdleKeys(at instant: RateLimitInstant) {
+        for slot in heldSlots where isForgettable(slot, at: instant) { forget(slot) }
+    }
+
+    /// REG-8: nobody waits on the key, it is accepting with its rule's configuration, its status
+    /// `ok` (as reported, or, for a registry that has not served `instant` yet, as it will be),
+    /// and its limit is idle at `instant`.
+    @inlinable func isForgettable(_ slot: UInt32, at instant: RateLimitInstant, served: Bool = true) -> Bool {
+        let entry = entries[Int(slot)]
+        guard queues[slot] == nil, !entry.disabled, overrides[slot] == nil else { return false }
+        guard (served ? entry.reported : status(slot, at: instant)) == .ok else { return false }
+        let limiter = limiter(slot)
+        return limiter.strategy.isIdle(limiter.state, at: instant)
+    }
+
+    /// Frees a held key's slot and everything kept for it (its waiters, if any, were ended first).
+    @inlinable mutating func forget(_ slot: UInt32) {
+        index.remove(entries[Int(slot)].key) { entries[Int($0)].key }
+        entries[Int(slot)].key = ""
+        entries[Int(slot)].held = false
+        overrides[slot] = nil
+        throttles[slot] = nil
+        recoveries[slot] = nil
+        scheduled[slot] = nil
+        freeSlots.append(slot)
+    }
+
+    /// The slots of the keys held, in slot order.
+    @inlinable var heldSlots: [UInt32] {
+        entries.indices.compactMap { entries[$0].held ? UInt32($0) : nil }
+    }
+
+    /// The slot of a held key.
+    @inlinable func slot(of key: String) -> UInt32? {
+        index.slot(of: key) { entries[Int($0)].key }
+    }
+
+    /// The key held in a slot (`nil` once forgotten).
+    @inlinable func key(of slot: UInt32) -> String? {
+        entries[Int(slot)].held ? entries[Int(slot)].key : nil
+    }
+
+    /// REG-2: the exact rule, else the longest matching prefix, else the default.
+    @inlinable func ruleIndex(for key: String) -> Int? {
+        if let exact = exactRules[key] { return exact }
+        if let prefix = prefixRules.first(where: { key.hasPrefix($0.prefix) }) { return prefix.rule }
+        return defaultRule
+    }
+
+    // MARK: Storage and derived values
+
+    /// The key's limiter: in its queue, or rebuilt from the entry and the side tables.
+    @inlinable func limiter(_ slot: UInt32) -> RateLimiter<Limit> {
+        if let queue = queues[slot] { return queue.limiter }
+        // Field by field: a copy of the whole entry would retain and release its key.
+        let strategy = overrides[slot] ?? rules[Int(entries[Int(slot)].rule)].strategy
+        return RateLimiter(
+            Limit(strategy), state: Limit.State(inner: entries[Int(slot)].state, throttledUntil: throttles[slot] ?? 0))
+    }
+
+    @inlinable mutating func store(_ limiter: RateLimiter<Limit>, in slot: UInt32) {
+        entries[Int(slot)].state = limiter.state.inner
+        throttles[slot] = limiter.state.throttledUntil > 0 ? limiter.state.throttledUntil : nil
+    }
+
+    /// REG-4: disabled, throttled until an instant after `instant`, or accepting.
+    @inlinable func keyState(_ slot: UInt32, at instant: RateLimitInstant) -> KeyState {
+        if entries[Int(slot)].disabled { return .disabled }
+        let until = limiter(slot).state.throttledUntil
+        return until > instant.nanoseconds ? .throttled(until: RateLimitInstant(validated: until)) : .accepting
+    }
+
+    /// REG-6: the key's quota status at `instant`.
+    @inlinable func status(_ slot: UInt32, at instant: RateLimitInstant) -> QuotaStatus {
+        let entry = entries[Int(slot)]
+        if entry.disabled { return .ok }
+        return Self.status(limiter(slot).remaining(at: instant), threshold: rules[Int(entry.rule)].warningThreshold)
+    }
+
+    @inlinable static func status(_ remaining: Int64, threshold: Int64) -> QuotaStatus {
+        remaining == 0 ? .limited : remaining <= threshold ? .warning : .ok
+    }
+
+    /// A timeout in whole nanoseconds, a fraction of a nanosecond dropped, negative as 0 and at most `Int64.max` (WQ-11).
+    @inlinable static func nanoseconds(_ timeout: Duration) -> Int64 {
+        guard timeout > .zero else { return 0 }
+        guard timeout < .nanoseconds(Int64.max) else { return .max }
+        let (seconds, attoseconds) = timeout.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    @inlinable static var unknownKeyError: RateLimitInputError {
+        RateLimitInputError(field: "key", value: nil, problem: .notSupported, reason: "no rule matches the key")
+    }
+
+    @inlinable static var tooManyKeysError: RateLimitInputError {
+        RateLimitInputError(
+            field: "key", value: nil, problem: .notSupported,
+            reason: "the registry holds its maximum of keys and none is idle")
+    }
+}
+
+/// What a registry entry records besides its counters.
+@usableFromInline struct RegistryEntryFlags: OptionSet, Sendable {
+    @usableFromInline let rawValue: UInt8
+    @inlinable init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// The limit is off (REG-4).
+    @inlinable static var disabled: Self { Self(rawValue: 1 << 0) }
+    /// A free slot: its key was forgotten (REG-8).
+    @inlinable static var forgotten: Self { Self(rawValue: 1 << 1) }
+    /// Reported as throttled: the throttle's end is still to be reported (REG-10).
+    @inlinable static var throttleReported: Self { Self(rawValue: 1 << 2) }
+
+    /// Inserts `flag` when `on`, removes it otherwise.
+    @inlinable mutating func set(_ flag: Self, _ on: Bool) {
+        if on { insert(flag) } else { remove(flag) }
+    }
+}
+
+/// A registry side table: what few keys have (a queue, a throttle, a pending wake-up), by slot.
+/// Most of the time it is empty, and then a lookup or a removal costs one comparison instead of
+/// hashing the slot, and a request makes several (Performance.md, "Side tables").
+@usableFromInline
+struct SideTable<Value: Sendable>: Sendable {
+    @usableFromInline var storage: [UInt32: Value] = [:]
+
+    @inlinable init() {}
+
+    @inlinable
+    subscript(slot: UInt32) -> Value? {
+        get { storage.isEmpty ? nil : storage[slot] }
+        set {
+            if newValue == nil, storage.isEmpty { return }
+            storage[slot] = newValue
+        }
+    }
+
+    @inlinable
+    mutating func removeValue(forKey slot: UInt32) -> Value? {
+        storage.isEmpty ? nil : storage.removeValue(forKey: slot)
+    }
+
+    /// The slots that have an entry.
+    @inlinable var slots: Dictionary<UInt32, Value>.Keys { storage.keys }
+}

@@ -1,7 +1,8 @@
 // GCRA, the generic cell rate algorithm (Spec/GCRA.md, clauses GCRA-1 ... GCRA-12).
 //
-// The limiter remembers one integer: the theoretical arrival time `tat`, the instant at which it
-// would be back to a full burst if nothing else arrived. Each permit pushes `tat` forward by one
+// The limiter remembers two integers: the theoretical arrival time `tat`, the instant at which it
+// would be back to a full burst if nothing else arrived, and the last instant recorded (`last`,
+// so that time going backwards is evaluated at it, GCRA-2). Each permit pushes `tat` forward by one
 // emission interval T; an acquire of n permits at t is admitted when, after it, `tat` would be at
 // most `τ = burst × T` ahead of t: `max(tat, t) + n·T − t ≤ τ`. The boundary conforms: an
 // acquire exactly at `t = tat + n·T − τ` is admitted (ITU-T I.371's "t ≥ TAT − L").

@@ -12,9 +12,8 @@
 // burst of `queueCapacity + 1` (the request starting now plus `queueCapacity` waiting), so the
 // decisions are GCRA's on traces whose instants never decrease. Two things differ: the start
 // instant is reported, and reconfigure keeps the schedule (requests already told when to go keep
-// their turn, so pending work may exceed the new queue until it drains). Because a kept schedule
-// no longer bounds the latest instant seen, the queue records that instant explicitly, like the
-// token bucket, instead of deriving it from `nextStart` as GCRA does. An event earlier than it is
+// their turn, so pending work may exceed the new queue until it drains). Like GCRA, the queue
+// records the latest instant seen (`last`) explicitly. An event earlier than it is
 // evaluated at it, and a request admitted there starts no earlier than there: going back in time
 // never shortens the spacing. A start past the end of the timeline can never be served and is
 // answered `neverAllowed`.

@@ -111,13 +111,12 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     ) -> (outcome: WaitOutcome, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         let ticket = issue()
-        request(
-            key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false, at: instant,
-            &effects)
-        var rest = end(effects, now)
         // A request that cannot wait is always decided.
-        let outcome = rest.removeCompletion(of: ticket)?.outcome ?? .closed
-        return (outcome, rest)
+        let outcome =
+            request(
+                key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false, at: instant,
+                &effects) ?? .closed
+        return (outcome.shifted(by: latest - now.nanoseconds), end(effects, now))
     }
 
     /// Cancels a waiting request (WQ-6); a ticket that already has its outcome is left alone.

@@ -35,21 +35,30 @@ extension RateLimitRegistry {
     }
 
     /// REG-5: decides or queues a request on `key`, creating the key if needed (REG-3, REG-8).
-    @inlinable mutating func request(
+    /// Returns its outcome when decided now. A request that may wait also gets it as a completion
+    /// in `effects`, where adapters look for every outcome; one that cannot wait does not, so the
+    /// common answer builds no array.
+    @inlinable @discardableResult mutating func request(
         _ key: String, ticket: WaitTicket, permits: Int64, priority: RateLimitPriority, timeout: Duration?,
         mayWait: Bool, at instant: RateLimitInstant, _ effects: inout RateLimitEffects
-    ) {
+    ) -> WaitOutcome? {
         guard let slot = slot(for: key, at: instant, &effects) else {
             let reason: WaitRejection = ruleIndex(for: key) == nil ? .unknownKey : .tooManyKeys
-            return finish(
-                ticket, key: key, slot: nil, permits: permits, outcome: .rejected(reason), at: instant, &effects)
+            let outcome = WaitOutcome.rejected(reason)
+            finish(
+                ticket, key: key, slot: nil, permits: permits, outcome: outcome, deliver: mayWait, at: instant, &effects
+            )
+            return outcome
         }
         if entries[Int(slot)].disabled {
             let outcome: WaitOutcome = permits < 0 ? .rejected(.invalid(.negativePermits(permits))) : .bypassed
-            finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
-            return settle(slot, [], at: instant, &effects)
+            finish(
+                ticket, key: key, slot: slot, permits: permits, outcome: outcome, deliver: mayWait, at: instant,
+                &effects)
+            settle(slot, [], at: instant, &effects)
+            return outcome
         }
-        guard var queue = queues.removeValue(forKey: slot) else {
+        guard queues.contains(slot), var queue = queues.removeValue(forKey: slot) else {
             // Nobody waits: WQ-4 on the stored state, without building a queue.
             var limiter = limiter(slot)
             let outcome = WaitQueue.admitNewcomer(
@@ -57,8 +66,11 @@ extension RateLimitRegistry {
             store(limiter, in: slot)
             // The rule is read only for a refusal that may wait: the common answer copies nothing more.
             guard outcome.mayWait, mayWait, case .queue = rules[Int(entries[Int(slot)].rule)].overflow else {
-                finish(ticket, key: key, slot: slot, permits: permits, outcome: outcome, at: instant, &effects)
-                return settle(slot, [], at: instant, &effects)
+                finish(
+                    ticket, key: key, slot: slot, permits: permits, outcome: outcome, deliver: mayWait, at: instant,
+                    &effects)
+                settle(slot, [], at: instant, &effects)
+                return outcome
             }
             let rule = rules[Int(entries[Int(slot)].rule)]
             queues[slot] = WaitQueue(limiter: limiter, queueLimit: rule.queueLimit, at: instant)
@@ -80,13 +92,16 @@ extension RateLimitRegistry {
         }
         queues[slot] = queue
         if let decided {
-            finish(ticket, key: key, slot: slot, permits: permits, outcome: decided, at: instant, &effects)
+            finish(
+                ticket, key: key, slot: slot, permits: permits, outcome: decided, deliver: mayWait, at: instant,
+                &effects)
         } else {
             waiting[ticket] = (slot, permits)
             entries[Int(slot)].queued += 1
             counted.countQueued()
         }
         settle(slot, completions, at: instant, &effects)
+        return decided
     }
 
     /// An event on `key`'s limit (release, reset, reconfigure) at the registry's instant.
@@ -122,7 +137,7 @@ extension RateLimitRegistry {
         _ body: (inout RateLimiter<Limit>) -> RateLimitResult
     ) -> RateLimitResult {
         var result = RateLimitResult.allowed(remaining: 0)
-        if queues[slot] != nil {
+        if queues.contains(slot) {
             inQueue(slot, at: instant, &effects) { queue in queue.updateLimiter(at: instant) { result = body(&$0) } }
         } else {
             var limiter = limiter(slot)
@@ -139,7 +154,9 @@ extension RateLimitRegistry {
         _ body: (inout WaitQueue<Limit>) -> [WaitCompletion]
     ) {
         catchUp(slot, to: instant, &effects)
-        guard var queue = queues.removeValue(forKey: slot) else { return settle(slot, [], at: instant, &effects) }
+        guard queues.contains(slot), var queue = queues.removeValue(forKey: slot) else {
+            return settle(slot, [], at: instant, &effects)
+        }
         let completions = body(&queue)
         queues[slot] = queue
         settle(slot, completions, at: instant, &effects)
@@ -157,7 +174,7 @@ extension RateLimitRegistry {
                 completion.ticket, key: key, slot: slot, permits: permits, outcome: completion.outcome, at: instant,
                 &effects)
         }
-        if let queue = queues[slot], queue.waitingCount == 0 {
+        if queues.contains(slot), let queue = queues[slot], queue.waitingCount == 0 {
             queues[slot] = nil
             store(queue.limiter, in: slot)
         }
@@ -173,13 +190,14 @@ extension RateLimitRegistry {
         schedule(slot, at: instant)
     }
 
-    /// Records an outcome in the statistics and the events, and hands it to the adapter (REG-9, REG-10).
+    /// Records an outcome in the statistics and the events (REG-9, REG-10), and hands it to the
+    /// adapter as a completion when `deliver`.
     @inlinable mutating func finish(
-        _ ticket: WaitTicket, key: String, slot: UInt32?, permits: Int64, outcome: WaitOutcome,
+        _ ticket: WaitTicket, key: String, slot: UInt32?, permits: Int64, outcome: WaitOutcome, deliver: Bool = true,
         at instant: RateLimitInstant,
         _ effects: inout RateLimitEffects
     ) {
-        effects.append(WaitCompletion(ticket: ticket, outcome: outcome, at: instant))
+        if deliver { effects.append(WaitCompletion(ticket: ticket, outcome: outcome, at: instant)) }
         switch outcome {
         case .granted, .bypassed:
             counted.countAdmitted()

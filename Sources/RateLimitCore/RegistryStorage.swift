@@ -87,9 +87,8 @@ extension RateLimitRegistry {
     /// `ok` (as reported, or, for a registry that has not served `instant` yet, as it will be),
     /// and its limit is idle at `instant`.
     @inlinable func isForgettable(_ slot: UInt32, at instant: RateLimitInstant, served: Bool = true) -> Bool {
-        let entry = entries[Int(slot)]
-        guard queues[slot] == nil, !entry.disabled, overrides[slot] == nil else { return false }
-        guard (served ? entry.reported : status(slot, at: instant)) == .ok else { return false }
+        guard !queues.contains(slot), !entries[Int(slot)].disabled, overrides[slot] == nil else { return false }
+        guard (served ? entries[Int(slot)].reported : status(slot, at: instant)) == .ok else { return false }
         let limiter = limiter(slot)
         return limiter.strategy.isIdle(limiter.state, at: instant)
     }
@@ -113,12 +112,13 @@ extension RateLimitRegistry {
 
     /// The slot of a held key.
     @inlinable func slot(of key: String) -> UInt32? {
-        index.slot(of: key) { entries[Int($0)].key }
+        // Through the buffer: reading `entries[i].key` copied the whole (generic) entry.
+        entries.withUnsafeBufferPointer { entries in index.slot(of: key) { entries[Int($0)].key } }
     }
 
     /// The key held in a slot (`nil` once forgotten).
     @inlinable func key(of slot: UInt32) -> String? {
-        entries[Int(slot)].held ? entries[Int(slot)].key : nil
+        entries.withUnsafeBufferPointer { $0[Int(slot)].held ? $0[Int(slot)].key : nil }
     }
 
     /// REG-2: the exact rule, else the longest matching prefix, else the default.
@@ -132,9 +132,9 @@ extension RateLimitRegistry {
 
     /// The key's limiter: in its queue, or rebuilt from the entry and the side tables.
     @inlinable func limiter(_ slot: UInt32) -> RateLimiter<Limit> {
-        if let queue = queues[slot] { return queue.limiter }
+        if queues.contains(slot), let queue = queues[slot] { return queue.limiter }
         // Field by field: a copy of the whole entry would retain and release its key.
-        let strategy = overrides[slot] ?? rules[Int(entries[Int(slot)].rule)].strategy
+        let strategy = overrides[slot] ?? rules.withUnsafeBufferPointer { $0[Int(entries[Int(slot)].rule)].strategy }
         return RateLimiter(
             Limit(strategy), state: Limit.State(inner: entries[Int(slot)].state, throttledUntil: throttles[slot] ?? 0))
     }
@@ -147,15 +147,25 @@ extension RateLimitRegistry {
     /// REG-4: disabled, throttled until an instant after `instant`, or accepting.
     @inlinable func keyState(_ slot: UInt32, at instant: RateLimitInstant) -> KeyState {
         if entries[Int(slot)].disabled { return .disabled }
-        let until = limiter(slot).state.throttledUntil
+        let until = throttledUntil(slot)
         return until > instant.nanoseconds ? .throttled(until: RateLimitInstant(validated: until)) : .accepting
     }
 
     /// REG-6: the key's quota status at `instant`.
     @inlinable func status(_ slot: UInt32, at instant: RateLimitInstant) -> QuotaStatus {
-        let entry = entries[Int(slot)]
-        if entry.disabled { return .ok }
-        return Self.status(limiter(slot).remaining(at: instant), threshold: rules[Int(entry.rule)].warningThreshold)
+        if entries[Int(slot)].disabled { return .ok }
+        return Self.status(limiter(slot).remaining(at: instant), threshold: warningThreshold(slot))
+    }
+
+    /// The key's throttle (0: none), without building its limiter.
+    @inlinable func throttledUntil(_ slot: UInt32) -> Int64 {
+        if queues.contains(slot), let queue = queues[slot] { return queue.limiter.state.throttledUntil }
+        return throttles[slot] ?? 0
+    }
+
+    /// The warning threshold of the key's rule, without copying the rule.
+    @inlinable func warningThreshold(_ slot: UInt32) -> Int64 {
+        rules.withUnsafeBufferPointer { $0[Int(entries[Int(slot)].rule)].warningThreshold }
     }
 
     @inlinable static func status(_ remaining: Int64, threshold: Int64) -> QuotaStatus {
@@ -216,6 +226,10 @@ struct SideTable<Value: Sendable>: Sendable {
             storage[slot] = newValue
         }
     }
+
+    /// Whether `slot` has an entry, without copying it out.
+    @inlinable
+    func contains(_ slot: UInt32) -> Bool { !storage.isEmpty && storage.index(forKey: slot) != nil }
 
     @inlinable
     mutating func removeValue(forKey slot: UInt32) -> Value? {

@@ -10,11 +10,11 @@ extension RateLimitRegistry {
         guard let key = key(of: slot) else { return }
         while true {
             // The limit itself ignores a throttle once its instant passes (KeyLimit); only the report is due.
-            let until = limiter(slot).state.throttledUntil
+            let until = throttledUntil(slot)
             let throttleEnd = entries[Int(slot)].throttleReported && until <= instant.nanoseconds ? until : nil
             // A key with waiters is served at `instant` next: its status there is settled after
             // serving (a waiter may take the quota that just came back), so only earlier recoveries.
-            let served = queues[slot] != nil
+            let served = queues.contains(slot)
             let recovery = recoveries[slot].flatMap {
                 $0 < instant.nanoseconds || (!served && $0 == instant.nanoseconds) ? $0 : nil
             }
@@ -44,11 +44,10 @@ extension RateLimitRegistry {
     /// REG-6: when the key's status next improves with no event, seen from `instant`: the instant
     /// an acquire of one permit more than its level allows would be admitted.
     @inlinable func nextRecovery(_ slot: UInt32, from instant: RateLimitInstant) -> Int64? {
-        let entry = entries[Int(slot)]
-        guard !entry.disabled, entry.reported != .ok else { return nil }
+        let reported = entries[Int(slot)].reported
+        guard !entries[Int(slot)].disabled, reported != .ok else { return nil }
         let limiter = limiter(slot)
-        let threshold = rules[Int(entry.rule)].warningThreshold
-        let needed = entry.reported == .limited ? 1 : threshold + 1
+        let needed = reported == .limited ? 1 : warningThreshold(slot) + 1
         switch limiter.strategy.step(limiter.state, .acquire(needed), at: instant).result {
         case .rejected(let wait): return instant.nanoseconds + wait  // on the timeline (CORE-5)
         case .allowed, .delayed: return instant.nanoseconds
@@ -58,8 +57,8 @@ extension RateLimitRegistry {
 
     /// Schedules the key's next wake-up: its queue's, its throttle's end, or its quota's recovery.
     @inlinable mutating func schedule(_ slot: UInt32, at instant: RateLimitInstant) {
-        var next = queues[slot]?.nextWakeUp(at: instant)?.nanoseconds
-        let until = limiter(slot).state.throttledUntil
+        var next = queues.contains(slot) ? queues[slot]?.nextWakeUp(at: instant)?.nanoseconds : nil
+        let until = throttledUntil(slot)
         if entries[Int(slot)].throttleReported { next = min(next ?? until, until) }
         if let recovery = recoveries[slot] { next = min(next ?? recovery, recovery) }
         // Never before `instant`: everything due by then was served (a queue's cancelled deadlines linger).

@@ -64,6 +64,17 @@ extension RateLimitRegistry {
             let outcome = WaitQueue.admitNewcomer(
                 permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
             store(limiter, in: slot)
+            // The common answer: admitted with quota above the warning threshold on a key reported
+            // `ok`, with no throttle and no recovery pending. Settling it would change nothing:
+            // its status stays `ok` (REG-6) and it needs no wake-up (REG-11).
+            if case .granted(.allowed(let remaining)) = outcome, entries[Int(slot)].reported == .ok,
+                !entries[Int(slot)].throttleReported, remaining > warningThreshold(slot), !recoveries.contains(slot)
+            {
+                finish(
+                    ticket, key: key, slot: slot, permits: permits, outcome: outcome, deliver: mayWait, at: instant,
+                    &effects)
+                return outcome
+            }
             // The rule is read only for a refusal that may wait: the common answer copies nothing more.
             guard outcome.mayWait, mayWait, case .queue = rules[Int(entries[Int(slot)].rule)].overflow else {
                 finish(

@@ -7,7 +7,8 @@ extension RateLimitRegistry {
     /// Reports what time did to a key since its last change, each transition at the instant it
     /// happened and in time order: a throttle that ended, then quota that recovered.
     @inlinable mutating func catchUp(_ slot: UInt32, to instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
-        guard let key = key(of: slot) else { return }
+        // The common key has nothing to report: no throttle reported, no recovery pending.
+        guard entries[Int(slot)].throttleReported || recoveries.contains(slot), let key = key(of: slot) else { return }
         while true {
             // The limit itself ignores a throttle once its instant passes (KeyLimit); only the report is due.
             let until = throttledUntil(slot)

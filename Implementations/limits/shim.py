@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Python `limits` (alisaifee/limits), memory storage, driven over the conformance protocol.
+
+    Implementations/.venv/bin/python Implementations/limits/shim.py
+
+Strategies: `fixed-window` (FixedWindowRateLimiter), `sliding-window-log` (MovingWindowRateLimiter),
+`sliding-window-counter` (SlidingWindowCounterRateLimiter), each over `MemoryStorage`, with
+`RateLimitItemPerSecond(limit, windowNanoseconds / 1e9)`. See README.md for the mapping.
+
+The library is used unmodified. The only things replaced are the two clock readings it makes, as
+its modules look them up: `time.time()` in `limits.storage.memory` and `limits.strategies` (the
+name `time` in those modules is bound to a stand-in whose `time()` reads the protocol's instant),
+and `threading.Timer` in `limits.storage.memory`, the real-time timer that runs the storage's
+expiry pass every 0.01 s, which here fires at 0.01 s of the same stand-in clock (see README.md).
+
+    --unix-origin SECONDS   map the protocol's instant 0 to this Unix time instead of the default
+                            (the first multiple of the window at or after 1,700,000,000 s)
+"""
+
+import os
+import sys
+import threading
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+
+import shimproto  # noqa: E402
+from shimproto import INT64_MAX, Refused, Unsupported, allowed, ceil_ns, invalid, is_int, refused_for  # noqa: E402
+
+shimproto.quiet_stderr()
+
+import limits  # noqa: E402
+import limits.storage.memory as memory_module  # noqa: E402
+import limits.strategies as strategies_module  # noqa: E402
+from limits import RateLimitItemPerSecond  # noqa: E402
+from limits.storage import MemoryStorage  # noqa: E402
+
+NS = 1_000_000_000
+PRESENT = 1_700_000_000  # a Unix time in 2023: where time.time() reads in real use
+
+
+class Clock:
+    """The one clock the library reads: Unix seconds, as a float, like time.time()."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self.timers = []  # pending _VirtualTimer objects
+
+    def time(self):
+        return self.seconds
+
+    def advance_to(self, seconds, storage=None):
+        """Sets the clock, first running every timer of `storage` due at or before `seconds`, at its
+        due instant (what threading.Timer(0.01, ...) does on a clock that is real time). Each
+        limiter has its own storage and its own origin, so only its own timers run."""
+        while True:
+            due = [timer for timer in self.timers if timer.due <= seconds and timer.owner() is storage]
+            if not due:
+                break
+            timer = min(due, key=lambda t: t.due)
+            self.timers.remove(timer)
+            self.seconds = timer.due
+            timer.fire()
+        self.seconds = seconds
+
+
+CLOCK = Clock()
+
+
+class _VirtualTimer:
+    """threading.Timer as limits.storage.memory uses it (start, is_alive), on CLOCK."""
+
+    def __init__(self, interval, function, args=None, kwargs=None):
+        self.interval, self.function = interval, function
+        self.args, self.kwargs = args or [], kwargs or {}
+        self.due = None
+        self.alive = False
+
+    def start(self):
+        self.due = CLOCK.seconds + self.interval
+        self.alive = True
+        CLOCK.timers.append(self)
+
+    def is_alive(self):
+        return self.alive
+
+    def cancel(self):
+        if self in CLOCK.timers:
+            CLOCK.timers.remove(self)
+        self.alive = False
+
+    def owner(self):
+        return getattr(self.function, "__self__", None)
+
+    def fire(self):
+        try:
+            self.function(*self.args, **self.kwargs)
+        finally:
+            self.alive = False
+
+
+_TIME = types.SimpleNamespace(time=CLOCK.time)
+memory_module.time = _TIME
+strategies_module.time = _TIME
+memory_module.threading = types.SimpleNamespace(Timer=_VirtualTimer, RLock=threading.RLock)
+
+STRATEGIES = {
+    "fixed-window": strategies_module.FixedWindowRateLimiter,
+    "sliding-window-log": strategies_module.MovingWindowRateLimiter,
+    "sliding-window-counter": strategies_module.SlidingWindowCounterRateLimiter,
+}
+
+PROFILE = {
+    # RateLimitItem windows are whole seconds (granularity "second", integer multiples).
+    "timeUnitNanoseconds": NS,
+    "largestInstantNanoseconds": INT64_MAX,
+    # time.time() is the wall clock: it may go back.
+    "monotonic": False,
+    # hit(cost=n); get_window_stats() as the query; clear() as the reset; no reconfigure.
+    "events": ["weighted", "query", "invalid", "reset"],
+    "toleranceNanoseconds": 0,
+    "validation": True,
+    # Nothing happens when a limit is declared: the state begins at the first hit.
+    "createdAtFirstEvent": True,
+}
+
+UNIX_ORIGIN = None
+LOG_LIMIT = 1_000_000
+
+
+class Limiter:
+    def __init__(self, strategy, limit, window_seconds, origin, now):
+        self.strategy = strategy
+        self.origin = origin  # the Unix time (s) of the protocol's instant 0
+        CLOCK.advance_to(float(origin + now // NS))
+        self.storage = MemoryStorage()  # starts its expiry timer at this reading
+        self.limiter = STRATEGIES[strategy](self.storage)
+        self.item = RateLimitItemPerSecond(limit, window_seconds)
+
+    def at(self, now):
+        seconds = self.origin + now // NS  # exact: instants are whole seconds (the profile's unit)
+        CLOCK.advance_to(float(seconds), self.storage)
+        return seconds
+
+    def stats(self):
+        return self.limiter.get_window_stats(self.item)
+
+
+class LimitsShim(shimproto.Shim):
+    implementation = "limits %s (memory storage)" % (limits.__version__,)
+    strategies = list(STRATEGIES)
+
+    def profiles(self):
+        return {strategy: dict(PROFILE) for strategy in STRATEGIES}
+
+    def create(self, strategy, configuration, now):
+        if strategy not in STRATEGIES:
+            raise Unsupported("strategy not offered by limits")
+        limit = configuration.get("limit")
+        window = configuration.get("windowNanoseconds")
+        if not (is_int(limit) and is_int(window)):
+            raise Refused("limit" if not is_int(limit) else "windowNanoseconds", "notSupported")
+        if window % NS != 0:
+            raise Unsupported("limits windows are whole seconds (RateLimitItemPerSecond multiples)")
+        if strategy == "sliding-window-log" and limit > LOG_LIMIT:
+            raise Unsupported("MovingWindowRateLimiter keeps one entry per permit: a limit above %d "
+                              "needs more memory than this shim takes" % LOG_LIMIT)
+        window_seconds = window // NS
+        if UNIX_ORIGIN is not None:
+            origin = UNIX_ORIGIN
+        elif window_seconds > 0:
+            origin = -(-PRESENT // window_seconds) * window_seconds
+        else:
+            origin = PRESENT
+        # RateLimitItem validates nothing (amount 0 or negative, multiples 0 read as 1, negative
+        # multiples): whatever it accepts is created, and the suite reports the acceptance.
+        return Limiter(strategy, limit, window_seconds, origin, now if is_int(now) else 0)
+
+    def event(self, lim, event, now):
+        kind = event.get("kind")
+        if kind == "acquire":
+            permits = event.get("permits")
+            seconds = lim.at(now)
+            if permits == 0:
+                # The library's query: get_window_stats().remaining (a read; MemoryStorage.get drops
+                # an expired key as every read does: the FW-3 finding of README.md).
+                return allowed(lim.stats().remaining)
+            # hit(cost=n) for any n, negative included: limits does not check the cost.
+            if lim.limiter.hit(lim.item, cost=permits):
+                return allowed(lim.stats().remaining)
+            # Refused: the wait is the library's own reset time, get_window_stats().reset_time,
+            # what flask-limiter sends as Retry-After; measured from this instant.
+            reset = lim.stats().reset_time
+            return refused_for(now, ceil_ns(reset) - seconds * NS)
+        if kind == "release":
+            return invalid("release", "notSupported")  # limits has no release
+        if kind == "reset":
+            lim.at(now)
+            lim.limiter.clear(lim.item)
+            return allowed(lim.stats().remaining)
+        raise ValueError("event %r is outside the declared profile" % (kind,))
+
+    def drop(self, lim):
+        for timer in list(CLOCK.timers):
+            if timer.owner() is lim.storage:
+                timer.cancel()
+
+
+def main(argv):
+    global UNIX_ORIGIN
+    args = argv[1:]
+    if args[:1] == ["--unix-origin"] and len(args) == 2:
+        UNIX_ORIGIN = int(args[1])
+    elif args:
+        sys.stdout.write('{"type":"error","message":"usage: shim.py [--unix-origin SECONDS]"}\n')
+        return 2
+    return shimproto.serve(LimitsShim())
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance bench bench-smoke clean
+.PHONY: verify test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance matrix matrix-setup bench bench-smoke clean
 
 ## Check the formatting and the core's purity, build everything with warnings as errors, run every
 ## test, check the public API against its listing and the README's examples against their files,
@@ -39,15 +39,15 @@ build:
 ## floating point (CORE-2).
 CONCURRENCY_WORDS = Clock|ContinuousClock|SuspendingClock|Task|AsyncStream|AsyncSequence|CheckedContinuation|UnsafeContinuation|withTaskCancellationHandler|withCheckedContinuation|actor|async|await|Mutex|Atomic|nonisolated|Thread|DispatchQueue
 core-purity:
-	@if grep -rnE '^[[:space:]]*(@_[a-zA-Z]+[[:space:]]+)?import[[:space:]]' Sources/RateLimitCore; then \
+	@if grep -rnE --include='*.swift' '^[[:space:]]*(@_[a-zA-Z]+[[:space:]]+)?import[[:space:]]' Sources/RateLimitCore; then \
 		echo "RateLimitCore must import nothing (standard library only)"; exit 1; fi
-	@if grep -rnwE 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitCore; then \
+	@if grep -rnwE --include='*.swift' 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitCore; then \
 		echo "RateLimitCore must not use floating point"; exit 1; fi
-	@if grep -rnwE '$(CONCURRENCY_WORDS)' Sources/RateLimitCore | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//'; then \
+	@if grep -rnwE --include='*.swift' '$(CONCURRENCY_WORDS)' Sources/RateLimitCore | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//'; then \
 		echo "RateLimitCore must not read a clock or touch concurrency (shell code lives in RateLimitShell and the adapters)"; exit 1; fi
-	@if grep -rnE '^[[:space:]]*(@_[a-zA-Z]+[[:space:]]+)?import[[:space:]]' Sources/RateLimitHTTP | grep -v 'import RateLimitCore$$'; then \
+	@if grep -rnE --include='*.swift' '^[[:space:]]*(@_[a-zA-Z]+[[:space:]]+)?import[[:space:]]' Sources/RateLimitHTTP | grep -v 'import RateLimitCore$$'; then \
 		echo "RateLimitHTTP must import nothing but RateLimitCore"; exit 1; fi
-	@if grep -rnwE 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitHTTP; then \
+	@if grep -rnwE --include='*.swift' 'Double|Float|Float16|Float32|Float64|Float80|CGFloat|TimeInterval' Sources/RateLimitHTTP; then \
 		echo "RateLimitHTTP must not use floating point"; exit 1; fi
 	@echo "core-purity: RateLimitCore imports nothing, reads no clock and touches no concurrency, RateLimitHTTP imports only the core; neither uses floating point"
 
@@ -79,6 +79,17 @@ bench:
 bench-smoke:
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-bench --smoke --json | python3 -m json.tool > /dev/null
 	@echo "bench-smoke: every benchmark ran; the JSON is valid"
+
+## The conformance matrix of real libraries (not in verify: it needs the libraries). matrix-setup
+## installs the pinned versions into git-ignored folders (Implementations/README.md); matrix runs
+## every implementation of Implementations/matrix.json and writes Spec/MATRIX.md and Spec/matrix.html.
+MATRIX_FLAGS ?= --random 50 --seed 1
+matrix-setup:
+	sh Implementations/setup.sh
+matrix: matrix-setup
+	$(SWIFT) build --product ratelimit-conformance
+	$(SWIFT) run ratelimit-conformance --matrix Implementations/matrix.json $(MATRIX_FLAGS) \
+		--markdown Spec/MATRIX.md --html Spec/matrix.html
 
 ## Regenerate Spec/vectors from the reference model (review the diff before committing).
 vectors:

@@ -16,6 +16,13 @@ extension AnyRateLimitStrategy {
     /// - Throws: ``ConformanceFormatError`` for an unknown strategy, a missing, extra or
     ///   non-integer field; ``RateLimitInputError`` (wrapped) when the Spec refuses the values.
     public init(strategy: String, json: JSONValue) throws(ConformanceFormatError) {
+        try self.init(strategy: strategy, json: json, requiringEveryField: false)
+    }
+
+    /// Builds a configuration of `strategy` from its JSON fields; with `requiringEveryField`, an
+    /// optional field left out (`initialTokens`, `initialLevel`) is an error rather than its
+    /// default, as vector stories and reconfigure events require.
+    package init(strategy: String, json: JSONValue, requiringEveryField: Bool) throws(ConformanceFormatError) {
         guard let (fields, optional) = Self.fieldNames(of: strategy) else {
             throw ConformanceFormatError("unknown strategy \"\(strategy)\"")
         }
@@ -26,8 +33,11 @@ extension AnyRateLimitStrategy {
         var values: [String: Int64] = [:]
         for field in fields {
             guard let value = json[field] else {
-                if optional.contains(field) { continue }
-                throw ConformanceFormatError("missing field \"\(field)\" in a \(strategy) configuration")
+                if optional.contains(field), !requiringEveryField { continue }
+                throw ConformanceFormatError(
+                    "missing field \"\(field)\" in a \(strategy) configuration"
+                        + (optional.contains(field)
+                            ? " (every field is given here; its default applies only to refusals)" : ""))
             }
             guard let integer = value.int64 else {
                 throw ConformanceFormatError("field \"\(field)\" must be an integer, got \(value.compactText)")

@@ -30,11 +30,23 @@ public protocol ConformanceSubject {
     /// Called when a case is done with `limiter`, so that the implementation can free it; a
     /// failure here (the implementation misbehaved) fails the case.
     mutating func finish(_ limiter: inout Limiter) throws(SubjectFailure)
+
+    /// Applies to `limiter` at `now` a reconfigure to raw `fields` (every field of the strategy
+    /// present) that the Spec refuses (CORE-3), and returns the implementation's answer: the Spec
+    /// answers `invalid` naming the refusal and changes nothing (CORE-13). Only an implementation
+    /// that receives configurations as raw values can be asked this; `nil`, the default, says it
+    /// cannot (a Swift implementation builds its configurations itself, and the refusal cases
+    /// check its validation), and the harness then skips the vector stories that need it.
+    mutating func reconfigure(_ limiter: inout Limiter, toRefusedFields fields: JSONValue, at now: Int64)
+        throws(SubjectFailure) -> RateLimitResult?
 }
 
 extension ConformanceSubject {
     public mutating func finish(_ limiter: inout Limiter) throws(SubjectFailure) {}
     public func profile(for strategy: String) -> ImplementationProfile { .full }
+    public mutating func reconfigure(_ limiter: inout Limiter, toRefusedFields fields: JSONValue, at now: Int64)
+        throws(SubjectFailure) -> RateLimitResult?
+    { nil }
 }
 
 /// What a `create` asks for.
@@ -116,5 +128,14 @@ public struct ReferenceSubject: ConformanceSubject {
             return .invalid(RateLimitInputError(field: "now", value: now, problem: .mustNotBeNegative))
         }
         return limiter.apply(event, at: instant)
+    }
+
+    public func reconfigure(_ limiter: inout ReferenceLimiter, toRefusedFields fields: JSONValue, at now: Int64)
+        -> RateLimitResult?
+    {
+        guard let instant = try? RateLimitInstant(nanoseconds: now) else {
+            return .invalid(RateLimitInputError(field: "now", value: now, problem: .mustNotBeNegative))
+        }
+        return limiter.reconfigure(toFields: fields, at: instant)
     }
 }

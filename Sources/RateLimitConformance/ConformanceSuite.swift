@@ -147,13 +147,13 @@ public struct ShrunkFailure: Sendable {
     /// The shrunk trace as a vector file for a regression folder.
     public var vectorFile: VectorFile {
         let draft = StoryDraft(
-            "regression-seed-\(seed)-trace-\(traceIndex)",
+            random: "regression-seed-\(seed)-trace-\(traceIndex)",
             "shrunk from random trace \(traceIndex) of seed \(seed) (\(original.trace?.steps.count ?? 0) steps)",
             clauses: outcome.primary.map { [$0.cause.clause].filter { $0.contains("-") } } ?? [],
-            trace.configuration, createdAt: trace.createdAt, trace.steps.map { ($0.now, $0.event) })
+            trace.configuration, createdAt: trace.createdAt, trace.steps)
         return VectorFile(
             strategy: strategy, generator: VectorGenerator.version,
-            stories: [VectorGenerator.generate(draft, strategy: strategy)], refusals: [])
+            stories: [VectorGenerator.generate(draft, strategy: strategy).story], refusals: [])
     }
 }
 
@@ -414,18 +414,19 @@ struct StrategyRun {
 
     /// Runs a vector story, adapted to the profile (CONF-7).
     mutating func story<S: ConformanceSubject>(_ story: VectorStory, on subject: inout S) -> CaseOutcome {
-        let trace = Trace(
+        var trace = Trace(
             configuration: story.configuration, createdAt: story.createdAt,
             steps: story.steps.map { TraceStep(now: $0.now, event: $0.event) })
+        trace.refusedReconfigures = story.refusedReconfigures
         let answers = story.steps.map(\.expected)
         switch profile.adapt(trace, answers: answers) {
         case .unchanged:
             var outcome = self.trace(trace, id: story.id, origin: .story, on: &subject)
-            outcome.clauses = story.clauses
+            outcome.clauses = story.clausesChecked
             return outcome
         case .transformed(let adapted):
             var outcome = self.trace(adapted, id: story.id, origin: .story, on: &subject)
-            outcome.clauses = story.clauses
+            outcome.clauses = story.clausesChecked
             return outcome
         case .outside(let reason):
             var outcome = CaseOutcome(id: story.id, origin: .story)
@@ -449,8 +450,10 @@ struct StrategyRun {
     /// Tries each history feature of the case's primary finding in turn: runs the case up to the
     /// finding without the feature, and makes the feature the cause when the finding disappears.
     mutating func explainByHistory<S: ConformanceSubject>(_ outcome: inout CaseOutcome, on subject: inout S) {
-        guard let trace = outcome.trace, let primary = outcome.primary, primary.step > 0, !primary.causeIsTheStep,
-            let position = outcome.findings.firstIndex(of: primary)
+        // A story with a reconfigure to a refused configuration is not taken apart: its step
+        // numbers count that reconfigure, which the experiments' traces would lose.
+        guard let trace = outcome.trace, trace.refusedReconfigures.isEmpty, let primary = outcome.primary,
+            primary.step > 0, !primary.causeIsTheStep, let position = outcome.findings.firstIndex(of: primary)
         else { return }
         for feature in HistoryFeature.allCases {
             guard let experiment = feature.removed(from: trace, upTo: primary.step - 1) else { continue }
@@ -484,7 +487,7 @@ struct StrategyRun {
                 outcome.findings.append(
                     StepFinding(
                         step: 0, now: trace.createdAt, event: create, expected: "created",
-                        got: "refused \(field) (\(problem))", kind: .liveness,
+                        got: "refused \(field) (\(RateLimitResult.problemText(problem)))", kind: .liveness,
                         explanation:
                             "refused a configuration the Spec accepts (an implementation that cannot represent it answers unsupported)",
                         severity: FindingSeverity(), cause: .validation, causeIsTheStep: true))
@@ -498,18 +501,54 @@ struct StrategyRun {
         var judge = Judge(
             configuration: trace.configuration, createdAt: trace.createdAt, profile: profile, tolerance: tolerance)
         var admitted: [Int64] = []
-        for (index, step) in trace.steps.enumerated() {
+        var index = -1  // the step's index in `trace.steps`; `number` counts the refused reconfigures too
+        for (number, runStep) in trace.mergedSteps.enumerated() {
+            guard case .event(let step) = runStep else {
+                guard case .refusedReconfigure(let refused) = runStep else { continue }
+                // A reconfigure to a configuration the Spec refuses (CORE-13): only an
+                // implementation that receives raw values can be asked.
+                let answer: RateLimitResult?
+                do {
+                    answer = try subject.reconfigure(&limiter, toRefusedFields: refused.configuration, at: refused.now)
+                } catch {
+                    outcome.subjectFailure = error
+                    outcome.findings.append(
+                        misbehaviour(error, step: number + 1, now: refused.now, event: runStep.description))
+                    return outcome
+                }
+                guard let got = answer else {
+                    try? subject.finish(&limiter)
+                    var skipped = CaseOutcome(id: id, origin: origin)
+                    skipped.skippedBecause =
+                        "uses a reconfigure to a configuration the Spec refuses, which \(subject.name) cannot receive (it builds its configurations itself)"
+                    skipped.outsideProfile = true
+                    return skipped
+                }
+                let verdict = judge.judgeRefusedReconfigure(refused.configuration, at: refused.now, got: got)
+                outcome.steps += 1
+                outcome.answers.append(got)
+                outcome.expected.append(verdict.expected)
+                guard let kind = verdict.kind else { continue }
+                outcome.findings.append(
+                    StepFinding(
+                        step: number + 1, now: refused.now, event: runStep.description,
+                        expected: verdict.expected.brief, got: got.brief, kind: kind, explanation: verdict.explanation,
+                        severity: verdict.severity, cause: .refusedReconfigure, causeIsTheStep: true))
+                if kind.failsSafety { break }
+                continue
+            }
+            index += 1
             let got: RateLimitResult
             do {
                 got = try subject.apply(step.event, to: &limiter, at: step.now)
             } catch {
                 outcome.subjectFailure = error
                 outcome.findings.append(
-                    misbehaviour(error, step: index + 1, now: step.now, event: step.event.description))
+                    misbehaviour(error, step: number + 1, now: step.now, event: step.event.description))
                 return outcome
             }
             let configuration = judge.configuration
-            let verdict = judge.judge(step: index + 1, step.event, at: step.now, got: got)
+            let verdict = judge.judge(step: number + 1, step.event, at: step.now, got: got)
             outcome.steps += 1
             outcome.answers.append(got)
             outcome.expected.append(verdict.expected)
@@ -534,7 +573,7 @@ struct StrategyRun {
             }
             outcome.findings.append(
                 StepFinding(
-                    step: index + 1, now: step.now, event: step.event.description, expected: verdict.expected.brief,
+                    step: number + 1, now: step.now, event: step.event.description, expected: verdict.expected.brief,
                     got: got.brief,
                     kind: kind, explanation: verdict.explanation, severity: verdict.severity, cause: cause,
                     causeIsTheStep: definitive))
@@ -546,7 +585,7 @@ struct StrategyRun {
             outcome.subjectFailure = error
             outcome.findings.append(
                 misbehaviour(
-                    error, step: outcome.steps + 1, now: trace.steps.last?.now ?? trace.createdAt, event: "drop"))
+                    error, step: outcome.steps + 1, now: trace.mergedSteps.last?.now ?? trace.createdAt, event: "drop"))
         }
         return outcome
     }
@@ -580,7 +619,7 @@ struct StrategyRun {
             }
             (fields, error) = (scaled, refusedBySpec)
         }
-        let expected = "refused \(error.field) (\(error.problem))"
+        let expected = "refused \(error.field) (\(RateLimitResult.problemText(error.problem)))"
         let create = "create \(fields.compactText)"
         func finding(_ got: String, _ kind: FindingKind, _ explanation: String?) -> StepFinding {
             StepFinding(
@@ -591,7 +630,9 @@ struct StrategyRun {
             switch try subject.create(CreateRequest(strategy: strategy, fields: fields, configuration: nil), at: 0) {
             case .refused(let field, let problem):
                 if field != error.field || problem != error.problem {
-                    outcome.findings.append(finding("refused \(field) (\(problem))", .difference, nil))
+                    // Another field, problem or maximum: refused all the same, so a difference (CONF-8).
+                    outcome.findings.append(
+                        finding("refused \(field) (\(RateLimitResult.problemText(problem)))", .difference, nil))
                 }
             case .unsupported(let reason):
                 outcome.skippedBecause = reason

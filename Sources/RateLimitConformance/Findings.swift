@@ -134,6 +134,7 @@ extension FindingCause {
     static let neverAllowed = FindingCause("CORE-7", "never allowed")
     static let release = FindingCause("CORE-11", "releases the Spec refuses")
     static let backwardTime = FindingCause("CORE-10", "time going backwards")
+    static let refusedReconfigure = FindingCause("CORE-13", "reconfigure to a configuration the Spec refuses")
 
     /// The cause a finding at step `index` (0-based) of `trace` shows by itself, by the static
     /// rules of CONF-10: the event, the strategy's edges, a never-allowed answer, what differs in
@@ -185,7 +186,9 @@ extension FindingCause {
         case (.rejectedUntilRelease, .rejectedUntilRelease?): return (own(6, "shortfall"), false)
         case (.delayed, .delayed?), (.delayed, .allowed?), (.allowed, .delayed?): return (own(4, "schedule"), false)
         case (.allowed, .allowed?): return (own(5, "remaining"), false)
-        default: return (own(4, "admission"), false)
+        case (.allowed, _), (.delayed, _), (.rejected, _), (.rejectedUntilRelease, _), (.neverAllowed, _),
+            (.invalid, _):
+            return (own(4, "admission"), false)
         }
     }
 }

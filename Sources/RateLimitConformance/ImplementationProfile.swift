@@ -176,15 +176,21 @@ public struct ImplementationProfile: Hashable, Sendable {
         for (step, answer) in zip(trace.steps, answers) {
             if let reason = allows(step.event, specAnswer: answer) { return .outside("uses \(reason)") }
         }
+        if !trace.refusedReconfigures.isEmpty, !events.contains(.reconfigure) || !events.contains(.invalid) {
+            return .outside(
+                "uses a reconfigure to a configuration the Spec refuses (the profile has no \(events.contains(.reconfigure) ? "invalid event" : "reconfigure"))"
+            )
+        }
         var adapted = trace
-        if createdAtFirstEvent, let first = trace.steps.first, first.now != trace.createdAt {
-            adapted.createdAt = first.now
+        let instants = trace.mergedSteps.map(\.now)
+        if createdAtFirstEvent, let first = instants.first, first != trace.createdAt {
+            adapted.createdAt = first
         }
         if monotonic {
             var latest = adapted.createdAt
-            for step in adapted.steps {
-                if step.now < latest { return .outside("time goes backwards (the profile's clock is monotonic)") }
-                latest = step.now
+            for instant in instants {
+                if instant < latest { return .outside("time goes backwards (the profile's clock is monotonic)") }
+                latest = instant
             }
         }
         if timeUnitNanoseconds > 1 {
@@ -193,8 +199,19 @@ public struct ImplementationProfile: Hashable, Sendable {
                     "does not fit the timeline when scaled to the profile's unit of \(timeUnitNanoseconds) ns")
             }
             adapted = scaled
+            let strategy = trace.configuration.kind
+            for refused in adapted.refusedReconfigures {
+                let parsed = Result { () throws(ConformanceFormatError) in
+                    try AnyRateLimitStrategy(strategy: strategy, json: refused.configuration, requiringEveryField: true)
+                }
+                guard case .failure(let error) = parsed, error.refusedBySpec != nil else {
+                    return .outside(
+                        "its refused reconfigure is one the Spec accepts once scaled to the profile's unit of \(timeUnitNanoseconds) ns"
+                    )
+                }
+            }
         }
-        if ([adapted.createdAt] + adapted.steps.map(\.now)).contains(where: { $0 > largestInstantNanoseconds }) {
+        if ([adapted.createdAt] + adapted.mergedSteps.map(\.now)).contains(where: { $0 > largestInstantNanoseconds }) {
             return .outside("reaches an instant after the profile's largest instant")
         }
         return adapted == trace ? .unchanged : .transformed(adapted)
@@ -253,7 +270,15 @@ extension Trace {
             }
             steps.append(TraceStep(now: now, event: event))
         }
-        return Trace(configuration: configuration, createdAt: createdAt, steps: steps)
+        var scaled = Trace(configuration: configuration, createdAt: createdAt, steps: steps)
+        for var refused in refusedReconfigures {
+            guard let now = scale(refused.now),
+                let fields = StrategyRun.scaled(refused.configuration, by: unit)
+            else { return nil }
+            (refused.now, refused.configuration) = (now, fields)
+            scaled.refusedReconfigures.append(refused)
+        }
+        return scaled
     }
 }
 

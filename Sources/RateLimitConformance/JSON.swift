@@ -25,7 +25,7 @@ public enum JSONValue: Hashable, Sendable {
         case (.array(let a), .array(let b)): a == b
         case (.object(let a), .object(let b)):
             a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-        default: false
+        case (.null, _), (.bool, _), (.integer, _), (.otherNumber, _), (.string, _), (.array, _), (.object, _): false
         }
     }
 
@@ -95,7 +95,7 @@ extension JSONValue {
     private var isContainer: Bool {
         switch self {
         case .array, .object: true
-        default: false
+        case .null, .bool, .integer, .otherNumber, .string: false
         }
     }
 

@@ -69,26 +69,72 @@ struct Judge {
         return verdict
     }
 
+    /// Judges answer `got` to a reconfigure to raw `fields` at `now`, fields the Spec
+    /// refuses (CORE-3): the Spec answers `invalid` naming the refusal and changes nothing
+    /// (CORE-13, CORE-8), so the shadow does not move. Applying it is an over-admission (CONF-4);
+    /// naming another field, problem or maximum is a difference (CONF-3).
+    mutating func judgeRefusedReconfigure(_ fields: JSONValue, at now: Int64, got: RateLimitResult) -> Verdict {
+        promise = nil  // an event came between (CONF-5)
+        var probe = shadow
+        let spec = probe.reconfigure(toFields: fields, at: .generated(now))
+        var verdict = Verdict(expected: spec)
+        // The field checks of CORE-5 hold for any event (an acquire's answer may be any kind).
+        if let problem = Self.malformation(got, to: .acquire(1), at: now) {
+            (verdict.kind, verdict.explanation) = (.malformed, problem)
+            return verdict
+        }
+        switch got {
+        case .allowed, .invalid: break
+        case .delayed, .rejected, .rejectedUntilRelease, .neverAllowed:
+            (verdict.kind, verdict.explanation) = (
+                .malformed, "a reconfigure is answered allowed or invalid (CORE-5), not \(got.brief)"
+            )
+            return verdict
+        }
+        guard got.comparable != spec.comparable else {
+            if case .allowed = got {  // the Spec applies these fields after all
+                shadow = probe
+                configuration = probe.configuration
+            }
+            return verdict
+        }
+        if spec.isInvalid, got.isAdmitted {
+            verdict.kind = .overAdmission
+            verdict.explanation =
+                "applied a reconfigure to a configuration the Spec refuses (\(spec.brief)): the state must not change (CORE-13)"
+        } else if got.isInvalid, spec.remaining != nil {
+            verdict.kind = .liveness
+            verdict.explanation =
+                "refuses a reconfigure the Spec applies (\(spec.brief)): the new limits never take effect"
+        } else {
+            verdict.kind = .difference
+        }
+        return verdict
+    }
+
     // MARK: CONF-1 well-formed answers
 
     /// How `got` breaks CORE-5 (or the protocol's schema), if it does.
     static func malformation(_ got: RateLimitResult, to event: ConformanceEvent, at now: Int64) -> String? {
         switch got {
-        case .allowed(let remaining) where remaining < 0:
-            return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)"
-        case .delayed(let wait, _) where wait < 1: return "a delayed answer waits \(wait) ns (CORE-5: wait ≥ 1)"
-        case .delayed(_, let remaining) where remaining < 0:
-            return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)"
-        case .rejected(let retryAfter) where retryAfter < 1:
-            return "retry-after \(retryAfter) ns (CORE-5: retry-after ≥ 1)"
-        case .rejected(let retryAfter) where retryAfter > Int64.max - now:
-            return
-                "now + retry-after passes the end of the timeline (CORE-5: now + retry-after ≤ \(Int64.max)); the Spec answers neverAllowed there"
-        case .delayed(let wait, _) where wait > Int64.max - now:
-            return "now + wait passes the end of the timeline (CORE-5: a start at most \(Int64.max))"
-        case .rejectedUntilRelease(let shortfall) where shortfall < 1:
-            return "shortfall \(shortfall) (CORE-5: shortfall ≥ 1)"
-        default: break
+        case .allowed(let remaining):
+            if remaining < 0 { return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)" }
+        case .delayed(let wait, let remaining):
+            if wait < 1 { return "a delayed answer waits \(wait) ns (CORE-5: wait ≥ 1)" }
+            if remaining < 0 { return "remaining \(remaining) is negative (CORE-5: remaining ≥ 0)" }
+            if wait > Int64.max - now {
+                return "now + wait passes the end of the timeline (CORE-5: a start at most \(Int64.max))"
+            }
+        case .rejected(let retryAfter):
+            if retryAfter < 1 { return "retry-after \(retryAfter) ns (CORE-5: retry-after ≥ 1)" }
+            if retryAfter > Int64.max - now {
+                return
+                    "now + retry-after passes the end of the timeline (CORE-5: now + retry-after ≤ \(Int64.max)); the Spec answers neverAllowed there"
+            }
+        case .rejectedUntilRelease(let shortfall):
+            if shortfall < 1 { return "shortfall \(shortfall) (CORE-5: shortfall ≥ 1)" }
+        case .neverAllowed, .invalid:
+            break
         }
         switch (event, got) {
         case (.acquire, _), (_, .allowed), (.release, .invalid), (.reconfigure, .invalid): return nil
@@ -250,18 +296,21 @@ struct Judge {
             verdict.explanation = "applied \(event.description), which the Spec refuses as invalid (\(spec.brief))"
             return
         }
-        switch (event, got) {
-        case (.release, .invalid) where spec.remaining != nil:
-            verdict.kind = .liveness
-            verdict.explanation =
-                "refuses a release the Spec applies (\(spec.brief)): the permits it holds never come back"
-            return
-        case (.reconfigure, .invalid) where spec.remaining != nil:
-            verdict.kind = .liveness
-            verdict.explanation =
-                "refuses a reconfigure the Spec applies (\(spec.brief)): the new limits never take effect"
-            return
-        default: break
+        if got.isInvalid, spec.remaining != nil {
+            switch event {
+            case .release:
+                verdict.kind = .liveness
+                verdict.explanation =
+                    "refuses a release the Spec applies (\(spec.brief)): the permits it holds never come back"
+                return
+            case .reconfigure:
+                verdict.kind = .liveness
+                verdict.explanation =
+                    "refuses a reconfigure the Spec applies (\(spec.brief)): the new limits never take effect"
+                return
+            case .acquire, .reset:
+                break
+            }
         }
         guard let remaining = got.remaining, spec.remaining != nil else { return }
         if let allowed = remainingBound(event, at: now, upper: true), remaining > allowed {

@@ -18,7 +18,11 @@ public enum ConformanceEvent: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Reads an event of a limiter of `strategy` (a reconfigure carries that strategy's fields).
+    /// Reads an event of a limiter of `strategy` (a reconfigure carries that strategy's fields,
+    /// every one of them: a field left out is an error, not its default).
+    ///
+    /// - Throws: ``ConformanceFormatError``; for a reconfigure whose fields the Spec refuses, one
+    ///   whose ``ConformanceFormatError/refusedBySpec`` names the refusal.
     public init(json: JSONValue, strategy: String) throws(ConformanceFormatError) {
         guard let kind = json["kind"]?.string else { throw ConformanceFormatError("an event needs a string \"kind\"") }
         func permits() throws(ConformanceFormatError) -> Int64 {
@@ -37,7 +41,8 @@ public enum ConformanceEvent: Hashable, Sendable, CustomStringConvertible {
             guard json.keys.sorted() == ["configuration", "kind"], let configuration = json["configuration"] else {
                 throw ConformanceFormatError("a reconfigure event has exactly \"kind\" and \"configuration\"")
             }
-            self = .reconfigure(try AnyRateLimitStrategy(strategy: strategy, json: configuration))
+            self = .reconfigure(
+                try AnyRateLimitStrategy(strategy: strategy, json: configuration, requiringEveryField: true))
         default: throw ConformanceFormatError("unknown event kind \"\(kind)\"")
         }
     }
@@ -71,6 +76,17 @@ extension RateLimitResult {
         case .invalid(let error):
             .object(
                 [("kind", .string("invalid")), ("field", .string(error.field))] + Self.problemMembers(error.problem))
+        }
+    }
+
+    /// `mustBePositive`, `exceedsMaximum 3`: the problem as the protocol names it, with its maximum.
+    static func problemText(_ problem: RateLimitInputError.Problem) -> String {
+        switch problem {
+        case .mustBePositive: "mustBePositive"
+        case .mustNotBeNegative: "mustNotBeNegative"
+        case .exceedsMaximum(let maximum): "exceedsMaximum \(maximum)"
+        case .notWholeNanoseconds: "notWholeNanoseconds"
+        case .notSupported: "notSupported"
         }
     }
 
@@ -142,7 +158,9 @@ extension RateLimitResult {
         return self
     }
 
-    /// A short, readable form for tables: `allowed(2)`, `rejected(7ns)`, `delayed(10ns, 1)`.
+    /// A short, readable form for tables: `allowed(2)`, `rejected(7ns)`, `delayed(10ns, 1)`,
+    /// `invalid(permits: exceedsMaximum 2)` (an `invalid` names its field, problem and maximum, so
+    /// that two that differ never read the same).
     public var brief: String {
         switch self {
         case .allowed(let remaining): "allowed(\(remaining))"
@@ -150,7 +168,7 @@ extension RateLimitResult {
         case .rejected(let retryAfter): "rejected(\(retryAfter)ns)"
         case .rejectedUntilRelease(let shortfall): "untilRelease(\(shortfall))"
         case .neverAllowed: "neverAllowed"
-        case .invalid(let error): "invalid(\(error.field))"
+        case .invalid(let error): "invalid(\(error.field): \(Self.problemText(error.problem)))"
         }
     }
 }
@@ -191,5 +209,26 @@ public struct ReferenceLimiter: Sendable {
     public func probe(_ event: ConformanceEvent, at now: RateLimitInstant) -> RateLimitResult {
         var copy = self
         return copy.apply(event, at: now)
+    }
+
+    /// The configuration in force.
+    package var configuration: AnyRateLimitStrategy { limiter.strategy }
+
+    /// A reconfigure to raw `fields` of the strategy in force, as an implementation that receives
+    /// raw values answers it (CORE-13): fields the Spec refuses (CORE-3) are answered `invalid`
+    /// naming the refusal and change nothing; fields it accepts are applied as a reconfigure;
+    /// malformed fields (missing, unknown, not integers) are `invalid` naming `configuration`.
+    package mutating func reconfigure(toFields fields: JSONValue, at now: RateLimitInstant) -> RateLimitResult {
+        let parsed = Result { () throws(ConformanceFormatError) in
+            try AnyRateLimitStrategy(strategy: limiter.strategy.kind, json: fields, requiringEveryField: true)
+        }
+        switch parsed {
+        case .success(let configuration): return apply(.reconfigure(configuration), at: now)
+        case .failure(let error):
+            return .invalid(
+                error.refusedBySpec
+                    ?? RateLimitInputError(
+                        field: "configuration", value: nil, problem: .notSupported, reason: error.message))
+        }
     }
 }

@@ -133,19 +133,20 @@ extension ConformanceReport {
     /// The case's trace as a table up to step `last`: at most 12 rows, the last one marked.
     static func rows(of outcome: CaseOutcome, upTo last: Int) -> [String] {
         guard let trace = outcome.trace, last > 0 else { return [] }
+        let steps = trace.mergedSteps
         let first = max(1, last - 11)
         var rows: [[String]] = []
         if first > 1 { rows.append(["…", "", "\(first - 1) earlier steps", "", "", ""]) }
-        for step in first...min(last, trace.steps.count) {
+        for step in first...max(first, min(last, steps.count)) where step <= steps.count {
             let index = step - 1
             let got = index < outcome.answers.count ? outcome.answers[index].brief : "—"
             let expected = index < outcome.expected.count ? outcome.expected[index].brief : "—"
             rows.append([
-                "\(step)", "\(trace.steps[index].now)", trace.steps[index].event.description, expected, got,
+                "\(step)", "\(steps[index].now)", steps[index].description, expected, got,
                 step == last ? "<- here" : "",
             ])
         }
-        if last > trace.steps.count { rows.append(["", "", "drop", "dropped", "—", "<- here"]) }
+        if last > steps.count { rows.append(["", "", "drop", "dropped", "—", "<- here"]) }
         let header = "configuration \(trace.configuration.json.compactText), created at \(trace.createdAt) ns"
         return [header]
             + TextTable.render(

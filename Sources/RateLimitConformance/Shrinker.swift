@@ -110,14 +110,16 @@ enum Shrinker {
     static func simplifications(of step: TraceStep, previous: Int64, unit: Int64) -> [TraceStep] {
         var result: [TraceStep] = []
         switch step.event {
-        case .acquire(let permits) where permits > 1:
-            result.append(TraceStep(now: step.now, event: .acquire(1)))
-            result.append(TraceStep(now: step.now, event: .acquire(permits / 2)))
-        case .release(let permits) where permits > 1:
-            result.append(TraceStep(now: step.now, event: .release(1)))
+        case .acquire(let permits):
+            if permits > 1 {
+                result.append(TraceStep(now: step.now, event: .acquire(1)))
+                result.append(TraceStep(now: step.now, event: .acquire(permits / 2)))
+            }
+        case .release(let permits):
+            if permits > 1 { result.append(TraceStep(now: step.now, event: .release(1))) }
         case .reconfigure:
             result.append(TraceStep(now: step.now, event: .reset))
-        default:
+        case .reset:
             break
         }
         if step.now != previous {

@@ -28,6 +28,9 @@ public struct Trace: Hashable, Sendable {
     public var configuration: AnyRateLimitStrategy
     public var createdAt: Int64
     public var steps: [TraceStep]
+    /// A vector story's reconfigures to configurations the Spec refuses, each at its position
+    /// among ``steps`` (none in a random trace).
+    package var refusedReconfigures: [RefusedReconfigureStep] = []
 
     public init(configuration: AnyRateLimitStrategy, createdAt: Int64, steps: [TraceStep]) {
         self.configuration = configuration
@@ -63,16 +66,22 @@ package enum TraceGenerator {
     package static func configuration(_ strategy: String, unit: Int64 = 1, using rng: inout SeededGenerator)
         -> AnyRateLimitStrategy?
     {
-        guard AnyRateLimitStrategy.identifiers.contains(strategy) else { return nil }
         while true {
-            if let configuration = try? draw(strategy, using: &rng), configuration.scaled(by: unit) != nil {
-                return configuration
+            do {
+                // An identifier this generator does not know draws nothing (rather than another strategy).
+                guard let configuration = try draw(strategy, using: &rng) else { return nil }
+                if configuration.scaled(by: unit) != nil { return configuration }
+            } catch {
+                continue  // the Spec refuses the values drawn (CORE-3): draw again
             }
         }
     }
 
+    /// A configuration of `strategy` from `rng`, `nil` for an identifier it does not know.
+    ///
+    /// - Throws: ``RateLimitInputError`` when the Spec refuses the values drawn.
     private static func draw(_ strategy: String, using rng: inout SeededGenerator) throws(RateLimitInputError)
-        -> AnyRateLimitStrategy
+        -> AnyRateLimitStrategy?
     {
         switch strategy {
         case TokenBucket.identifier:
@@ -107,8 +116,10 @@ package enum TraceGenerator {
                 try LeakyBucketQueue(
                     queueCapacity: rng.count(small: 0...5) - (rng.chance(10) ? 1 : 0),
                     intervalNanoseconds: rng.span(small: 1...15)))
-        default:
+        case ConcurrencyLimiter.identifier:
             return .concurrency(try ConcurrencyLimiter(limit: rng.count()))
+        default:
+            return nil
         }
     }
 
@@ -234,5 +245,45 @@ extension RateLimitInstant {
     /// (generated instants, parsed instants after validation).
     static func generated(_ nanoseconds: Int64) -> RateLimitInstant {
         (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .origin
+    }
+}
+
+/// One step of a trace as it runs: an event, or a vector story's reconfigure to a configuration
+/// the Spec refuses (which no ``ConformanceEvent`` carries).
+enum RunStep {
+    case event(TraceStep)
+    case refusedReconfigure(RefusedReconfigureStep)
+
+    var now: Int64 {
+        switch self {
+        case .event(let step): step.now
+        case .refusedReconfigure(let step): step.now
+        }
+    }
+
+    /// As reports write the event: `acquire(2)`, `reconfigure({...})`.
+    var description: String {
+        switch self {
+        case .event(let step): step.event.description
+        case .refusedReconfigure(let step): "reconfigure(\(step.configuration.compactText))"
+        }
+    }
+}
+
+extension Trace {
+    /// The steps as they run: ``steps``, with the reconfigures to refused configurations at their
+    /// positions (a random trace has none, so this is its ``steps``).
+    var mergedSteps: [RunStep] {
+        guard !refusedReconfigures.isEmpty else { return steps.map(RunStep.event) }
+        var result: [RunStep] = []
+        var refused = refusedReconfigures[...]
+        for (position, step) in steps.enumerated() {
+            while let next = refused.first, next.position <= position {
+                result.append(.refusedReconfigure(next))
+                refused.removeFirst()
+            }
+            result.append(.event(step))
+        }
+        return result + refused.map(RunStep.refusedReconfigure)
     }
 }

@@ -2,37 +2,61 @@ import Foundation
 
 /// Reading and writing vector files on disk.
 public enum VectorFiles {
-    /// Every `*.json` vector file under `directory` (recursively, in sorted path order).
+    /// Every vector file under `directory`: each `*.json` file, in its subfolders too, that
+    /// declares `"format": "ratelimit-conformance-vectors"` (in sorted path order). Other JSON
+    /// files (a schema, a saved `--json` report) are ignored.
     ///
     /// - Throws: ``ConformanceFormatError`` when the directory holds no vector file at all, or
     ///   when a file is not valid JSON or not a valid vector file (the message names the file).
     public static func load(directory: String) throws(ConformanceFormatError) -> [VectorFile] {
+        try scan(directory: directory).files
+    }
+
+    /// The vector files under `directory` (as ``load(directory:)`` reads them), and the paths,
+    /// relative to it, of the JSON files it ignored because they do not declare the vector format.
+    package static func scan(directory: String) throws(ConformanceFormatError) -> (
+        files: [VectorFile], ignored: [String]
+    ) {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         guard manager.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ConformanceFormatError("no vector directory at \(directory)")
         }
         let paths = (manager.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? [])
-            .filter { $0.hasSuffix(".json") && !$0.hasSuffix("schema.json") }
+            .filter { $0.hasSuffix(".json") }
             .sorted()
-        guard !paths.isEmpty else { throw ConformanceFormatError("no vector files (*.json) under \(directory)") }
         var files: [VectorFile] = []
+        var ignored: [String] = []
         for path in paths {
             let full = (directory as NSString).appendingPathComponent(path)
+            var isFolder: ObjCBool = false
+            guard manager.fileExists(atPath: full, isDirectory: &isFolder), !isFolder.boolValue else { continue }
             guard let data = manager.contents(atPath: full) else {
                 throw ConformanceFormatError("\(full): cannot read")
             }
+            let json: JSONValue
             do {
-                files.append(try VectorFile(json: try JSONValue(parsing: String(decoding: data, as: UTF8.self))))
-            } catch let error as JSONParseError {
-                throw ConformanceFormatError("\(full): \(error)")
-            } catch let error as ConformanceFormatError {
-                throw ConformanceFormatError("\(full): \(error.message)")
+                json = try JSONValue(parsing: String(decoding: data, as: UTF8.self))
             } catch {
                 throw ConformanceFormatError("\(full): \(error)")
             }
+            guard VectorFile.declaresFormat(json) else {
+                ignored.append(path)
+                continue
+            }
+            do {
+                files.append(try VectorFile(json: json))
+            } catch {
+                throw ConformanceFormatError("\(full): \(error.message)")
+            }
         }
-        return files
+        guard !files.isEmpty else {
+            let what =
+                ignored.isEmpty ? "" : " (ignored, not declaring the vector format: \(ignored.joined(separator: ", ")))"
+            throw ConformanceFormatError(
+                "no vector files (*.json declaring \"format\": \"\(VectorFile.format)\") under \(directory)\(what)")
+        }
+        return (files, ignored)
     }
 
     /// Writes `files` into `directory` (created if needed), one `<strategy>.json` each, and

@@ -34,7 +34,8 @@ extension AnyRateLimitStrategy {
     /// ``fieldNames(of:)`` that is absent takes the Spec's default when it is optional and 0
     /// otherwise (callers check presence first).
     ///
-    /// - Throws: ``RateLimitInputError`` when the Spec refuses the values.
+    /// - Throws: ``RateLimitInputError`` when the Spec refuses the values, or for an unknown
+    ///   identifier (field `strategy`).
     package init(identifier: String, values: [String: Int64]) throws(RateLimitInputError) {
         func v(_ field: String) -> Int64 { values[field] ?? 0 }
         switch identifier {
@@ -68,8 +69,11 @@ extension AnyRateLimitStrategy {
         case LeakyBucketQueue.identifier:
             self = .leakyBucketQueue(
                 try LeakyBucketQueue(queueCapacity: v("queueCapacity"), intervalNanoseconds: v("intervalNanoseconds")))
-        default:
+        case ConcurrencyLimiter.identifier:
             self = .concurrency(try ConcurrencyLimiter(limit: v("limit")))
+        default:
+            throw RateLimitInputError(
+                field: "strategy", value: nil, problem: .notSupported, reason: "unknown strategy \"\(identifier)\"")
         }
     }
 }

@@ -170,7 +170,7 @@ final class ExternalSubject: ConformanceSubject {
             return .created(id)
         case "unsupported":
             return .unsupported(reason: answer["reason"]?.string ?? "(no reason given)")
-        default:
+        case "refused":
             let probe = JSONValue.object(
                 [("kind", .string("invalid"))]
                     + answer.keys.filter { $0 != "type" && $0 != "id" }.map { ($0, answer[$0] ?? .null) })
@@ -182,15 +182,32 @@ final class ExternalSubject: ConformanceSubject {
                 throw fail(
                     "a refusal needs string \"field\" and \"problem\" (\(error.message))", received: answer.compactText)
             }
+        default:
+            // `exchange` accepts only the types it expects.
+            throw fail("expected created, unsupported or refused", received: answer.compactText)
         }
     }
 
     func apply(_ event: ConformanceEvent, to limiter: inout String, at now: Int64) throws(SubjectFailure)
         -> RateLimitResult
     {
+        try send(event.json, to: limiter, at: now)
+    }
+
+    /// A reconfigure to raw fields the Spec refuses goes over the protocol as any reconfigure.
+    func reconfigure(_ limiter: inout String, toRefusedFields fields: JSONValue, at now: Int64) throws(SubjectFailure)
+        -> RateLimitResult?
+    {
+        try send(.object([("kind", .string("reconfigure")), ("configuration", fields)]), to: limiter, at: now)
+    }
+
+    /// Sends the event `event` (its JSON form) to `limiter` at `now` and reads the result.
+    private func send(_ event: JSONValue, to limiter: String, at now: Int64) throws(SubjectFailure)
+        -> RateLimitResult
+    {
         let answer = try exchange(
             .object([
-                ("type", .string("event")), ("id", .string(limiter)), ("now", .integer(now)), ("event", event.json),
+                ("type", .string("event")), ("id", .string(limiter)), ("now", .integer(now)), ("event", event),
             ]), expecting: ["result"], id: limiter)
         guard let result = answer["result"] else {
             throw fail("a result message needs \"result\"", received: answer.compactText)

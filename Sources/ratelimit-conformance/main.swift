@@ -29,13 +29,23 @@ let usage = """
       --tolerance NS          judge with this tolerance in nanoseconds instead of the one each
                               profile declares (Spec/vectors/README.md, CONF-6); 0 for strict
       --protocol 1|2          the protocol version offered in the hello (default 2)
-      --vectors DIR           run the vector files under DIR instead of the built-in ones
+      --vectors DIR           run the vector files under DIR (subfolders too) instead of the
+                              built-in ones: every *.json declaring "format":
+                              "ratelimit-conformance-vectors" (others are listed as ignored)
       --save-regression DIR   write a shrunk random failure there as a vector file
       --timeout SECONDS       per answer from the implementation (default 5)
       --mutation-score        with --exec: ask COMMAND --list-bugs for injected bugs (a name and
                               the level that must catch it per line), run the suite against
                               COMMAND --bug NAME for each, and report how many it catches
       --json                  print the report as JSON
+      --html FILE             also write the report as one self-contained HTML page, with a
+                              picture of the smallest case of every finding group
+      --matrix FILE           run every implementation FILE lists (JSON {"implementations":
+                              [{"name","version","command"}]}, or `name | version | command`
+                              lines) and print the matrix: implementation x strategy -> level
+      --markdown FILE         with --matrix: also write the matrix as Markdown (Spec/MATRIX.md)
+      --draw CASE             print an SVG picture of one vector case (with --exec: as the
+                              implementation answered it)
       --write-vectors DIR     regenerate the vector files into DIR (make vectors) and exit
       --help                  this text
     """
@@ -58,6 +68,10 @@ struct Options {
     var mutationScore = false
     var json = false
     var writeVectors: String?
+    var matrix: String?
+    var markdown: String?
+    var html: String?
+    var draw: String?
 }
 
 /// With --json, even a failure before any case prints a JSON document.
@@ -134,6 +148,10 @@ func parse(_ arguments: [String]) -> Options {
         case "--mutation-score": options.mutationScore = true
         case "--json": options.json = true
         case "--write-vectors": options.writeVectors = value(argument)
+        case "--matrix": options.matrix = value(argument)
+        case "--markdown": options.markdown = value(argument)
+        case "--html": options.html = value(argument)
+        case "--draw": options.draw = value(argument)
         case "--help", "-h":
             print(usage)
             ChildProcess.endHarness(status: 0)
@@ -141,6 +159,16 @@ func parse(_ arguments: [String]) -> Options {
         }
     }
     if options.mutationScore && options.exec == nil { fail("--mutation-score needs --exec") }
+    if options.matrix != nil, options.exec != nil || options.mutationScore || options.draw != nil {
+        fail("--matrix runs the implementations its file lists: it takes no --exec, --mutation-score or --draw")
+    }
+    if options.markdown != nil, options.matrix == nil { fail("--markdown writes a matrix: give --matrix FILE") }
+    if let draw = options.draw {
+        if options.cases != nil || options.trace != nil || options.noVectors {
+            fail("--draw draws one vector case: it takes no --case, --trace or --no-vectors")
+        }
+        options.cases = [draw]
+    }
     if let trace = options.trace {
         if options.cases != nil { fail("--trace runs one random trace and no vector case: it takes no --case") }
         options.noVectors = true
@@ -166,13 +194,15 @@ if let directory = options.writeVectors {
     }
 }
 
-let loaded = Result { () throws(ConformanceFormatError) -> [VectorFile] in
-    if let directory = options.vectors { return try VectorFiles.load(directory: directory) }
-    return try VectorGenerator.files()
+let loaded = Result { () throws(ConformanceFormatError) -> (files: [VectorFile], ignored: [String]) in
+    if let directory = options.vectors { return try VectorFiles.scan(directory: directory) }
+    return (try VectorGenerator.files(), [])
 }
 let vectors: [VectorFile]
+/// The JSON files under --vectors that do not declare the vector format (a schema, a saved report).
+let ignoredFiles: [String]
 switch loaded {
-case .success(let files): vectors = files
+case .success(let scanned): (vectors, ignoredFiles) = scanned
 case .failure(let error): fail(error.message)
 }
 if options.vectors != nil {
@@ -180,15 +210,8 @@ if options.vectors != nil {
     // for another version of the Spec, and is refused rather than silently judged otherwise.
     for file in vectors {
         for story in file.stories {
-            var reference = ReferenceLimiter(
-                story.configuration, at: (try? RateLimitInstant(nanoseconds: story.createdAt)) ?? .origin)
-            for (index, step) in story.steps.enumerated() {
-                let answer = reference.apply(step.event, at: (try? RateLimitInstant(nanoseconds: step.now)) ?? .origin)
-                if answer.comparable != step.expected.comparable {
-                    fail(
-                        "\(story.id) step \(index + 1) expects \(step.expected.brief) but the reference model answers \(answer.brief): the file was written for another version of the Spec"
-                    )
-                }
+            if let disagreement = story.disagreementsWithReference.first {
+                fail("\(disagreement): the file was written for another version of the Spec")
             }
         }
     }
@@ -220,9 +243,9 @@ func endProgress() {
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 }
 
-/// Runs the suite against `command` (or the reference) and returns the report and the protocol
-/// version spoken.
-func runSuite(command: String?) -> (ConformanceReport, Int64?) {
+/// Runs the suite against `command` (or the reference): the report and the protocol version
+/// spoken, or why the implementation could not be run.
+func suiteResult(command: String?) -> Result<(ConformanceReport, Int64?), ConformanceFormatError> {
     let result: Result<ConformanceReport, ConformanceFormatError>
     var version: Int64?
     if let command {
@@ -231,7 +254,7 @@ func runSuite(command: String?) -> (ConformanceReport, Int64?) {
             subject = try ExternalSubject(
                 command: command, timeout: options.timeout, protocolVersion: options.protocolVersion)
         } catch {
-            fail("the implementation did not start properly: \(error)")
+            return .failure(ConformanceFormatError("the implementation did not start properly: \(error)"))
         }
         defer { subject.close() }
         version = subject.version
@@ -247,10 +270,31 @@ func runSuite(command: String?) -> (ConformanceReport, Int64?) {
         }
     }
     endProgress()
-    switch result {
-    case .success(let report): return (report, version)
+    return result.map { ($0, version) }
+}
+
+/// ``suiteResult(command:)``, or the end of the run when the implementation could not be run.
+func runSuite(command: String?) -> (ConformanceReport, Int64?) {
+    switch suiteResult(command: command) {
+    case .success(let run): return run
     case .failure(let error): fail(error.message)
     }
+}
+
+/// How the suite ran, for the matrix and the HTML page: the date, vectors, random traces, level.
+func runDescription() -> String {
+    let today = Date().formatted(.iso8601.year().month().day())
+    let source = options.vectors.map { "vectors from \($0)" } ?? "built-in vectors (\(VectorGenerator.version))"
+    let random =
+        options.random > 0
+        ? "\(options.random) random traces per strategy of \(options.randomSteps) steps (seed \(seed))"
+        : "no random traces"
+    return "\(today); \(options.noVectors ? "no vectors" : source); \(random); level \(options.level.rawValue)"
+}
+
+/// Writes `text` to `path`, or ends the run saying why it could not.
+func write(_ text: String, to path: String) {
+    do { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) } catch { fail("cannot write \(path): \(error)") }
 }
 
 /// `"COMMAND"` for the shell, single-quoted when double quotes would not keep it as it is.
@@ -278,7 +322,12 @@ func replay(_ shrunk: ShrunkFailure) -> String {
 
 func printReport(_ report: ConformanceReport, version: Int64?) {
     print("ratelimit-conformance: \(report.implementation)" + (version.map { " (protocol \($0))" } ?? ""))
-    let source = options.vectors.map { "vectors from \($0)" } ?? "built-in vectors (\(VectorGenerator.version))"
+    let ignored =
+        ignoredFiles.isEmpty
+        ? ""
+        : " (ignored \(ignoredFiles.count) JSON file\(ignoredFiles.count == 1 ? "" : "s") not declaring the vector format: \(ignoredFiles.joined(separator: ", ")))"
+    let source =
+        options.vectors.map { "vectors from \($0)\(ignored)" } ?? "built-in vectors (\(VectorGenerator.version))"
     let vectorsRun = options.noVectors ? "no vectors" : source
     let random =
         options.trace.map { "random trace \($0) of seed \(seed), \(options.randomSteps) steps" }
@@ -333,6 +382,45 @@ func printReport(_ report: ConformanceReport, version: Int64?) {
             "FAIL: not every strategy that ran conforms at level \(options.level.rawValue)"
                 + (ran == 0 ? " (nothing ran)" : ""))
     }
+}
+
+if let file = options.matrix {
+    // Every implementation the file lists, one after the other, through the same suite.
+    let text: String
+    do { text = try String(contentsOfFile: file, encoding: .utf8) } catch { fail("cannot read \(file): \(error)") }
+    let entries: [ConformanceMatrix.Entry]
+    do { entries = try ConformanceMatrix.entries(from: text) } catch { fail(error.message) }
+    var rows: [ConformanceMatrix.Row] = []
+    for entry in entries {
+        progress("matrix: \(entry.name)")
+        switch suiteResult(command: entry.command) {
+        case .success(let (report, _)): rows.append(.init(entry: entry, report: report, failure: nil))
+        case .failure(let error): rows.append(.init(entry: entry, report: nil, failure: error.message))
+        }
+    }
+    let matrix = ConformanceMatrix(rows: rows, runDescription: runDescription())
+    if options.json {
+        print(matrix.json.prettyText, terminator: "")
+    } else {
+        for line in matrix.text { print(line) }
+    }
+    if let path = options.markdown { write(matrix.markdown, to: path) }
+    if let path = options.html { write(matrix.html, to: path) }
+    // The matrix is complete when every implementation ran; the levels are its content.
+    ChildProcess.endHarness(status: rows.allSatisfy { $0.failure == nil } ? 0 : 1)
+}
+
+if let id = options.draw {
+    let (report, _) = runSuite(command: options.exec)
+    let found = report.strategies.lazy.flatMap { strategy in strategy.outcomes.map { (strategy, $0) } }
+        .first { $0.1.id == id }
+    guard let (strategy, outcome) = found,
+        let picture = TraceDrawing.svg(outcome, profile: strategy.profile, tolerance: strategy.toleranceNanoseconds)
+    else {
+        fail("--draw \(id): no vector case with steps has that id (a refusal has nothing to draw)")
+    }
+    print(picture, terminator: "")
+    ChildProcess.endHarness(status: 0)
 }
 
 if options.mutationScore, let command = options.exec {
@@ -402,12 +490,21 @@ if options.mutationScore, let command = options.exec {
 }
 
 let (report, version) = runSuite(command: options.exec)
+if let path = options.html {
+    let entry = ConformanceMatrix.Entry(
+        name: report.implementation, version: version.map { "protocol \($0)" } ?? "", command: options.exec ?? "")
+    write(
+        ConformanceMatrix(rows: [.init(entry: entry, report: report, failure: nil)], runDescription: runDescription())
+            .html,
+        to: path)
+}
 if options.json {
     var json = report.json
     if case .object(var members) = json {
         members.insert(("level", .string(options.level.rawValue)), at: 1)
         members.insert(("passed", .bool(report.passes(at: options.level))), at: 2)
         if let version { members.insert(("protocol", .integer(version)), at: 1) }
+        if options.vectors != nil { members.append(("ignoredFiles", .array(ignoredFiles.map(JSONValue.string)))) }
         members.append(("seed", .string(String(seed))))
         members.append(("randomSteps", .integer(Int64(options.randomSteps))))
         json = .object(members)

@@ -69,6 +69,57 @@ struct CommandTests {
         #expect(run.output.contains("vectors from \(folder)"))
     }
 
+    @Test("CONF-2 A vector file whose answer is not the model's is refused, naming the story and the step")
+    func foreignAnswerRefused() async throws {
+        let folder = try Repository.temporaryDirectory()
+        #expect(try await runCommand(["--write-vectors", folder]).status == 0)
+        let path = folder + "/gcra.json"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let step = #""retryAfterNanoseconds": 1}, "comment": "(30 − 9) + 10 = 31 > 30: one before the boundary""#
+        #expect(text.components(separatedBy: step).count == 2)
+        try text.replacingOccurrences(of: step, with: step.replacingOccurrences(of: ": 1}", with: ": 2}"))
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try await runCommand(["--vectors", folder, "--strategy", "gcra"])
+        #expect(run.status == 2)
+        #expect(
+            run.errors.contains(
+                "gcra/boundary-conforms step 2 at 9 ns acquire(1): the story expects rejected(2ns), the reference model answers rejected(1ns): the file was written for another version of the Spec"
+            ), "\(run.errors)")
+    }
+
+    @Test(
+        "CONF-7 --vectors reads only the JSON files that declare the vector format, subfolders too, and names the ones it ignored"
+    )
+    func vectorFolderIgnoresOtherJSON() async throws {
+        let folder = try Repository.temporaryDirectory()
+        let regressions = (folder as NSString).appendingPathComponent("regressions")
+        #expect(try await runCommand(["--write-vectors", regressions]).status == 0)
+        // A report saved with --json inside the folder, and the schema, are not vector files.
+        let report = try await runCommand(["--json", "--vectors", regressions, "--strategy", "gcra"])
+        #expect(report.status == 0)
+        try report.output.write(toFile: folder + "/report.json", atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(
+            atPath: Repository.path("Spec/vectors/schema.json"), toPath: folder + "/schema.json")
+        let run = try await runCommand(["--vectors", folder, "--strategy", "gcra"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(
+            run.output.contains(
+                "vectors from \(folder) (ignored 2 JSON files not declaring the vector format: report.json, schema.json)"
+            ))
+        let json = try JSONValue(
+            parsing: try await runCommand(["--json", "--vectors", folder, "--strategy", "gcra"]).output)
+        #expect(json["ignoredFiles"] == .array([.string("report.json"), .string("schema.json")]))
+        #expect(json["passed"] == .bool(true))
+        // Only non-vector files: nothing to run, said with what was ignored.
+        let onlyReports = try Repository.temporaryDirectory()
+        try report.output.write(toFile: onlyReports + "/report.json", atomically: true, encoding: .utf8)
+        let nothing = try await runCommand(["--vectors", onlyReports])
+        #expect(nothing.status == 2)
+        #expect(
+            nothing.errors.contains("no vector files")
+                && nothing.errors.contains("ignored, not declaring the vector format: report.json"))
+    }
+
     @Test(
         "A misbehaving implementation is a clear failure naming the case, the step and the line received",
         arguments: [

@@ -68,6 +68,46 @@ struct OwnHistory: ConformanceSubject {
     }
 }
 
+/// The reference, answering a reconfigure to a configuration the Spec refuses with `answer` applied
+/// to the reference's own answer (an implementation that receives raw values, CORE-13).
+struct RawReconfigure: ConformanceSubject {
+    var name = "raw reconfigure"
+    var strategies = Set(AnyRateLimitStrategy.identifiers)
+    let answer: @Sendable (RateLimitResult) -> RateLimitResult
+
+    func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<ReferenceLimiter> {
+        ReferenceSubject().create(request, at: now)
+    }
+
+    func apply(_ event: ConformanceEvent, to limiter: inout ReferenceLimiter, at now: Int64) -> RateLimitResult {
+        ReferenceSubject().apply(event, to: &limiter, at: now)
+    }
+
+    func reconfigure(_ limiter: inout ReferenceLimiter, toRefusedFields fields: JSONValue, at now: Int64)
+        -> RateLimitResult?
+    {
+        ReferenceSubject().reconfigure(&limiter, toRefusedFields: fields, at: now).map(answer)
+    }
+}
+
+/// The reference, refusing a configuration the Spec refuses with `exceedsMaximum` naming another maximum.
+struct OtherMaximum: ConformanceSubject {
+    var name = "other maximum"
+    var strategies = Set(AnyRateLimitStrategy.identifiers)
+
+    func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<ReferenceLimiter> {
+        switch ReferenceSubject().create(request, at: now) {
+        case .refused(let field, .exceedsMaximum(let maximum)):
+            .refused(field: field, problem: .exceedsMaximum(maximum + 1))
+        case let outcome: outcome
+        }
+    }
+
+    func apply(_ event: ConformanceEvent, to limiter: inout ReferenceLimiter, at now: Int64) -> RateLimitResult {
+        ReferenceSubject().apply(event, to: &limiter, at: now)
+    }
+}
+
 extension RateLimitInstant {
     static func generated(_ nanoseconds: Int64) -> RateLimitInstant {
         (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .origin
@@ -305,7 +345,8 @@ struct ConformanceSuiteTests {
                 strategy.level == .safety,
                 "\(strategy.strategy): \(strategy.groups.map { "\($0.cause) \($0.kind) \($0.example.id) \(ConformanceReport.describe($0.exampleFinding))" })"
             )
-            for outcome in strategy.stories where outcome.level != .exact {
+            // (A story that needs a reconfigure to raw fields is skipped: this subject builds its own.)
+            for outcome in strategy.stories where outcome.level != .exact && outcome.skippedBecause == nil {
                 #expect(
                     outcome.findings.count == 1,
                     "\(outcome.id): \(outcome.findings.map(ConformanceReport.describe).joined(separator: "\n"))")
@@ -427,9 +468,11 @@ struct ConformanceSuiteTests {
         #expect(bucket.level == .exact)
         #expect(!bucket.skipped.isEmpty)
         #expect(
-            bucket.skipped.allSatisfy {
-                $0.skippedBecause == "periods must be multiples of 10 ns" && !$0.outsideProfile
+            bucket.skipped.filter { !$0.outsideProfile }.allSatisfy {
+                $0.skippedBecause == "periods must be multiples of 10 ns"
             })
+        // A Swift subject builds its configurations itself: it is not sent a refused one (CORE-13).
+        #expect(bucket.skipped.filter(\.outsideProfile).map(\.id) == ["token-bucket/reconfigure-refused"])
         #expect(report.strategies.filter { $0.level == .skipped }.count == 8)
         #expect(report.passes(at: .exact))
     }
@@ -642,4 +685,83 @@ struct EdgeBug: ConformanceSubject {
             return .allowed(remaining: max(0, window.limit - used))
         }
     }
+
+    @Test(
+        "CONF-3 CONF-8 An invalid answer or a refusal naming another maximum is a difference: safe, not exact, and the report prints both maxima"
+    )
+    func otherMaximumIsADifference() async throws { try await offThePool { try otherMaximumIsADifferenceOnThread() } }
+
+    private func otherMaximumIsADifferenceOnThread() throws {
+        let releases = PlantedBug { event, result in
+            if case .release = event, case .invalid(let error) = result, case .exceedsMaximum(let held) = error.problem
+            {
+                return .invalid(RateLimitInputError(field: error.field, value: nil, problem: .exceedsMaximum(held + 1)))
+            }
+            return result
+        }
+        let report = try run(releases, ConformanceOptions(strategies: [ConcurrencyLimiter.identifier]))
+        let strategy = try #require(report.strategies.first)
+        #expect(strategy.level == .safety && strategy.validation == .exact)
+        let outcome = try #require(strategy.outcomes.first { $0.id == "concurrency/invalid-releases" })
+        let finding = try #require(outcome.primary)
+        #expect(finding.kind == .difference && finding.step == 2)
+        #expect(
+            ConformanceReport.describe(finding)
+                == "step 2 at 0 ns release(3): expected invalid(permits: exceedsMaximum 2), got invalid(permits: exceedsMaximum 3) (safe, not exact)"
+        )
+        #expect(report.passes(at: .safety) && !report.passes(at: .exact))
+
+        let refusals = try run(OtherMaximum(), ConformanceOptions(strategies: [TokenBucket.identifier]))
+        let bucket = try #require(refusals.strategies.first)
+        #expect(bucket.level == .exact && bucket.validation == .safety)
+        let refusal = try #require(bucket.refusals.first { $0.id == "token-bucket/refuse-initial-above-capacity" })
+        #expect(refusal.level == .safety)
+        #expect(
+            refusal.primary.map(ConformanceReport.describe)
+                == "create {\"capacity\":3,\"permitsPerPeriod\":1,\"periodNanoseconds\":1,\"initialTokens\":4}: expected refused initialTokens (exceedsMaximum 3), got refused initialTokens (exceedsMaximum 4) (safe, not exact)"
+        )
+        #expect(refusals.passes(at: .safety) && !refusals.passes(at: .exact))
+    }
+
+    @Test(
+        "CORE-13 CONF-4 A reconfigure to a configuration the Spec refuses must be answered invalid: applying it fails safety, naming another field is a difference"
+    )
+    func refusedReconfigure() async throws { try await offThePool { try refusedReconfigureOnThread() } }
+
+    private func refusedReconfigureOnThread() throws {
+        let cases = Set(AnyRateLimitStrategy.identifiers.map { "\($0)/reconfigure-refused" })
+        let options = ConformanceOptions(cases: cases)
+        let exact = try run(RawReconfigure { $0 }, options)
+        for strategy in exact.strategies {
+            let outcome = try #require(strategy.stories.first, "\(strategy.strategy)")
+            #expect(outcome.level == .exact && outcome.steps >= 4, "\(outcome.id): \(outcome.skippedBecause ?? "")")
+            #expect(outcome.clauses.contains("CORE-13"))
+        }
+        #expect(exact.passes(at: .exact))
+
+        let applies = try run(RawReconfigure { _ in .allowed(remaining: 0) }, options)
+        for strategy in applies.strategies {
+            let failure = try #require(strategy.stories.first?.failure, "\(strategy.strategy)")
+            #expect(failure.step == 2 && failure.kind == .overAdmission, "\(strategy.strategy)")
+            #expect(failure.cause.clause == "CORE-13" && failure.event.hasPrefix("reconfigure({"))
+        }
+        #expect(!applies.passes(at: .safety))
+
+        let otherField = try run(
+            RawReconfigure { _ in
+                .invalid(RateLimitInputError(field: "configuration", value: nil, problem: .notSupported))
+            },
+            options)
+        #expect(otherField.strategies.allSatisfy { $0.level == .safety })
+        let malformed = try run(RawReconfigure { _ in .rejected(retryAfterNanoseconds: 5) }, options)
+        #expect(malformed.strategies.allSatisfy { $0.stories.first?.failure?.kind == .malformed })
+
+        // A Swift subject that builds its configurations itself cannot be sent one: the story is skipped.
+        let builds = try run(PlantedBug { _, result in result }, options)
+        for strategy in builds.strategies {
+            let outcome = try #require(strategy.stories.first)
+            #expect(outcome.outsideProfile && outcome.skippedBecause?.contains("cannot receive") == true)
+        }
+    }
+
 }

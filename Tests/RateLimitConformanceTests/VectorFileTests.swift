@@ -58,7 +58,7 @@ struct VectorFileTests {
         for (name, json) in try committedFiles() {
             let file = try VectorFile(json: json)  // refuses mismatched counts
             #expect(json["caseCount"]?.int64 == Int64(file.stories.count + file.refusals.count), "\(name)")
-            #expect(json["stepCount"]?.int64 == Int64(file.stories.reduce(0) { $0 + $1.steps.count }), "\(name)")
+            #expect(json["stepCount"]?.int64 == Int64(file.stories.reduce(0) { $0 + $1.stepCount }), "\(name)")
             #expect(json["generator"]?.string == VectorGenerator.version, "\(name)")
             #expect(file.caseCount >= 15, "\(name) holds only \(file.caseCount) cases")
         }
@@ -122,7 +122,9 @@ struct VectorFileTests {
     private func clauseCoverageOnThread() throws {
         var covered: Set<String> = []
         for file in try VectorGenerator.files() {
-            for clauses in file.stories.map(\.clauses) + file.refusals.map(\.clauses) { covered.formUnion(clauses) }
+            for clauses in file.stories.map(\.clausesChecked) + file.refusals.map(\.clauses) {
+                covered.formUnion(clauses)
+            }
         }
         var missing: [String] = []
         for prefix in AnyRateLimitStrategy.clausePrefixes.values {
@@ -153,6 +155,139 @@ struct VectorFileTests {
                 #expect(throws: ConformanceFormatError.self, "\(refusal.id) was accepted") {
                     try AnyRateLimitStrategy(strategy: file.strategy, json: refusal.configuration)
                 }
+            }
+        }
+    }
+
+    @Test(
+        "CONF-2 every step of a hand-written story says what it checks; random stories are kept apart in randomStories, with the model's answers and no comments"
+    )
+    func selfExplaining() async throws { try await offThePool { try selfExplainingOnThread() } }
+
+    private func selfExplainingOnThread() throws {
+        for (name, json) in try committedFiles() {
+            let stories = try #require(json["stories"]?.array, "\(name)")
+            let random = try #require(json["randomStories"]?.array, "\(name)")
+            #expect(
+                stories.count >= 8 && random.count == 6, "\(name): \(stories.count) stories, \(random.count) random")
+            for story in stories {
+                let id = story["id"]?.string ?? "?"
+                #expect(!id.contains("/random-"), "\(id) is a random story among the hand-written ones")
+                for (index, step) in (story["steps"]?.array ?? []).enumerated() {
+                    #expect((step["comment"]?.string?.count ?? 0) >= 3, "\(id) step \(index + 1) has no comment")
+                }
+            }
+            for story in random {
+                let id = story["id"]?.string ?? "?"
+                #expect(id.contains("/random-"), "\(id) is among the random stories")
+                #expect(story["clauses"]?.array == [], "\(id) was written for no clause")
+                #expect((story["steps"]?.array ?? []).allSatisfy { $0["comment"] == nil }, "\(id) has comments")
+            }
+        }
+    }
+
+    @Test(
+        "CONF-7 clauses lists what a story was written for, reaches the other clauses its steps reach, and each clause is in one of them"
+    )
+    func clausesAndReaches() async throws { try await offThePool { try clausesAndReachesOnThread() } }
+
+    private func clausesAndReachesOnThread() throws {
+        for file in try VectorGenerator.files() {
+            let prefix = AnyRateLimitStrategy.clausePrefixes[file.strategy] ?? "?"
+            for story in file.stories {
+                #expect(Set(story.clauses).isDisjoint(with: story.reaches), "\(story.id) lists a clause twice")
+                #expect(story.isRandom || !story.clauses.isEmpty, "\(story.id) was written for no clause")
+                #expect(story.clausesChecked.contains("\(prefix)-2"), "\(story.id) reaches no \(prefix)-2")
+                // An admitted acquire reaches X-4 and X-5; a story written for neither still reaches them.
+                if story.steps.contains(where: {
+                    if case .acquire(let n) = $0.event { n > 0 && $0.expected.isAdmitted } else { false }
+                }) {
+                    #expect(
+                        story.clausesChecked.contains("\(prefix)-4") && story.clausesChecked.contains("\(prefix)-5"),
+                        "\(story.id)")
+                }
+            }
+        }
+        let refill = try #require(
+            try VectorGenerator.file(TokenBucket.identifier).stories.first { $0.id == "token-bucket/refill-edge" })
+        #expect(refill.clauses == ["TB-3"])
+        #expect(
+            refill.reaches.contains("TB-6") && refill.reaches.contains("CORE-9") && !refill.reaches.contains("TB-3"))
+    }
+
+    @Test(
+        "CONF-2 generation fails naming the story and the step where the model disagrees with an answer worked out by hand"
+    )
+    func generationChecksTheModel() throws {
+        let bucket = AnyRateLimitStrategy.tokenBucket(
+            try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 10))
+        let draft = StoryDraft(
+            "wrong", "a story with one wrong answer", clauses: ["TB-4"], bucket,
+            [
+                (0, .acquire(3), .allowed(remaining: 0), "right"),
+                (9, .acquire(1), .rejected(retryAfterNanoseconds: 2), "wrong: the Spec says 1"),
+                (10, .acquire(1), .allowed(remaining: 0), "right"),
+            ])
+        let (story, disagreements) = VectorGenerator.generate(draft, strategy: TokenBucket.identifier)
+        #expect(
+            disagreements == [
+                "token-bucket/wrong step 2 at 9 ns acquire(1): the story expects rejected(2ns), the reference model answers rejected(1ns)"
+            ])
+        #expect(story.steps.map(\.comment) == ["right", "wrong: the Spec says 1", "right"])
+        // The files come only from a catalogue the model agrees with.
+        for strategy in AnyRateLimitStrategy.identifiers {
+            #expect(try VectorGenerator.checked(strategy).1.isEmpty, "\(strategy)")
+        }
+    }
+
+    @Test("CONF-7 a vector file of format version 1 (a regression vector saved earlier) is still read")
+    func readsVersionOne() throws {
+        let text = """
+            {"format": "ratelimit-conformance-vectors", "formatVersion": 1, "generator": "g", "strategy": "gcra",
+             "caseCount": 1, "stepCount": 2, "stories": [{"id": "gcra/regression", "description": "d",
+             "clauses": ["CORE-4", "GCRA-4"], "configuration": {"burst": 1, "emissionIntervalNanoseconds": 10},
+             "createdAt": 0, "steps": [
+               {"now": 0, "event": {"kind": "acquire", "permits": 1}, "expect": {"kind": "allowed", "remaining": 0}},
+               {"now": 5, "event": {"kind": "acquire", "permits": 1}, "expect": {"kind": "rejected", "retryAfterNanoseconds": 5}}]}],
+             "refusals": []}
+            """
+        let file = try VectorFile(json: try JSONValue(parsing: text))
+        let story = try #require(file.stories.first)
+        #expect(story.clausesChecked == ["CORE-4", "GCRA-4"] && story.steps.count == 2)
+        #expect(story.steps.allSatisfy { $0.comment == nil })
+        #expect(story.disagreementsWithReference.isEmpty)
+        let future = text.replacingOccurrences(of: "\"formatVersion\": 1", with: "\"formatVersion\": 3")
+        #expect(throws: ConformanceFormatError.self) { try VectorFile(json: try JSONValue(parsing: future)) }
+    }
+
+    @Test(
+        "CONF-7 a story or a reconfigure that leaves out initialTokens is refused with the field named; a refusal case may leave it out"
+    )
+    func everyFieldPresent() throws {
+        func file(configuration: String, reconfigure: String) -> String {
+            """
+            {"format": "ratelimit-conformance-vectors", "formatVersion": 2, "generator": "g", "strategy": "token-bucket",
+             "caseCount": 2, "stepCount": 1, "stories": [{"id": "token-bucket/s", "description": "d", "clauses": ["TB-10"],
+             "reaches": [], "configuration": \(configuration), "createdAt": 0, "steps": [
+               {"now": 0, "event": {"kind": "reconfigure", "configuration": \(reconfigure)},
+                "expect": {"kind": "allowed", "remaining": 3}, "comment": "c"}]}],
+             "randomStories": [],
+             "refusals": [{"id": "token-bucket/r", "description": "d", "clauses": ["CORE-3"],
+               "configuration": {"capacity": 0, "permitsPerPeriod": 1, "periodNanoseconds": 1},
+               "expect": {"field": "capacity", "problem": "mustBePositive"}}]}
+            """
+        }
+        let full = #"{"capacity": 3, "permitsPerPeriod": 1, "periodNanoseconds": 10, "initialTokens": 3}"#
+        let short = #"{"capacity": 3, "permitsPerPeriod": 1, "periodNanoseconds": 10}"#
+        let loaded = try VectorFile(json: try JSONValue(parsing: file(configuration: full, reconfigure: full)))
+        #expect(loaded.caseCount == 2 && loaded.stories.first?.disagreementsWithReference == [])
+        for (configuration, reconfigure) in [(short, full), (full, short)] {
+            do {
+                _ = try VectorFile(
+                    json: try JSONValue(parsing: file(configuration: configuration, reconfigure: reconfigure)))
+                Issue.record("a configuration without initialTokens was accepted")
+            } catch let error as ConformanceFormatError {
+                #expect(error.message.contains("missing field \"initialTokens\""), "\(error.message)")
             }
         }
     }

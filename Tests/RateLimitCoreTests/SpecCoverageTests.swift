@@ -31,8 +31,11 @@ private func testNames() throws -> [String] {
     for file in files where file.hasSuffix(".swift") {
         let text = try String(contentsOf: testsFolder.appendingPathComponent(file), encoding: .utf8)
         var rest = Substring(text)
-        while let range = rest.range(of: "@Test(\"") {
-            rest = rest[range.upperBound...]
+        // `@Test("name"` or, as swift-format breaks a long one, `@Test(` then the name on the next line.
+        while let range = rest.range(of: "@Test(") {
+            rest = rest[range.upperBound...].drop { $0 == " " || $0 == "\n" }
+            guard rest.first == "\"" else { continue }
+            rest = rest.dropFirst()
             names.append(String(rest.prefix { $0 != "\"" }))
         }
     }

@@ -1,8 +1,14 @@
 import RateLimitCore
 
 /// The stories the vector files are generated from: hand-written ones per strategy (one file per
-/// strategy in this folder), plus seeded random ones that sweep the edges. Answers are never
-/// written here; `VectorGenerator` takes them from the reference model.
+/// strategy in this folder), plus seeded random ones that sweep the edges.
+///
+/// Each step of a hand-written story carries the answer worked out by hand from the strategy's
+/// Spec clauses, and a comment saying what it checks (the arithmetic, where there is some). This
+/// is the one place those answers are written: `VectorGenerator` runs the reference model over
+/// every story and fails, naming the story and the step, where the model answers otherwise; the
+/// core's tests run the same check (`CatalogueTests`). Random stories carry no answers: theirs are
+/// the model's, and the files keep them apart (`randomStories`).
 package enum VectorCatalogue {
     /// Random stories per strategy, and steps per random story.
     static let randomStories = 6
@@ -10,23 +16,29 @@ package enum VectorCatalogue {
     /// Fixed: changing it rewrites every random story (and needs a generator version bump).
     static let randomSeed: UInt64 = 20_261_121
 
-    /// The drafts of `strategy`'s stories and refusals.
+    /// The drafts of `strategy`'s stories (hand-written, then random) and refusals.
     package static func drafts(_ strategy: String) throws(ConformanceFormatError) -> ([StoryDraft], [RefusalDraft]) {
+        let (stories, refusals) = try handWritten(strategy)
+        return (stories + random(strategy), refusals)
+    }
+
+    /// The hand-written stories and refusals of `strategy`.
+    package static func handWritten(_ strategy: String) throws(ConformanceFormatError) -> (
+        [StoryDraft], [RefusalDraft]
+    ) {
         do {
-            let (stories, refusals): ([StoryDraft], [RefusalDraft])
             switch strategy {
-            case TokenBucket.identifier: (stories, refusals) = try tokenBucket()
-            case IntervalTokenBucket.identifier: (stories, refusals) = try intervalTokenBucket()
-            case GCRA.identifier: (stories, refusals) = try gcra()
-            case FixedWindow.identifier: (stories, refusals) = try fixedWindow()
-            case SlidingWindowLog.identifier: (stories, refusals) = try slidingWindowLog()
-            case SlidingWindowCounter.identifier: (stories, refusals) = try slidingWindowCounter()
-            case LeakyBucketMeter.identifier: (stories, refusals) = try leakyBucketMeter()
-            case LeakyBucketQueue.identifier: (stories, refusals) = try leakyBucketQueue()
-            case ConcurrencyLimiter.identifier: (stories, refusals) = try concurrency()
+            case TokenBucket.identifier: return try tokenBucket()
+            case IntervalTokenBucket.identifier: return try intervalTokenBucket()
+            case GCRA.identifier: return try gcra()
+            case FixedWindow.identifier: return try fixedWindow()
+            case SlidingWindowLog.identifier: return try slidingWindowLog()
+            case SlidingWindowCounter.identifier: return try slidingWindowCounter()
+            case LeakyBucketMeter.identifier: return try leakyBucketMeter()
+            case LeakyBucketQueue.identifier: return try leakyBucketQueue()
+            case ConcurrencyLimiter.identifier: return try concurrency()
             default: throw RateLimitInputError(field: "strategy", value: nil, problem: .notSupported)
             }
-            return (stories + random(strategy), refusals)
         } catch {
             throw ConformanceFormatError(
                 "the catalogue of \(strategy) holds a configuration the Spec refuses: \(error)")
@@ -39,10 +51,34 @@ package enum VectorCatalogue {
             var rng = SeededGenerator(seed: randomSeed, stream: strategy, index: index)
             guard let trace = TraceGenerator.trace(strategy, steps: randomSteps, using: &rng) else { return nil }
             return StoryDraft(
-                "random-\(index)", "seeded random trace \(index) (seed \(randomSeed)): edge-biased events and instants",
-                clauses: [], trace.configuration, createdAt: trace.createdAt, trace.steps.map { ($0.now, $0.event) })
+                random: "random-\(index)",
+                "seeded random trace \(index) (seed \(randomSeed)): edge-biased events and instants",
+                trace.configuration, createdAt: trace.createdAt, trace.steps)
         }
     }
+
+    // MARK: The answers, as the stories write them (CORE-5)
+
+    /// `allowed(remaining)`.
+    static func allowed(_ remaining: Int64) -> RateLimitResult { .allowed(remaining: remaining) }
+    /// `delayed(wait, remaining)`.
+    static func delayed(_ wait: Int64, _ remaining: Int64) -> RateLimitResult {
+        .delayed(waitNanoseconds: wait, remaining: remaining)
+    }
+    /// `rejected(retryAfter)`.
+    static func rejected(_ retryAfter: Int64) -> RateLimitResult { .rejected(retryAfterNanoseconds: retryAfter) }
+    /// `rejectedUntilRelease(shortfall)`.
+    static func untilRelease(_ shortfall: Int64) -> RateLimitResult { .rejectedUntilRelease(shortfall: shortfall) }
+    /// `neverAllowed`.
+    static let never = RateLimitResult.neverAllowed
+    /// `invalid`, naming a field and a problem (the value and the reason are not part of the answer).
+    static func invalid(_ field: String, _ problem: RateLimitInputError.Problem) -> RateLimitResult {
+        .invalid(RateLimitInputError(field: field, value: nil, problem: problem))
+    }
+    /// A release to a strategy that holds no permits (CORE-11).
+    static let releaseNotSupported = invalid("release", .notSupported)
+    /// Negative permits (CORE-9).
+    static let negativePermits = invalid("permits", .mustNotBeNegative)
 }
 
 /// The instant `Int64.max − offset`, for stories near the end of the timeline.

@@ -26,7 +26,7 @@ struct JSONSchemaValidator {
         "$schema", "$id", "title", "description", "$defs", "type", "const", "enum", "properties", "required",
         "additionalProperties", "propertyNames", "minProperties", "items", "minItems", "uniqueItems", "minimum",
         "maximum",
-        "minLength", "oneOf", "$ref",
+        "minLength", "pattern", "oneOf", "$ref",
     ]
 
     private func resolve(_ reference: String, from document: String) -> (JSONValue, String)? {
@@ -71,6 +71,13 @@ struct JSONSchemaValidator {
             }
             if let maximum = schema["maximum"]?.int64, number > maximum {
                 found.append("\(path): \(number) > maximum \(maximum)")
+            }
+        }
+        if case .string(let text) = value, let pattern = schema["pattern"]?.string {
+            if let regex = try? Regex(pattern) {
+                if !text.contains(regex) { found.append("\(path): \"\(text.prefix(60))\" does not match \(pattern)") }
+            } else {
+                found.append("\(path): the schema's pattern \(pattern) is not a regular expression")
             }
         }
         if case .string(let text) = value, let minimum = schema["minLength"]?.int64, text.count < minimum {

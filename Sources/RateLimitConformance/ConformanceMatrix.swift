@@ -1,0 +1,383 @@
+import RateLimitCore
+
+/// Several implementations run through the same suite, side by side: implementation × strategy →
+/// the level met, utilization, the failure groups by clause and what the profile left unchecked.
+/// Rendered as text, JSON, Markdown (`Spec/MATRIX.md`) and one self-contained HTML page.
+package struct ConformanceMatrix: Sendable {
+    /// One implementation to run: a line of the matrix file.
+    package struct Entry: Sendable, Equatable {
+        package var name: String
+        package var version: String
+        /// A shell command, run from the working directory, that speaks `Spec/protocol.md`.
+        package var command: String
+
+        package init(name: String, version: String, command: String) {
+            self.name = name
+            self.version = version
+            self.command = command
+        }
+    }
+
+    /// One implementation's run: its report, or why there is none.
+    package struct Row: Sendable {
+        package var entry: Entry
+        package var report: ConformanceReport?
+        package var failure: String?
+
+        package init(entry: Entry, report: ConformanceReport?, failure: String?) {
+            self.entry = entry
+            self.report = report
+            self.failure = failure
+        }
+    }
+
+    package var rows: [Row]
+    /// How the suite ran: the date, the vectors, the random traces and the seed.
+    package var runDescription: String
+
+    package init(rows: [Row], runDescription: String) {
+        self.rows = rows
+        self.runDescription = runDescription
+    }
+
+    /// The implementations a matrix file lists: a JSON object `{"implementations": [{"name",
+    /// "version", "command"}]}` (or the bare array), or plain lines `name | version | command`
+    /// (blank lines and lines starting with `#` ignored).
+    package static func entries(from text: String) throws(ConformanceFormatError) -> [Entry] {
+        let trimmed = text.drop { $0.isWhitespace }
+        if trimmed.first == "{" || trimmed.first == "[" {
+            let json: JSONValue
+            do { json = try JSONValue(parsing: String(trimmed)) } catch {
+                throw ConformanceFormatError("the matrix file is not valid JSON: \(error)")
+            }
+            let list = json["implementations"]?.array ?? json.array
+            guard let list, !list.isEmpty else {
+                throw ConformanceFormatError("the matrix file lists no implementations")
+            }
+            var entries: [Entry] = []
+            for (index, item) in list.enumerated() {
+                guard let name = item["name"]?.string, let version = item["version"]?.string,
+                    let command = item["command"]?.string, !name.isEmpty, !command.isEmpty
+                else {
+                    throw ConformanceFormatError(
+                        "implementation \(index + 1) of the matrix file needs a name, a version and a command")
+                }
+                entries.append(Entry(name: name, version: version, command: command))
+            }
+            return try unique(entries)
+        }
+        var entries: [Entry] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let content = line.trimmingWhitespace
+            if content.isEmpty || content.hasPrefix("#") { continue }
+            let fields = content.split(separator: "|", maxSplits: 2).map { String($0).trimmingWhitespace }
+            guard fields.count == 3, !fields[0].isEmpty, !fields[2].isEmpty else {
+                throw ConformanceFormatError("matrix file line \(number + 1): expected `name | version | command`")
+            }
+            entries.append(Entry(name: fields[0], version: fields[1], command: fields[2]))
+        }
+        guard !entries.isEmpty else { throw ConformanceFormatError("the matrix file lists no implementations") }
+        return try unique(entries)
+    }
+
+    private static func unique(_ entries: [Entry]) throws(ConformanceFormatError) -> [Entry] {
+        var seen: Set<String> = []
+        for entry in entries where !seen.insert(entry.name).inserted {
+            throw ConformanceFormatError("the matrix file lists \(entry.name) twice")
+        }
+        return entries
+    }
+
+    /// Every strategy any row ran or skipped, in the Spec's order.
+    package var strategies: [String] {
+        let named = Set(rows.flatMap { $0.report?.strategies.map(\.strategy) ?? [] })
+        return AnyRateLimitStrategy.identifiers.filter(named.contains)
+    }
+
+    /// A cell: `exact`, `exact ±5ns`, `safe`, `safe ±5ns`, `fails`, or `-` with the reason it did not run.
+    package static func cell(_ report: StrategyReport?) -> String {
+        guard let report else { return "-" }
+        let tolerance = report.toleranceNanoseconds > 0 ? " ±\(report.toleranceNanoseconds)ns" : ""
+        switch report.level {
+        case .exact: return "exact" + tolerance
+        case .safety: return "safe" + tolerance
+        case .failed: return "fails"
+        case .skipped: return "-"
+        }
+    }
+
+    private static func reason(_ report: StrategyReport?) -> String {
+        report?.skippedBecause ?? "not implemented"
+    }
+
+    // MARK: Text
+
+    /// The matrix for a terminal: one line per implementation, then each one's failure groups.
+    package var text: [String] {
+        var lines = ["conformance matrix: \(runDescription)", ""]
+        let header = ["implementation", "version"] + strategies
+        let table = rows.map { row in
+            [row.entry.name, row.entry.version]
+                + strategies.map { strategy in
+                    row.failure != nil ? "error" : Self.cell(row.report?.strategies.first { $0.strategy == strategy })
+                }
+        }
+        lines += TextTable.render(header: header, rows: table)
+        for row in rows {
+            lines.append("")
+            if let failure = row.failure {
+                lines.append("\(row.entry.name): did not run: \(failure)")
+                continue
+            }
+            guard let report = row.report else { continue }
+            let groups = report.strategies.flatMap(\.groups)
+            lines.append("\(row.entry.name) \(row.entry.version): \(summary(report))")
+            for group in groups.prefix(8) {
+                lines.append("  \(Self.groupLine(group))")
+            }
+            if groups.count > 8 { lines.append("  ... \(groups.count - 8) more groups") }
+        }
+        return lines
+    }
+
+    private func summary(_ report: ConformanceReport) -> String {
+        let ran = report.strategies.filter { $0.level != .skipped }
+        let failing = ran.filter { $0.level == .failed }.count
+        return
+            "\(ran.count) \(ran.count == 1 ? "strategy" : "strategies") ran, \(ran.count - failing) conform (exact or safe), \(failing) \(failing == 1 ? "fails" : "fail")"
+    }
+
+    private static func groupLine(_ group: FindingGroup) -> String {
+        let severity = group.severity.text.map { "; worst: \($0)" } ?? ""
+        let verdict = group.kind.failsSafety ? "FAIL" : "DIFF"
+        return
+            "\(verdict) \(group.strategy) \(group.cause.clause) \(group.cause.title): \(group.kind.name), \(group.cases.count) case\(group.cases.count == 1 ? "" : "s")\(severity)"
+    }
+
+    // MARK: JSON
+
+    package var json: JSONValue {
+        .object([
+            ("format", .string("ratelimit-conformance-matrix")), ("run", .string(runDescription)),
+            ("strategies", .array(strategies.map(JSONValue.string))),
+            (
+                "implementations",
+                .array(
+                    rows.map { row in
+                        var members: [(String, JSONValue)] = [
+                            ("name", .string(row.entry.name)), ("version", .string(row.entry.version)),
+                            ("command", .string(row.entry.command)),
+                        ]
+                        if let failure = row.failure { members.append(("error", .string(failure))) }
+                        if let report = row.report {
+                            members.append(
+                                (
+                                    "strategies",
+                                    .array(
+                                        report.strategies.map { strategy in
+                                            .object([
+                                                ("strategy", .string(strategy.strategy)),
+                                                ("cell", .string(Self.cell(strategy))),
+                                                ("level", .string(strategy.level.rawValue)),
+                                                ("toleranceNanoseconds", .integer(strategy.toleranceNanoseconds)),
+                                                (
+                                                    "utilization",
+                                                    strategy.utilization.map {
+                                                        .string(ConformanceReport.decimal($0))
+                                                    } ?? .null
+                                                ),
+                                                (
+                                                    "skippedBecause",
+                                                    strategy.skippedBecause.map(JSONValue.string) ?? .null
+                                                ),
+                                                (
+                                                    "notChecked",
+                                                    .array(
+                                                        strategy.profile.notChecked(strategy: strategy.strategy).map(
+                                                            JSONValue.string))
+                                                ),
+                                                (
+                                                    "groups",
+                                                    .array(
+                                                        strategy.groups.map { group in
+                                                            .object([
+                                                                ("clause", .string(group.cause.clause)),
+                                                                ("title", .string(group.cause.title)),
+                                                                ("kind", .string(group.kind.name)),
+                                                                ("failsSafety", .bool(group.kind.failsSafety)),
+                                                                ("cases", .integer(Int64(group.cases.count))),
+                                                                (
+                                                                    "worst",
+                                                                    group.severity.text.map(JSONValue.string) ?? .null
+                                                                ),
+                                                                ("example", .string(group.example.id)),
+                                                            ])
+                                                        })
+                                                ),
+                                            ])
+                                        })
+                                ))
+                        }
+                        return .object(members)
+                    })
+            ),
+        ])
+    }
+
+    // MARK: Markdown
+
+    /// The published matrix (`Spec/MATRIX.md`).
+    package var markdown: String {
+        var out = "# Conformance matrix\n\n"
+        out +=
+            "Generated by `make matrix` (`ratelimit-conformance --matrix Implementations/matrix.json`): \(runDescription).\n"
+        out += "Each cell is the level the implementation meets for the strategy (Spec/vectors/README.md, CONF-3):\n"
+        out +=
+            "`exact`, `safe` (never looser than the Spec, within the liveness bounds), either within a declared tolerance (`±T`), `fails`, or `-` where it did not run (the reason is below).\n\n"
+        out += "| implementation | version | " + strategies.joined(separator: " | ") + " |\n"
+        out += "|---|---|" + String(repeating: "---|", count: strategies.count) + "\n"
+        for row in rows {
+            let cells = strategies.map { strategy in
+                row.failure != nil ? "error" : Self.cell(row.report?.strategies.first { $0.strategy == strategy })
+            }
+            out += "| [\(row.entry.name)](#\(Self.anchor(row.entry.name))) | \(row.entry.version) | "
+            out += cells.map { $0 == "fails" ? "**fails**" : $0 }.joined(separator: " | ") + " |\n"
+        }
+        for row in rows {
+            out += "\n## \(row.entry.name)\n\n"
+            out += "Version \(row.entry.version); command `\(row.entry.command)`.\n\n"
+            if let failure = row.failure {
+                out += "Did not run: \(failure)\n"
+                continue
+            }
+            guard let report = row.report else { continue }
+            // Strategies that did not run, grouped by the reason given.
+            var notRun: [(reason: String, strategies: [String])] = []
+            for strategy in report.strategies where strategy.level == .skipped {
+                let reason = Self.reason(strategy)
+                if let index = notRun.firstIndex(where: { $0.reason == reason }) {
+                    notRun[index].strategies.append(strategy.strategy)
+                } else {
+                    notRun.append((reason, [strategy.strategy]))
+                }
+            }
+            for group in notRun {
+                out += "Not run: \(group.strategies.joined(separator: ", ")) (\(group.reason)).\n\n"
+            }
+            out += "| strategy | level | utilization | not checked (profile) |\n|---|---|---:|---|\n"
+            for strategy in report.strategies where strategy.level != .skipped {
+                let level = Self.cell(strategy)
+                let utilization = strategy.utilization.map(ConformanceReport.percent) ?? "-"
+                let unchecked = strategy.profile.notChecked(strategy: strategy.strategy)
+                out +=
+                    "| \(strategy.strategy) | \(Self.pipeSafe(level)) | \(utilization) | \(Self.pipeSafe(unchecked.isEmpty ? "-" : unchecked.joined(separator: "; "))) |\n"
+            }
+            let groups = report.strategies.flatMap(\.groups)
+            if groups.isEmpty {
+                out += "\nNo finding: every case that ran is exact.\n"
+                continue
+            }
+            out += "\nFindings by cause, the most severe first:\n\n"
+            out +=
+                "| strategy | clause | cause | kind | cases | worst | smallest case |\n|---|---|---|---|---:|---|---|\n"
+            for group in groups {
+                out +=
+                    "| \(group.strategy) | \(group.cause.clause) | \(Self.pipeSafe(group.cause.title)) | \(group.kind.failsSafety ? "**\(group.kind.name)**" : group.kind.name) | \(group.cases.count) | \(Self.pipeSafe(group.severity.text ?? "-")) | `\(group.example.id)` |\n"
+            }
+            for strategy in report.strategies {
+                guard let first = strategy.groups.first, let finding = first.example.primary else { continue }
+                out += "\n\(strategy.strategy), \(first.cause.clause): `\(first.example.id)`, "
+                out += "\(ConformanceReport.describe(finding).replacingOccurrences(of: "|", with: "\\|"))\n"
+            }
+        }
+        return out
+    }
+
+    private static func pipeSafe(_ text: String) -> String {
+        var escaped = ""
+        for character in text { escaped += character == "|" ? "\\|" : String(character) }
+        return escaped
+    }
+
+    static func anchor(_ name: String) -> String {
+        String(name.lowercased().compactMap { $0.isLetter || $0.isNumber ? $0 : $0 == " " || $0 == "-" ? "-" : nil })
+    }
+
+    // MARK: HTML
+
+    /// One self-contained page: the matrix, then per implementation its failure groups, each with
+    /// a picture of its smallest case, and a shrunk random trace where one failed. No script and
+    /// no external file.
+    package var html: String {
+        var out = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>Rate limiter conformance matrix</title>
+            <style>
+            body{font-family:sans-serif;margin:2em;color:#111;max-width:1400px}
+            table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}
+            th{background:#f4f4f4}.exact{background:#d8f3dc}.safe{background:#fff3bf}.fails{background:#ffd6d6}
+            .none{color:#888}.figure{overflow-x:auto;border:1px solid #eee;margin:0.5em 0 1.5em}
+            code{font-size:12px}
+            </style></head><body>
+            <h1>Rate limiter conformance matrix</h1>
+
+            """
+        out +=
+            "<p>\(HTML.escape(runDescription))</p>\n<table class=\"matrix\"><tr><th>implementation</th><th>version</th>"
+        out += strategies.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr>\n"
+        for row in rows {
+            out += "<tr><td><a href=\"#\(Self.anchor(row.entry.name))\">\(HTML.escape(row.entry.name))</a></td>"
+            out += "<td>\(HTML.escape(row.entry.version))</td>"
+            for strategy in strategies {
+                let report = row.report?.strategies.first { $0.strategy == strategy }
+                let cell = row.failure != nil ? "error" : Self.cell(report)
+                let style =
+                    cell.hasPrefix("exact") ? "exact" : cell.hasPrefix("safe") ? "safe" : cell == "-" ? "none" : "fails"
+                out += "<td class=\"\(style)\">\(HTML.escape(cell))</td>"
+            }
+            out += "</tr>\n"
+        }
+        out += "</table>\n"
+        for row in rows {
+            out +=
+                "<h2 id=\"\(Self.anchor(row.entry.name))\">\(HTML.escape(row.entry.name)) \(HTML.escape(row.entry.version))</h2>\n"
+            out += "<p><code>\(HTML.escape(row.entry.command))</code></p>\n"
+            if let failure = row.failure {
+                out += "<p>Did not run: \(HTML.escape(failure))</p>\n"
+                continue
+            }
+            guard let report = row.report else { continue }
+            for strategy in report.strategies where !strategy.groups.isEmpty || strategy.shrunk != nil {
+                out += "<h3>\(HTML.escape(strategy.strategy)): \(HTML.escape(Self.cell(strategy)))</h3>\n<table>"
+                out +=
+                    "<tr><th>clause</th><th>cause</th><th>kind</th><th>cases</th><th>worst</th><th>smallest case</th></tr>\n"
+                for group in strategy.groups {
+                    out += "<tr><td>\(HTML.escape(group.cause.clause))</td><td>\(HTML.escape(group.cause.title))</td>"
+                    out += "<td>\(HTML.escape(group.kind.name))</td><td>\(group.cases.count)</td>"
+                    out +=
+                        "<td>\(HTML.escape(group.severity.text ?? "-"))</td><td><code>\(HTML.escape(group.example.id))</code></td></tr>\n"
+                }
+                out += "</table>\n"
+                for group in strategy.groups {
+                    guard
+                        let picture = TraceDrawing.svg(
+                            group.example, profile: strategy.profile, tolerance: strategy.toleranceNanoseconds)
+                    else { continue }
+                    out += "<p>\(HTML.escape(group.cause.clause)) \(HTML.escape(group.cause.title)): "
+                    out += "<code>\(HTML.escape(group.example.id))</code>"
+                    if let finding = group.example.primary {
+                        out += ": \(HTML.escape(ConformanceReport.describe(finding)))"
+                    }
+                    out += "</p>\n<div class=\"figure\">\(picture)</div>\n"
+                }
+            }
+        }
+        return out + "</body></html>\n"
+    }
+}
+
+extension StringProtocol {
+    fileprivate var trimmingWhitespace: String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

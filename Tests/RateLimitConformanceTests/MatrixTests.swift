@@ -1,0 +1,113 @@
+import Foundation
+import RateLimitCore
+import RateLimitTestSupport
+import Testing
+
+@testable import RateLimitConformance
+
+/// The matrix of implementations (`--matrix`) and the pictures of traces (`--draw`), run on the
+/// project's own Python example so that the code path never rots (the published matrix needs the
+/// real libraries: `make matrix`).
+@Suite("The conformance matrix and trace pictures", .serialized)
+struct MatrixTests {
+    private static let example = "python3 Examples/python/ratelimiter.py"
+
+    @Test("CONF-3 --matrix runs every implementation of a file and writes the matrix as text, JSON, Markdown and HTML")
+    func matrixOutputs() async throws {
+        let folder = try Repository.temporaryDirectory()
+        let file = "\(folder)/matrix.json"
+        try Data(
+            """
+            {"implementations": [
+              {"name": "example", "version": "1", "command": "\(Self.example)"},
+              {"name": "example with a float bucket", "version": "1",
+               "command": "\(Self.example) --bug float-accumulation"}
+            ]}
+            """.utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let markdown = "\(folder)/MATRIX.md"
+        let html = "\(folder)/matrix.html"
+        let run = try await runCommand([
+            "--matrix", file, "--strategy", "token-bucket,gcra", "--markdown", markdown, "--html", html,
+        ])
+        // Both ran, so the matrix is complete (exit 0); that one fails is its content.
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.contains("implementation"))
+        #expect(run.output.contains("example with a float bucket"))
+        #expect(run.output.contains("FAIL token-bucket TB-4"), "\(run.output)")
+
+        let page = try String(contentsOfFile: markdown, encoding: .utf8)
+        #expect(page.contains("| implementation | version | token-bucket | gcra |"))
+        #expect(page.contains("| [example](#example) | 1 | exact | exact |"), "\(page)")
+        #expect(page.contains("**fails**"))
+        #expect(page.contains("TB-4"))
+
+        let document = try String(contentsOfFile: html, encoding: .utf8)
+        #expect(document.hasPrefix("<!DOCTYPE html>"))
+        #expect(!document.contains("<script"), "the page runs no script")
+        #expect(!document.contains("src=\""), "the page loads no external file")
+        #expect(document.components(separatedBy: "<svg").count - 1 >= 1, "a failing case is drawn")
+        #expect(document.contains("class=\"divergence\""), "the first difference is marked")
+
+        let json = try await runCommand(["--matrix", file, "--strategy", "gcra", "--json"])
+        let matrix = try JSONValue(parsing: json.output)
+        #expect(matrix["format"] == .string("ratelimit-conformance-matrix"))
+        let rows = try #require(matrix["implementations"]?.array)
+        #expect(rows.compactMap { $0["name"]?.string } == ["example", "example with a float bucket"])
+        #expect(rows.first?["strategies"]?.array?.first?["cell"] == .string("exact"))
+    }
+
+    @Test("CONF-3 a matrix file is JSON or name | version | command lines; a bad one is refused with the reason")
+    func matrixFiles() throws {
+        let plain = try ConformanceMatrix.entries(
+            from: "# implementations\n\nexample | 1 | python3 Examples/python/ratelimiter.py\n")
+        #expect(plain == [.init(name: "example", version: "1", command: "python3 Examples/python/ratelimiter.py")])
+        let json = try ConformanceMatrix.entries(from: #"[{"name": "a", "version": "2", "command": "run a"}]"#)
+        #expect(json == [.init(name: "a", version: "2", command: "run a")])
+        #expect(throws: ConformanceFormatError.self) { try ConformanceMatrix.entries(from: "a | 1\n") }
+        #expect(throws: ConformanceFormatError.self) { try ConformanceMatrix.entries(from: "{}") }
+        #expect(throws: ConformanceFormatError.self) {
+            try ConformanceMatrix.entries(from: "a | 1 | run a\na | 2 | run b\n")
+        }
+        #expect(throws: ConformanceFormatError.self) { try ConformanceMatrix.entries(from: "{\"implementations\": [") }
+    }
+
+    @Test(
+        "CONF-2 a case is drawn with the Spec's answers, the implementation's, the Spec's quota and the first difference"
+    )
+    func drawing() throws {
+        let bucket = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 10)
+        let trace = Trace(
+            configuration: .tokenBucket(bucket), createdAt: 0,
+            steps: [
+                TraceStep(now: 0, event: .acquire(2)), TraceStep(now: 0, event: .acquire(1)),
+                TraceStep(now: 5, event: .acquire(1)),
+            ])
+        var outcome = CaseOutcome(id: "drawn", origin: .story)
+        outcome.trace = trace
+        outcome.expected = [
+            .allowed(remaining: 0), .rejected(retryAfterNanoseconds: 10), .rejected(retryAfterNanoseconds: 5),
+        ]
+        outcome.answers = [.allowed(remaining: 0), .rejected(retryAfterNanoseconds: 10), .allowed(remaining: 0)]
+        let svg = try #require(TraceDrawing.svg(outcome, profile: .full, tolerance: 0))
+        #expect(svg.hasPrefix("<svg"))
+        #expect(svg.components(separatedBy: "class=\"admitted\"").count - 1 == 3)
+        #expect(svg.components(separatedBy: "class=\"refused\"").count - 1 == 3)
+        #expect(svg.components(separatedBy: "class=\"retry\"").count - 1 == 3)
+        #expect(svg.contains("first difference (step 3)"))
+        #expect(svg.contains("class=\"quota\""))
+        // A refusal of a configuration has no trace to draw.
+        #expect(TraceDrawing.svg(CaseOutcome(id: "refusal", origin: .refusal), profile: .full, tolerance: 0) == nil)
+    }
+
+    @Test("CONF-2 --draw prints the SVG of one vector case")
+    func drawCommand() async throws {
+        let run = try await runCommand(["--draw", "token-bucket/starts-full"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.hasPrefix("<svg"))
+        #expect(run.output.contains("token-bucket/starts-full"))
+        let unknown = try await runCommand(["--draw", "token-bucket/no-such-case"])
+        #expect(unknown.status == 2)
+        #expect(unknown.errors.contains("no-such-case"))
+    }
+}

@@ -2,13 +2,18 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance matrix matrix-setup bench bench-smoke clean
+.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance matrix matrix-setup bench bench-smoke clean
 
 ## Check the formatting and the core's purity, build everything with warnings as errors, run every
 ## test, check the public API against its listing and the README's examples against their files,
 ## build the DocC documentation without a warning, run the benchmark's smoke mode, then the
 ## concurrent code's tests again under ThreadSanitizer.
-verify: lint core-purity test api-check readme-check docs bench-smoke tsan
+verify: lint core-purity tools test api-check readme-check docs bench-smoke tsan
+
+## What some tests need from the system; each such test says it skipped when its tool is missing.
+tools:
+	@command -v chromium >/dev/null 2>&1 || echo "note: chromium is not installed: the browser test of the HTML report is skipped (apt-get install chromium; .ci/run installs it)"
+	@command -v redis-server >/dev/null 2>&1 || echo "note: redis-server is not installed: the Redis tests are skipped (apt-get install redis-server; .ci/run installs it)"
 
 ## Build (warnings are errors) and run all tests in one process; RATELIMIT_SEED=<n> replays
 ## property tests. Long tests take turns in one heavy lane off the cooperative pool (RateLimitTestSupport),
@@ -90,6 +95,11 @@ matrix: matrix-setup
 	$(SWIFT) build --product ratelimit-conformance
 	$(SWIFT) run ratelimit-conformance --matrix Implementations/matrix.json $(MATRIX_FLAGS) \
 		--markdown Spec/MATRIX.md --html Spec/matrix.html
+	@# The README's picture: Go's answer when time goes back (CORE-10), drawn and rendered by chromium.
+	$(SWIFT) run ratelimit-conformance --exec Implementations/go-x-time-rate/.build-go/shim \
+		--draw token-bucket/refusals-record-nothing > .build/go-time-backwards.svg
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=980,320 \
+		--screenshot=Spec/images/go-time-backwards.png file://$(CURDIR)/.build/go-time-backwards.svg 2>/dev/null
 
 ## Regenerate Spec/vectors from the reference model (review the diff before committing).
 vectors:

@@ -22,7 +22,9 @@ package enum TraceDrawing {
 
         let column = 64.0
         let left = 150.0
-        let width = left + column * Double(count) + 40
+        let title = "\(outcome.id): \(trace.configuration.kind) \(trace.configuration.json.compactText)"
+        // Wide enough for the title too (about 7.5 px per character at its size).
+        let width = max(left + column * Double(count) + 40, 24 + 7.5 * Double(title.count))
         let quotaTop = 70.0
         let quotaHeight = 90.0
         let specLane = 200.0
@@ -41,9 +43,7 @@ package enum TraceDrawing {
         }
 
         var svg = SVGWriter(width: width, height: height)
-        svg.text(
-            12, 22, "\(outcome.id): \(trace.configuration.kind) \(trace.configuration.json.compactText)", size: 13,
-            weight: "bold")
+        svg.text(12, 22, title, size: 13, weight: "bold")
         svg.text(
             12, 42, "created at \(trace.createdAt) ns; one column per step; quota = the Spec's remaining", size: 11,
             fill: "#555")
@@ -83,8 +83,10 @@ package enum TraceDrawing {
                 if case .rejected(let wait) = answer, wait > 0 {
                     let (end, beyond) = x(atInstant: step.now.addingReportingOverflow(wait).partialValue, from: index)
                     let to = max(end, x(index) + 8)
-                    svg.line(x(index) + 7, lane + 12, to, lane + 12, stroke: "#e08a00", width: 3, className: "retry")
-                    if beyond { svg.text(to + 2, lane + 16, "→", size: 12, fill: "#e08a00") }
+                    // Staggered, so that bars of neighbouring steps that overlap stay apart.
+                    let y = lane + 11 + Double(index % 4) * 4
+                    svg.line(x(index) + 7, y, to, y, stroke: "#e08a00", width: 2, className: "retry")
+                    if beyond { svg.text(to + 2, y + 4, "→", size: 12, fill: "#e08a00") }
                 }
                 svg.text(x(index), lane - 12, answer.brief, size: 8, fill: "#444", anchor: "middle")
             }

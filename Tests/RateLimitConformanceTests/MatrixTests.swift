@@ -110,4 +110,53 @@ struct MatrixTests {
         #expect(unknown.status == 2)
         #expect(unknown.errors.contains("no-such-case"))
     }
+
+    @Test(
+        "CONF-2 the HTML page renders in a real headless browser: no error, every picture drawn",
+        .enabled(if: Browser.path != nil, "chromium is not installed: apt-get install chromium")
+    )
+    func rendersInBrowser() async throws {
+        let browser = try #require(Browser.path)
+        let folder = try Repository.temporaryDirectory()
+        let file = "\(folder)/matrix.txt"
+        try Data("bug | 1 | \(Self.example) --bug float-accumulation\n".utf8).write(to: URL(fileURLWithPath: file))
+        let page = "\(folder)/matrix.html"
+        let run = try await runCommand(["--matrix", file, "--strategy", "token-bucket", "--html", page])
+        #expect(run.status == 0, "\(run.errors)")
+        let source = try String(contentsOfFile: page, encoding: .utf8)
+        let pictures = source.components(separatedBy: "<svg").count - 1
+        #expect(pictures > 0, "a failing implementation's page has pictures")
+
+        let flags = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"]
+        let dom = try await runCommand(flags + ["--dump-dom", "file://\(page)"], executable: browser)
+        #expect(dom.status == 0, "\(dom.errors)")
+        #expect(dom.output.contains("Rate limiter conformance matrix"))
+        #expect(dom.output.components(separatedBy: "<svg").count - 1 == pictures, "every picture parsed")
+        for marker in ["class=\"quota\"", "class=\"divergence\""] {
+            #expect(
+                dom.output.components(separatedBy: marker).count == source.components(separatedBy: marker).count,
+                "\(marker) kept by the browser")
+        }
+        // The page loads nothing and runs nothing: no console message, no failed load.
+        let problems = dom.errors.split(separator: "\n").filter {
+            $0.contains("CONSOLE") || $0.contains("net::ERR") || $0.contains("Uncaught")
+        }
+        #expect(problems.isEmpty, "\(problems)")
+
+        let shot = "\(folder)/page.png"
+        let screenshot = try await runCommand(
+            flags + ["--hide-scrollbars", "--window-size=1400,900", "--screenshot=\(shot)", "file://\(page)"],
+            executable: browser)
+        #expect(screenshot.status == 0, "\(screenshot.errors)")
+        let png = try Data(contentsOf: URL(fileURLWithPath: shot))
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG")
+        #expect(png.count > 10_000, "the page drew something")
+    }
+}
+
+/// A headless browser for the rendering test: Debian's `chromium`, when installed.
+enum Browser {
+    static let path: String? = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 }

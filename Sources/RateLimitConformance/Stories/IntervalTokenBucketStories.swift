@@ -38,6 +38,18 @@ extension VectorCatalogue {
                     (10, .acquire(1), rejected(10), "the next boundary is 20"),
                 ]),
             StoryDraft(
+                "created-on-boundary",
+                "a bucket created, or reset, exactly on a boundary gets nothing from that boundary (TBI-3, CORE-12)",
+                clauses: ["TBI-3", "TBI-9", "CORE-12"], try bucket(3, 1, every: 10, initial: 0), createdAt: 10,
+                [
+                    (10, .acquire(1), rejected(10), "created at 10: the boundary 10 is not after it; the next is 20"),
+                    (19, .acquire(1), rejected(1), "one before 20"),
+                    (20, .acquire(1), allowed(0), "the boundary 20"),
+                    (30, .acquire(0), allowed(1), "the boundary 30"),
+                    (30, .reset, allowed(0), "reset at 30: the initial 0 tokens, nothing from the boundary 30"),
+                    (30, .acquire(1), rejected(10), "so the next token comes at 40"),
+                ]),
+            StoryDraft(
                 "lumps-capped", "each boundary adds tokensPerInterval, capped at capacity", clauses: ["TBI-3"], lumpy,
                 [
                     (10, .acquire(0), allowed(4), "one boundary: 4"),

@@ -25,6 +25,18 @@ extension VectorCatalogue {
                     (40, .acquire(1), allowed(2), "the schedule drained at 40"),
                 ]),
             StoryDraft(
+                "weighted-capacity",
+                "the queue capacity counts the permits whose slot has not begun, a started request's included (LBQ-1, LBQ-11)",
+                clauses: ["LBQ-1", "LBQ-4", "LBQ-11"], try queue(4, every: 5),
+                [
+                    (0, .acquire(3), allowed(2), "τ = 5·5 = 25; starts now and holds the schedule until 15"),
+                    (
+                        0, .acquire(3), rejected(5),
+                        "15 + 15 > 25: 2 permits of the first have not begun; room at 15 + 15 − 25"
+                    ),
+                    (5, .acquire(3), delayed(10, 0), "10 + 15 = 25: admitted, starting at 15"),
+                ]),
+            StoryDraft(
                 "weighted", "a weighted request occupies one interval per permit", clauses: ["LBQ-4"], twoWaiting,
                 [
                     (0, .acquire(2), allowed(1), "starts now, holds the schedule until 20"),

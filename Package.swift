@@ -34,7 +34,7 @@ let package = Package(
             name: "RateLimitClient",
             dependencies: ["RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitShell"]),
         // Vectors, the reference over any strategy, randomized differential runs, shrinking.
-        .target(name: "RateLimitConformance", dependencies: ["RateLimitCore"]),
+        .target(name: "RateLimitConformance", dependencies: ["RateLimitCore", "RateLimitHTTP"]),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),
         // Benchmarks as ratios to bare primitives (make bench); heap statistics come from a C shim.
         .target(name: "CHeapStatistics"),

@@ -4,7 +4,7 @@ import Foundation
 public enum VectorFiles {
     /// Every vector file under `directory`: each `*.json` file, in its subfolders too, that
     /// declares `"format": "ratelimit-conformance-vectors"` (in sorted path order). Other JSON
-    /// files (a schema, a saved `--json` report) are ignored.
+    /// files (a schema, a saved `--json` report, the HTTP vectors) are ignored.
     ///
     /// - Throws: ``ConformanceFormatError`` when the directory holds no vector file at all, or
     ///   when a file is not valid JSON or not a valid vector file (the message names the file).
@@ -12,10 +12,11 @@ public enum VectorFiles {
         try scan(directory: directory).files
     }
 
-    /// The vector files under `directory` (as ``load(directory:)`` reads them), and the paths,
-    /// relative to it, of the JSON files it ignored because they do not declare the vector format.
+    /// The vector files under `directory` (as ``load(directory:)`` reads them), the HTTP vector
+    /// files (`"format": "ratelimit-http-vectors"`) with their paths relative to it, and the paths
+    /// of the JSON files it ignored because they declare neither format.
     package static func scan(directory: String) throws(ConformanceFormatError) -> (
-        files: [VectorFile], ignored: [String]
+        files: [VectorFile], http: [(path: String, file: HTTPVectorFile)], ignored: [String]
     ) {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -26,6 +27,7 @@ public enum VectorFiles {
             .filter { $0.hasSuffix(".json") }
             .sorted()
         var files: [VectorFile] = []
+        var http: [(path: String, file: HTTPVectorFile)] = []
         var ignored: [String] = []
         for path in paths {
             let full = (directory as NSString).appendingPathComponent(path)
@@ -39,6 +41,14 @@ public enum VectorFiles {
                 json = try JSONValue(parsing: String(decoding: data, as: UTF8.self))
             } catch {
                 throw ConformanceFormatError("\(full): \(error)")
+            }
+            if HTTPVectorFile.declaresFormat(json) {
+                do {
+                    http.append((path, try HTTPVectorFile(json: json)))
+                } catch {
+                    throw ConformanceFormatError("\(full): \(error.message)")
+                }
+                continue
             }
             guard VectorFile.declaresFormat(json) else {
                 ignored.append(path)
@@ -56,7 +66,17 @@ public enum VectorFiles {
             throw ConformanceFormatError(
                 "no vector files (*.json declaring \"format\": \"\(VectorFile.format)\") under \(directory)\(what)")
         }
-        return (files, ignored)
+        return (files, http, ignored)
+    }
+
+    /// Writes the HTTP vector file into `directory` as ``HTTPVectorFile/path`` (folders created
+    /// if needed), and returns the path written.
+    package static func write(_ file: HTTPVectorFile, to directory: String) throws -> String {
+        let path = (directory as NSString).appendingPathComponent(HTTPVectorFile.path)
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(file.json.prettyText.utf8).write(to: URL(fileURLWithPath: path))
+        return path
     }
 
     /// Writes `files` into `directory` (created if needed), one `<strategy>.json` each, and

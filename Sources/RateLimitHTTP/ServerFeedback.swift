@@ -31,13 +31,19 @@ public struct ServerFeedback: Hashable, Sendable {
         self.receivedAt = receivedAt
         var diagnostics: [FieldDiagnostic] = []
 
+        // Every value of `name`, trimmed of spaces and tabs (HTTP-1): lines that differ only there
+        // carry the same value, and a list's first line may start with a tab.
+        func trimmedValues(_ name: String) -> [String] {
+            fields.values(name).map { String(decoding: trimmingWhitespace($0), as: UTF8.self) }
+        }
         func single(_ name: String) -> String? {
-            let values = fields.values(name)
+            let values = trimmedValues(name)
             guard let first = values.first else { return nil }
             guard values.allSatisfy({ $0 == first }) else {
                 diagnostics.append(
                     FieldDiagnostic(
-                        field: name, value: values.joined(separator: ", "), problem: "repeated with different values"))
+                        field: name, value: fields.values(name).joined(separator: ", "),
+                        problem: "repeated with different values"))
                 return nil
             }
             return first
@@ -80,7 +86,9 @@ public struct ServerFeedback: Hashable, Sendable {
         // The draft's §7.3: fields of a response served from a cache (a positive Age) are stale.
         let cached = single("Age").map { !trimmingWhitespace($0).allSatisfy { $0 == 48 } } ?? false
         func structured<T>(_ name: String, _ parse: (String) -> Result<[T], FieldProblem>) -> [T] {
-            guard let value = fields.combined(name) else { return [] }
+            let lines = trimmedValues(name)
+            guard !lines.isEmpty else { return [] }
+            let value = lines.joined(separator: ", ")
             if cached {
                 diagnostics.append(
                     FieldDiagnostic(

@@ -21,6 +21,10 @@ final class ExternalSubject: ConformanceSubject {
     private(set) var name = "external implementation"
     private(set) var strategies: Set<String> = []
     private var profiles: [String: ImplementationProfile] = [:]
+    /// The optional parts of the protocol the implementation declares in its hello (protocol.md).
+    private(set) var extensions: Set<String> = []
+    /// The extensions this harness knows: `server-feedback` (the HTTP vectors, `feedback` messages).
+    static let knownExtensions: Set<String> = ["server-feedback"]
     /// How many times the child had to be started.
     private(set) var starts = 0
 
@@ -72,13 +76,30 @@ final class ExternalSubject: ConformanceSubject {
                 }
             }
         }
-        if starts > 1, profiles != self.profiles || Set(list.compactMap(\.string)) != strategies {
+        var extensions: Set<String> = []
+        if let declared = hello["extensions"] {
+            guard version >= 2, let names = declared.array?.compactMap(\.string), names.count == declared.array?.count
+            else {
+                throw fail(
+                    "\"extensions\" is an array of strings, in a hello of protocol 2", received: hello.compactText)
+            }
+            if let unknown = names.first(where: { !Self.knownExtensions.contains($0) }) {
+                throw fail(
+                    "unknown extension \"\(unknown)\" (this harness knows \(Self.knownExtensions.sorted().joined(separator: ", ")))",
+                    received: hello.compactText)
+            }
+            extensions = Set(names)
+        }
+        if starts > 1,
+            profiles != self.profiles || Set(list.compactMap(\.string)) != strategies || extensions != self.extensions
+        {
             throw fail(
-                "a restarted implementation declared other strategies or profiles than at first",
+                "a restarted implementation declared other strategies, profiles or extensions than at first",
                 received: hello.compactText)
         }
         self.version = version
         self.profiles = profiles
+        self.extensions = extensions
         name = implementation
         strategies = Set(list.compactMap(\.string))
     }
@@ -216,6 +237,27 @@ final class ExternalSubject: ConformanceSubject {
             return try RateLimitResult(json: result)
         } catch {
             throw fail("malformed result: \(error.message)", received: answer.compactText)
+        }
+    }
+
+    /// Sends one response of the HTTP vectors (extension `server-feedback`) and reads what the
+    /// implementation's server-feedback parsing made of it.
+    func feedback(_ response: FeedbackCase) throws(SubjectFailure) -> FeedbackResult {
+        if child == nil || child?.isRunning == false { try start() }
+        counter += 1
+        let id = "F\(counter)"
+        guard case .object(let members) = response.responseJSON else {
+            throw SubjectFailure("a response is an object", kind: .brokeProtocol)
+        }
+        let answer = try exchange(
+            .object([("type", .string("feedback")), ("id", .string(id))] + members), expecting: ["feedback"], id: id)
+        guard let result = answer["result"] else {
+            throw fail("a feedback message needs \"result\"", received: answer.compactText)
+        }
+        do {
+            return try FeedbackResult(json: result)
+        } catch {
+            throw fail("malformed feedback result: \(error.message)", received: answer.compactText)
         }
     }
 

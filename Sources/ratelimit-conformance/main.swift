@@ -14,24 +14,28 @@ let maximumRandomSteps = 10_000
 let usage = """
     usage: ratelimit-conformance [options]
 
-      (no options)            run every vector against the Swift reference model
+      (no options)            run every vector against the Swift reference model, and the HTTP
+                              vectors (Spec/vectors/http) against its server-feedback parsing
       --exec "COMMAND"        run against an implementation started as `/bin/sh -c COMMAND`,
-                              speaking the JSON-lines protocol of Spec/protocol.md
+                              speaking the JSON-lines protocol of Spec/protocol.md (the HTTP
+                              vectors too when its hello declares the server-feedback extension)
       --random N              also run N random traces per strategy (at most \(maximumRandomTraces)),
                               each judged step by step
       --seed S                seed of the random traces (default: a fresh one, printed)
       --random-steps N        steps per random trace (default 100, at most \(maximumRandomSteps))
       --trace K               run only random trace K of the seed (no vectors): how a failure replays
       --no-vectors            run no vector case (only random traces)
-      --strategy ID[,ID...]   only these strategies (repeatable)
-      --case ID[,ID...]       only these vector cases: an id, or a prefix such as token-bucket/refill (repeatable)
+      --strategy ID[,ID...]   only these strategies (repeatable; no HTTP vectors)
+      --case ID[,ID...]       only these vector cases: an id, or a prefix such as token-bucket/refill
+                              or server-feedback (repeatable)
       --level exact|safety    the level required for exit status 0 (default exact)
       --tolerance NS          judge with this tolerance in nanoseconds instead of the one each
                               profile declares (Spec/vectors/README.md, CONF-6); 0 for strict
       --protocol 1|2          the protocol version offered in the hello (default 2)
       --vectors DIR           run the vector files under DIR (subfolders too) instead of the
                               built-in ones: every *.json declaring "format":
-                              "ratelimit-conformance-vectors" (others are listed as ignored)
+                              "ratelimit-conformance-vectors" or "ratelimit-http-vectors"
+                              (others are listed as ignored)
       --save-regression DIR   write a shrunk random failure there as a vector file
       --timeout SECONDS       per answer from the implementation (default 5)
       --mutation-score        with --exec: ask COMMAND --list-bugs for injected bugs (a name and
@@ -46,7 +50,8 @@ let usage = """
       --markdown FILE         with --matrix: also write the matrix as Markdown (Spec/MATRIX.md)
       --draw CASE             print an SVG picture of one vector case (with --exec: as the
                               implementation answered it)
-      --write-vectors DIR     regenerate the vector files into DIR (make vectors) and exit
+      --write-vectors DIR     regenerate the vector files into DIR, DIR/http/server-feedback.json
+                              too (make vectors), and exit
       --help                  this text
     """
 
@@ -188,21 +193,28 @@ let signalSources = ChildProcess.endEveryGroupOnSignal()
 if let directory = options.writeVectors {
     do {
         for path in try VectorFiles.write(try VectorGenerator.files(), to: directory) { print("wrote \(path)") }
+        print("wrote \(try VectorFiles.write(try HTTPVectorGenerator.file(), to: directory))")
         ChildProcess.endHarness(status: 0)
     } catch {
         fail("cannot write vectors: \(error)")
     }
 }
 
-let loaded = Result { () throws(ConformanceFormatError) -> (files: [VectorFile], ignored: [String]) in
+let loaded = Result {
+    () throws(ConformanceFormatError) -> (
+        files: [VectorFile], http: [(path: String, file: HTTPVectorFile)], ignored: [String]
+    ) in
     if let directory = options.vectors { return try VectorFiles.scan(directory: directory) }
-    return (try VectorGenerator.files(), [])
+    return (try VectorGenerator.files(), [(HTTPVectorFile.path, try HTTPVectorGenerator.file())], [])
 }
 let vectors: [VectorFile]
-/// The JSON files under --vectors that do not declare the vector format (a schema, a saved report).
+/// The server-feedback cases of the HTTP vector files (Spec/vectors/http/README.md).
+let feedbackCases: [FeedbackCase]
+/// The JSON files under --vectors that declare no vector format (a schema, a saved report).
 let ignoredFiles: [String]
 switch loaded {
-case .success(let scanned): (vectors, ignoredFiles) = scanned
+case .success(let scanned):
+    (vectors, feedbackCases, ignoredFiles) = (scanned.files, scanned.http.flatMap(\.file.cases), scanned.ignored)
 case .failure(let error): fail(error.message)
 }
 if options.vectors != nil {
@@ -215,10 +227,30 @@ if options.vectors != nil {
             }
         }
     }
+    for feedbackCase in feedbackCases {
+        do {
+            if let disagreement = try feedbackCase.disagreementsWithReference().first {
+                fail("\(disagreement): the file was written for another version of the Spec")
+            }
+        } catch {
+            fail(error.message)
+        }
+    }
 }
+/// The server-feedback cases this run asks: all of them, unless --strategy, --no-vectors or
+/// --trace leave the HTTP vectors out, or --case names some.
+let selectedFeedbackCases: [FeedbackCase] = {
+    guard options.strategies == nil, !options.noVectors else { return [] }
+    guard let patterns = options.cases else { return feedbackCases }
+    return feedbackCases.filter { feedbackCase in
+        patterns.contains { feedbackCase.id == $0 || feedbackCase.id.hasPrefix($0 + "/") }
+    }
+}()
 if let cases = options.cases {
     let selected = vectors.filter { options.strategies?.contains($0.strategy) ?? true }
-    let ids = selected.flatMap { $0.stories.map(\.id) + $0.refusals.map(\.id) }
+    let ids =
+        selected.flatMap { $0.stories.map(\.id) + $0.refusals.map(\.id) }
+        + (options.strategies == nil ? feedbackCases.map(\.id) : [])
     for pattern in cases.sorted() where !ids.contains(where: { $0 == pattern || $0.hasPrefix(pattern + "/") }) {
         fail(
             "--case \(pattern) matches no vector case\(options.strategies == nil ? "" : " of the selected strategies")")
@@ -243,11 +275,15 @@ func endProgress() {
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 }
 
-/// Runs the suite against `command` (or the reference): the report and the protocol version
-/// spoken, or why the implementation could not be run.
-func suiteResult(command: String?) -> Result<(ConformanceReport, Int64?), ConformanceFormatError> {
+/// Runs the suite against `command` (or the reference): the report, the protocol version
+/// spoken and, when `http` holds cases, how it read them (or why it was not asked), or why the
+/// implementation could not be run.
+func suiteResult(command: String?, http: [FeedbackCase] = []) -> Result<
+    (ConformanceReport, Int64?, FeedbackRunReport?), ConformanceFormatError
+> {
     let result: Result<ConformanceReport, ConformanceFormatError>
     var version: Int64?
+    var feedback: FeedbackRunReport?
     if let command {
         var subject: ExternalSubject
         do {
@@ -262,20 +298,36 @@ func suiteResult(command: String?) -> Result<(ConformanceReport, Int64?), Confor
             try ConformanceSuite.run(
                 &subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
         }
+        if !http.isEmpty {
+            if subject.extensions.contains("server-feedback") {
+                progress("http: server feedback")
+                feedback = FeedbackRunReport.run(http) { feedbackCase in
+                    Result { () throws(SubjectFailure) in try subject.feedback(feedbackCase) }
+                        .mapError { ConformanceFormatError($0.description) }
+                }
+            } else {
+                feedback = .notRun("the implementation does not declare the server-feedback extension")
+            }
+        }
     } else {
         var subject = ReferenceSubject()
         result = Result { () throws(ConformanceFormatError) in
             try ConformanceSuite.run(
                 &subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
         }
+        if !http.isEmpty {
+            feedback = FeedbackRunReport.run(http) { feedbackCase in
+                Result { () throws(ConformanceFormatError) in try feedbackCase.referenceResult() }
+            }
+        }
     }
     endProgress()
-    return result.map { ($0, version) }
+    return result.map { ($0, version, feedback) }
 }
 
-/// ``suiteResult(command:)``, or the end of the run when the implementation could not be run.
-func runSuite(command: String?) -> (ConformanceReport, Int64?) {
-    switch suiteResult(command: command) {
+/// ``suiteResult(command:http:)``, or the end of the run when the implementation could not be run.
+func runSuite(command: String?, http: [FeedbackCase] = []) -> (ConformanceReport, Int64?, FeedbackRunReport?) {
+    switch suiteResult(command: command, http: http) {
     case .success(let run): return run
     case .failure(let error): fail(error.message)
     }
@@ -320,7 +372,16 @@ func replay(_ shrunk: ShrunkFailure) -> String {
     return parts.joined(separator: " ")
 }
 
-func printReport(_ report: ConformanceReport, version: Int64?) {
+/// Whether a run passes: something ran (a strategy, or HTTP cases), every strategy that ran
+/// reached the level asked, and every HTTP case asked was read as HTTP.md says.
+func runPasses(_ report: ConformanceReport, _ feedback: FeedbackRunReport?) -> Bool {
+    let strategiesRan = report.strategies.contains { $0.level != .skipped || $0.validation != .skipped }
+    let feedbackRan = feedback.map { $0.notRun == nil && $0.cases > 0 } ?? false
+    return (strategiesRan || feedbackRan) && (!strategiesRan || report.passes(at: options.level))
+        && (feedback?.passed ?? true)
+}
+
+func printReport(_ report: ConformanceReport, version: Int64?, feedback: FeedbackRunReport?) {
     print("ratelimit-conformance: \(report.implementation)" + (version.map { " (protocol \($0))" } ?? ""))
     let ignored =
         ignoredFiles.isEmpty
@@ -368,19 +429,32 @@ func printReport(_ report: ConformanceReport, version: Int64?) {
             }
         }
     }
+    if let feedback {
+        print("")
+        for line in feedback.lines { print(line) }
+    }
     print("")
     let ran = report.strategies.filter { $0.level != .skipped }.count
     let tolerance =
         report.strategies.contains { $0.toleranceNanoseconds > 0 && $0.level != .skipped }
         ? " (within the tolerance shown by ±)" : ""
-    if report.passes(at: options.level) {
+    let feedbackFailure = feedback.flatMap {
+        $0.passed ? nil : "\($0.failures.count) of \($0.cases) HTTP cases differ from HTTP.md"
+    }
+    if ran > 0, !report.passes(at: options.level) {
+        print(
+            "FAIL: not every strategy that ran conforms at level \(options.level.rawValue)"
+                + (feedbackFailure.map { "; \($0)" } ?? ""))
+    } else if let feedbackFailure {
+        print("FAIL: \(feedbackFailure)")
+    } else if ran > 0 {
         print(
             "PASS: \(ran) of \(report.strategies.count) strategies conform at level \(options.level.rawValue) or better\(tolerance)"
         )
+    } else if runPasses(report, feedback) {
+        print("PASS: every HTTP case asked is read as HTTP.md says (no strategy ran)")
     } else {
-        print(
-            "FAIL: not every strategy that ran conforms at level \(options.level.rawValue)"
-                + (ran == 0 ? " (nothing ran)" : ""))
+        print("FAIL: not every strategy that ran conforms at level \(options.level.rawValue) (nothing ran)")
     }
 }
 
@@ -394,7 +468,7 @@ if let file = options.matrix {
     for entry in entries {
         progress("matrix: \(entry.name)")
         switch suiteResult(command: entry.command) {
-        case .success(let (report, _)): rows.append(.init(entry: entry, report: report, failure: nil))
+        case .success(let (report, _, _)): rows.append(.init(entry: entry, report: report, failure: nil))
         case .failure(let error): rows.append(.init(entry: entry, report: nil, failure: error.message))
         }
     }
@@ -411,7 +485,7 @@ if let file = options.matrix {
 }
 
 if let id = options.draw {
-    let (report, _) = runSuite(command: options.exec)
+    let (report, _, _) = runSuite(command: options.exec)
     let found = report.strategies.lazy.flatMap { strategy in strategy.outcomes.map { (strategy, $0) } }
         .first { $0.1.id == id }
     guard let (strategy, outcome) = found,
@@ -426,7 +500,7 @@ if let id = options.draw {
 if options.mutationScore, let command = options.exec {
     // The unmutated implementation must pass, and every injected bug must fail the level it
     // declares (`NAME LEVEL` per line; a bare NAME must fail the --level asked for).
-    let (clean, _) = runSuite(command: command)
+    let (clean, _, _) = runSuite(command: command)
     let listing = Process()
     listing.executableURL = URL(fileURLWithPath: "/bin/sh")
     listing.arguments = ["-c", "\(command) --list-bugs"]
@@ -451,7 +525,7 @@ if options.mutationScore, let command = options.exec {
     var caught = 0
     var results: [JSONValue] = []
     for bug in bugs {
-        let (report, _) = runSuite(command: "\(command) --bug \(bug.name)")
+        let (report, _, _) = runSuite(command: "\(command) --bug \(bug.name)")
         let failing = report.strategies.filter { $0.level < bug.level && $0.level != .skipped }.map(\.strategy)
         let isCaught = !report.passes(at: bug.level)
         if isCaught { caught += 1 }
@@ -489,7 +563,9 @@ if options.mutationScore, let command = options.exec {
     ChildProcess.endHarness(status: cleanPasses && caught == bugs.count ? 0 : 1)
 }
 
-let (report, version) = runSuite(command: options.exec)
+let (report, version, feedback) = runSuite(command: options.exec, http: selectedFeedbackCases)
+/// Whether the run passes: every strategy at the level asked, and every HTTP case asked as HTTP.md says.
+let passed = runPasses(report, feedback)
 if let path = options.html {
     let entry = ConformanceMatrix.Entry(
         name: report.implementation, version: version.map { "protocol \($0)" } ?? "", command: options.exec ?? "")
@@ -502,7 +578,8 @@ if options.json {
     var json = report.json
     if case .object(var members) = json {
         members.insert(("level", .string(options.level.rawValue)), at: 1)
-        members.insert(("passed", .bool(report.passes(at: options.level))), at: 2)
+        members.insert(("passed", .bool(passed)), at: 2)
+        if let feedback { members.append(("http", feedback.json)) }
         if let version { members.insert(("protocol", .integer(version)), at: 1) }
         if options.vectors != nil { members.append(("ignoredFiles", .array(ignoredFiles.map(JSONValue.string)))) }
         members.append(("seed", .string(String(seed))))
@@ -511,7 +588,7 @@ if options.json {
     }
     print(json.prettyText, terminator: "")
 } else {
-    printReport(report, version: version)
+    printReport(report, version: version, feedback: feedback)
 }
 withExtendedLifetime(signalSources) {}
-ChildProcess.endHarness(status: report.passes(at: options.level) ? 0 : 1)
+ChildProcess.endHarness(status: passed ? 0 : 1)

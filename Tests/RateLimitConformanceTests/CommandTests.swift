@@ -25,6 +25,7 @@ struct CommandTests {
             #expect(run.output.contains("\(strategy) "), "\(strategy) missing")
         }
         #expect(run.output.contains("PASS: 9 of 9 strategies conform at level exact"))
+        #expect(run.output.contains("\nhttp: \(HTTPFeedbackCatalogue.cases().count) cases, all as HTTP.md says\n"))
     }
 
     @Test("--json prints a report machines can read; --strategy and --case filter it")
@@ -64,9 +65,39 @@ struct CommandTests {
             #expect(
                 text == (try String(contentsOfFile: Repository.path("Spec/vectors/\(file.fileName)"), encoding: .utf8)))
         }
+        let http = try String(
+            contentsOfFile: (folder as NSString).appendingPathComponent(HTTPVectorFile.path), encoding: .utf8)
+        #expect(
+            http
+                == (try String(contentsOfFile: Repository.path("Spec/vectors/\(HTTPVectorFile.path)"), encoding: .utf8))
+        )
         let run = try await runCommand(["--vectors", folder, "--strategy", "concurrency"])
         #expect(run.status == 0)
         #expect(run.output.contains("vectors from \(folder)"))
+        #expect(!run.output.contains("http:"), "--strategy leaves the HTTP vectors out")
+    }
+
+    @Test(
+        "HTTP-3 --vectors runs the HTTP vector file it finds; one whose answer ServerFeedback does not give is refused, naming the case and the member"
+    )
+    func httpVectorFolder() async throws {
+        let folder = try Repository.temporaryDirectory()
+        #expect(try await runCommand(["--write-vectors", folder]).status == 0)
+        let run = try await runCommand(["--vectors", folder, "--case", "server-feedback/delay-seconds"])
+        #expect(run.output.contains("http: 1 cases, all as HTTP.md says"), "\(run.output)")
+        #expect(!run.output.contains("server-feedback.json"), "the HTTP file is read, not listed as ignored")
+        let path = (folder as NSString).appendingPathComponent(HTTPVectorFile.path)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let wait = #""retryAfter": {"delay": 7},\#n        "requestedWaitNanoseconds": 7000000000"#
+        #expect(text.components(separatedBy: wait).count == 2)
+        try text.replacingOccurrences(of: wait, with: wait.replacingOccurrences(of: "7000000000", with: "7"))
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let refused = try await runCommand(["--vectors", folder])
+        #expect(refused.status == 2)
+        #expect(
+            refused.errors.contains(
+                "server-feedback/delay-leading-zeros: requestedWaitNanoseconds: expected 7, got 7000000000: the file was written for another version of the Spec"
+            ), "\(refused.errors)")
     }
 
     @Test("CONF-2 A vector file whose answer is not the model's is refused, naming the story and the step")
@@ -233,9 +264,7 @@ struct CommandTests {
             ["--exec", "python3 \(fixtures)/recorder.py " + Repository.python, "--random", "2", "--seed", "1"],
             environment: ["RECORD_FILE": log])
         #expect(run.status == 0, "\(run.output)")
-        let validator = JSONSchemaValidator(
-            root: try Repository.json("Spec/protocol.schema.json"),
-            others: ["vectors/schema.json": try Repository.json("Spec/vectors/schema.json")])
+        let validator = try protocolValidator()
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         #expect(lines.count > 5_000)
         var types: Set<String> = []
@@ -262,6 +291,94 @@ struct CommandTests {
         #expect(
             old.output.contains("(protocol 1)"),
             "a hello answered with protocol 1 to an offer of 2 is accepted: \(old.output)\(old.errors)")
+    }
+}
+
+/// Spec/protocol.schema.json, with the schemas it refers to.
+private func protocolValidator() throws -> JSONSchemaValidator {
+    JSONSchemaValidator(
+        root: try Repository.json("Spec/protocol.schema.json"),
+        others: [
+            "vectors/schema.json": try Repository.json("Spec/vectors/schema.json"),
+            "vectors/http/schema.json": try Repository.json("Spec/vectors/http/schema.json"),
+        ])
+}
+
+/// The fixture that reads only Retry-After and Date (Fixtures/retry_after_only.py).
+private let retryAfterOnly = "python3 \(fixtures)/retry_after_only.py"
+
+@Suite("The ratelimit-conformance command's server-feedback extension (Spec/protocol.md)", .serialized)
+struct FeedbackExtensionTests {
+    @Test(
+        "HTTP-2 HTTP-3 an implementation declaring server-feedback is asked every HTTP case; one reading only Retry-After agrees on those cases and differs, named, on the rest"
+    )
+    func retryAfterOnlyImplementation() async throws {
+        let log = (try Repository.temporaryDirectory() as NSString).appendingPathComponent("transcript.jsonl")
+        let run = try await runCommand(
+            ["--exec", "python3 \(fixtures)/recorder.py \(retryAfterOnly)"], environment: ["RECORD_FILE": log])
+        #expect(run.status == 1, "\(run.output)\(run.errors)")
+        let cases = HTTPFeedbackCatalogue.cases()
+        let differing = run.output.split(separator: "\n").filter { $0.hasPrefix("DIFF server-feedback/") }
+            .map { String($0.dropFirst("DIFF ".count).prefix { $0 != ":" }) }
+        #expect(
+            run.output.contains(
+                "http: \(cases.count) cases, \(cases.count - differing.count) as HTTP.md says, \(differing.count) differ:"
+            ),
+            "\(run.output)")
+        // Every case about Retry-After and Date alone agrees; every case that reads another field differs.
+        let readsOnlyRetryAfter = cases.filter { feedbackCase in
+            let expected = feedbackCase.expected
+            return expected.limits.isEmpty && expected.policies.isEmpty && expected.remainingQuota == nil
+                && expected.xRateLimit == FeedbackResult.XRateLimit()
+                && expected.diagnostics.allSatisfy { ["Date", "Retry-After"].contains($0.field) }
+                && (expected.requestedWaitNanoseconds == nil) == (expected.retryAfter == nil)
+        }
+        #expect(readsOnlyRetryAfter.count >= 25)
+        #expect(Set(differing) == Set(cases.map(\.id)).subtracting(readsOnlyRetryAfter.map(\.id)), "\(run.output)")
+        #expect(
+            run.output.contains(
+                #"DIFF server-feedback/github-fields: requestedWaitNanoseconds: expected 90000000000, got null (and 2 more)"#
+            ))
+        // Every message both ways validates against the protocol's schema, feedback ones included.
+        let validator = try protocolValidator()
+        var types: Set<String> = []
+        for line in try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n") {
+            let message = try JSONValue(parsing: String(line))
+            types.insert(message["type"]?.string ?? "?")
+            let violations = validator.violations(of: message)
+            #expect(violations.isEmpty, "\(line.prefix(300)): \(violations.prefix(3))")
+            if !violations.isEmpty { break }
+        }
+        #expect(types == ["hello", "feedback", "bye"])
+    }
+
+    @Test("An implementation that does not declare server-feedback is not asked: the report says so and the run passes")
+    func notDeclared() async throws {
+        let run = try await runCommand([
+            "--exec", Repository.python, "--case", "gcra/boundary-conforms,server-feedback/delay-seconds",
+        ])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(
+            run.output.contains("http: not run (the implementation does not declare the server-feedback extension)"))
+        let json = try await runCommand(["--exec", Repository.python, "--case", "server-feedback", "--json"])
+        let report = try JSONValue(parsing: json.output)
+        #expect(report["http"]?["ran"] == .bool(false), "\(json.output)")
+    }
+
+    @Test("--json carries the HTTP cases that differ, each member named; an unknown extension fails the hello")
+    func jsonAndUnknownExtension() async throws {
+        let run = try await runCommand(["--exec", retryAfterOnly, "--case", "server-feedback/draft-example", "--json"])
+        #expect(run.status == 1)
+        let report = try JSONValue(parsing: run.output)
+        let http = try #require(report["http"])
+        #expect(http["cases"] == .integer(1) && http["asSpecified"] == .integer(0))
+        let listed = try #require(http["differ"]?.array?.first?["differences"]?.array)
+        let differences = listed.compactMap { $0.string }
+        #expect(differences.map { String($0.prefix { $0 != ":" }) } == ["limits", "policies", "remainingQuota"])
+        #expect(report["passed"] == .bool(false))
+        let unknown = try await runCommand(["--exec", "\(retryAfterOnly) --extensions server-feedback,telepathy"])
+        #expect(unknown.status == 2)
+        #expect(unknown.errors.contains(#"unknown extension "telepathy""#), "\(unknown.errors)")
     }
 }
 

@@ -112,6 +112,26 @@ struct FieldTests {
         #expect(broken.github.isEmpty && broken.diagnostics.count == 3)
     }
 
+    @Test(
+        "HTTP-1 values are trimmed of spaces and tabs before they are compared or parsed: repeated lines that differ only there agree, a list's first line may start with a tab"
+    )
+    func trimmedBeforeComparing() {
+        let repeated = ServerFeedback(
+            status: 429, fields: HTTPFields([("Retry-After", "5"), ("retry-after", " 5\t")]), receivedAt: reference)
+        #expect(repeated.retryAfter == .delay(seconds: 5) && repeated.diagnostics.isEmpty, "\(repeated.diagnostics)")
+        let differing = ServerFeedback(
+            status: 429, fields: HTTPFields([("Retry-After", " 5"), ("Retry-After", "6 ")]), receivedAt: reference)
+        #expect(differing.retryAfter == nil && differing.diagnostics.map(\.field) == ["Retry-After"])
+        let tabbed = ServerFeedback(
+            status: 429, fields: HTTPFields([("RateLimit", "\t\"a\";r=0;t=5\t"), ("RateLimit", "\t\"b\";r=1;t=9 ")]),
+            receivedAt: reference)
+        #expect(tabbed.limits.map(\.name) == ["a", "b"] && tabbed.diagnostics.isEmpty, "\(tabbed.diagnostics)")
+        #expect(tabbed.requestedWaitNanoseconds == 5_000_000_000)
+        let policy = ServerFeedback(
+            status: 200, fields: HTTPFields([("RateLimit-Policy", "\t\"p\";q=10 \t")]), receivedAt: reference)
+        #expect(policy.policies.map(\.quota) == [10] && policy.diagnostics.isEmpty)
+    }
+
     @Test("HTTP-6 Retry-After wins over t, the longest exhausted t over GitHub's reset, each from the server's Date")
     func precedence() {
         let date = "Sat, 21 Nov 2026 00:00:00 GMT"

@@ -2,7 +2,7 @@ import RateLimitConformance
 
 /// The subset of JSON Schema (draft 2020-12) the Spec's schemas use: `type`, `const`, `enum`,
 /// `properties`, `required`, `additionalProperties`, `propertyNames`, `minProperties`, `items`,
-/// `minItems`, `uniqueItems`, `minimum`, `maximum`, `minLength`, `oneOf`, and `$ref` to `#/$defs/...` or to another file's
+/// `minItems`, `maxItems`, `uniqueItems`, `minimum`, `maximum`, `minLength`, `oneOf`, and `$ref` to `#/$defs/...` or to another file's
 /// `$defs` (`vectors/schema.json#/$defs/...`). A keyword it does not know makes validation fail,
 /// so a schema can never silently check less than it says.
 struct JSONSchemaValidator {
@@ -24,7 +24,8 @@ struct JSONSchemaValidator {
 
     private static let known: Set<String> = [
         "$schema", "$id", "title", "description", "$defs", "type", "const", "enum", "properties", "required",
-        "additionalProperties", "propertyNames", "minProperties", "items", "minItems", "uniqueItems", "minimum",
+        "additionalProperties", "propertyNames", "minProperties", "items", "minItems", "maxItems", "uniqueItems",
+        "minimum",
         "maximum",
         "minLength", "pattern", "oneOf", "$ref",
     ]
@@ -86,6 +87,9 @@ struct JSONSchemaValidator {
         if case .array(let items) = value {
             if let minimum = schema["minItems"]?.int64, items.count < minimum {
                 found.append("\(path): fewer than \(minimum) items")
+            }
+            if let maximum = schema["maxItems"]?.int64, items.count > maximum {
+                found.append("\(path): more than \(maximum) items")
             }
             if schema["uniqueItems"] == .bool(true), Set(items).count != items.count {
                 found.append("\(path): items repeat")

@@ -1,0 +1,716 @@
+import RateLimitHTTP
+
+// The HTTP vectors of Spec/vectors/http/: responses, and what parsing their server feedback reads
+// from them (Spec/HTTP.md HTTP-1 to HTTP-6 and HTTP-10) in a form any language can compare. Each
+// case's answer is written by hand from HTTP.md, next to a comment, in
+// Stories/HTTPFeedbackStories.swift; generation runs the Swift `ServerFeedback` over every case
+// and fails, naming the case and the member, where it reads otherwise. Spec/vectors/http/README.md
+// describes the format; Spec/vectors/http/schema.json validates it.
+
+/// What a response's server feedback reads, in the vectors' language-neutral form: the `expect` of
+/// a case, and the `result` an implementation answers over the protocol.
+package struct FeedbackResult: Hashable, Sendable {
+    /// A `Retry-After` read (HTTP-3): delay-seconds, or an HTTP-date as seconds since the epoch.
+    package enum RetryAfterValue: Hashable, Sendable {
+        case delay(seconds: Int64)
+        case date(secondsSinceEpoch: Int64)
+    }
+
+    /// A `RateLimit` member (HTTP-5).
+    package struct Limit: Hashable, Sendable {
+        package var name: String
+        package var remaining: Int64
+        package var resetSeconds: Int64?
+        package var partitionKey: String?
+
+        package init(_ name: String, remaining: Int64, resetSeconds: Int64? = nil, partitionKey: String? = nil) {
+            self.name = name
+            self.remaining = remaining
+            self.resetSeconds = resetSeconds
+            self.partitionKey = partitionKey
+        }
+    }
+
+    /// A `RateLimit-Policy` member (HTTP-5).
+    package struct Policy: Hashable, Sendable {
+        package var name: String
+        package var quota: Int64
+        package var unit: String
+        package var windowSeconds: Int64?
+        package var partitionKey: String?
+
+        package init(
+            _ name: String, quota: Int64, unit: String = "requests", windowSeconds: Int64? = nil,
+            partitionKey: String? = nil
+        ) {
+            self.name = name
+            self.quota = quota
+            self.unit = unit
+            self.windowSeconds = windowSeconds
+            self.partitionKey = partitionKey
+        }
+    }
+
+    /// The `X-RateLimit-*` fields as GitHub sends them (HTTP-5), each `nil` when absent or ignored.
+    package struct XRateLimit: Hashable, Sendable {
+        package var limit: Int64?
+        package var remaining: Int64?
+        package var used: Int64?
+        /// Seconds since the epoch.
+        package var reset: Int64?
+        package var resource: String?
+
+        package init(
+            limit: Int64? = nil, remaining: Int64? = nil, used: Int64? = nil, reset: Int64? = nil,
+            resource: String? = nil
+        ) {
+            self.limit = limit
+            self.remaining = remaining
+            self.used = used
+            self.reset = reset
+            self.resource = resource
+        }
+    }
+
+    /// The quota left a response reports, with the nanoseconds until it resets (HTTP-6).
+    package struct Quota: Hashable, Sendable {
+        package var remaining: Int64
+        package var resetNanoseconds: Int64
+
+        package init(_ remaining: Int64, resetNanoseconds: Int64) {
+            self.remaining = remaining
+            self.resetNanoseconds = resetNanoseconds
+        }
+    }
+
+    /// Why a field was ignored, by name: Spec/vectors/http/README.md defines each.
+    package enum Problem: String, CaseIterable, Hashable, Sendable {
+        /// A singleton field on several lines with different values (HTTP-1).
+        case repeated
+        /// A value that is not of its field's syntax (HTTP-2, HTTP-3, HTTP-4, HTTP-5).
+        case malformed
+        /// A `RateLimit` or `RateLimit-Policy` member that breaks its field's rules (HTTP-5).
+        case invalidMember
+        /// A `Date` farther than an hour from the wall clock at receipt (HTTP-6).
+        case clockSkew
+        /// `RateLimit` fields of a response served from a cache (HTTP-6).
+        case cached
+    }
+
+    /// A field ignored, and why.
+    package struct Diagnostic: Hashable, Sendable, Comparable {
+        /// The field's name as HTTP.md writes it (`Retry-After`, `X-RateLimit-Reset`).
+        package var field: String
+        package var problem: Problem
+
+        package init(_ field: String, _ problem: Problem) {
+            self.field = field
+            self.problem = problem
+        }
+
+        package static func < (lhs: Diagnostic, rhs: Diagnostic) -> Bool {
+            (lhs.field, lhs.problem.rawValue) < (rhs.field, rhs.problem.rawValue)
+        }
+    }
+
+    package var retryAfter: RetryAfterValue?
+    package var requestedWaitNanoseconds: Int64?
+    /// The `Date` field read, in seconds since the epoch.
+    package var date: Int64?
+    /// What absolute times are read against: the `Date`, unless absent or skewed; else `receivedAt`.
+    package var reference: Int64
+    package var limits: [Limit]
+    package var policies: [Policy]
+    package var xRateLimit: XRateLimit
+    package var remainingQuota: Quota?
+    /// In any order: HTTP.md does not order them.
+    package var diagnostics: [Diagnostic]
+
+    package init(
+        retryAfter: RetryAfterValue? = nil, requestedWaitNanoseconds: Int64? = nil, date: Int64? = nil,
+        reference: Int64, limits: [Limit] = [], policies: [Policy] = [], xRateLimit: XRateLimit = XRateLimit(),
+        remainingQuota: Quota? = nil, diagnostics: [Diagnostic] = []
+    ) {
+        self.retryAfter = retryAfter
+        self.requestedWaitNanoseconds = requestedWaitNanoseconds
+        self.date = date
+        self.reference = reference
+        self.limits = limits
+        self.policies = policies
+        self.xRateLimit = xRateLimit
+        self.remainingQuota = remainingQuota
+        self.diagnostics = diagnostics
+    }
+
+    /// The members of a result, in the order the files write them.
+    package static let members = [
+        "retryAfter", "requestedWaitNanoseconds", "date", "reference", "limits", "policies", "xRateLimit",
+        "remainingQuota", "diagnostics",
+    ]
+}
+
+// MARK: - Reading the Swift reference
+
+extension FeedbackResult {
+    /// What the Swift reference (`ServerFeedback`) reads.
+    ///
+    /// - Throws: ``ConformanceFormatError`` when a diagnostic's problem is one this file does not
+    ///   know how to name (the words of `ServerFeedback` changed): the vectors cannot say it.
+    package init(_ feedback: ServerFeedback) throws(ConformanceFormatError) {
+        let retryAfter: RetryAfterValue? =
+            switch feedback.retryAfter {
+            case .delay(let seconds)?: .delay(seconds: seconds)
+            case .date(let date)?: .date(secondsSinceEpoch: date.secondsSinceEpoch)
+            case nil: nil
+            }
+        var diagnostics: [Diagnostic] = []
+        for diagnostic in feedback.diagnostics {
+            diagnostics.append(Diagnostic(diagnostic.field, try Self.problem(of: diagnostic)))
+        }
+        let github = feedback.github
+        self.init(
+            retryAfter: retryAfter, requestedWaitNanoseconds: feedback.requestedWaitNanoseconds,
+            date: feedback.date?.secondsSinceEpoch, reference: feedback.reference.secondsSinceEpoch,
+            limits: feedback.limits.map {
+                Limit($0.name, remaining: $0.remaining, resetSeconds: $0.resetSeconds, partitionKey: $0.partitionKey)
+            },
+            policies: feedback.policies.map {
+                Policy(
+                    $0.name, quota: $0.quota, unit: $0.unit, windowSeconds: $0.windowSeconds,
+                    partitionKey: $0.partitionKey)
+            },
+            xRateLimit: XRateLimit(
+                limit: github.limit, remaining: github.remaining, used: github.used,
+                reset: github.reset?.secondsSinceEpoch, resource: github.resource),
+            remainingQuota: feedback.remainingQuota.map { Quota($0.remaining, resetNanoseconds: $0.resetNanoseconds) },
+            diagnostics: diagnostics)
+    }
+
+    /// The problem name of a diagnostic of `ServerFeedback`, from its words.
+    static func problem(of diagnostic: FieldDiagnostic) throws(ConformanceFormatError) -> Problem {
+        let text = diagnostic.problem
+        switch text {
+        case "repeated with different values": return .repeated
+        case "not an HTTP-date", "neither delay-seconds nor an HTTP-date",
+            "not a non-negative integer of at most 18 digits", "not a short printable token",
+            "ignored: not a structured list":
+            return .malformed
+        case "ignored on a response served from a cache (Age)": return .cached
+        case _ where text.hasPrefix("more than ") && text.hasSuffix(" taken as clock skew"): return .clockSkew
+        case _ where text.hasPrefix("ignored: "): return .invalidMember
+        default:
+            throw ConformanceFormatError(
+                "ServerFeedback reports \(diagnostic.field): \"\(text)\", which the HTTP vectors have no problem name for"
+            )
+        }
+    }
+}
+
+// MARK: - JSON
+
+extension FeedbackResult {
+    package var json: JSONValue {
+        func optional(_ value: Int64?) -> JSONValue { value.map(JSONValue.integer) ?? .null }
+        func optional(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        let retryAfterJSON: JSONValue =
+            switch retryAfter {
+            case .delay(let seconds)?: .object([("delay", .integer(seconds))])
+            case .date(let seconds)?: .object([("date", .integer(seconds))])
+            case nil: .null
+            }
+        return .object([
+            ("retryAfter", retryAfterJSON),
+            ("requestedWaitNanoseconds", optional(requestedWaitNanoseconds)),
+            ("date", optional(date)),
+            ("reference", .integer(reference)),
+            (
+                "limits",
+                .array(
+                    limits.map {
+                        .object([
+                            ("name", .string($0.name)), ("remaining", .integer($0.remaining)),
+                            ("resetSeconds", optional($0.resetSeconds)), ("partitionKey", optional($0.partitionKey)),
+                        ])
+                    })
+            ),
+            (
+                "policies",
+                .array(
+                    policies.map {
+                        .object([
+                            ("name", .string($0.name)), ("quota", .integer($0.quota)), ("unit", .string($0.unit)),
+                            ("windowSeconds", optional($0.windowSeconds)), ("partitionKey", optional($0.partitionKey)),
+                        ])
+                    })
+            ),
+            (
+                "xRateLimit",
+                .object([
+                    ("limit", optional(xRateLimit.limit)), ("remaining", optional(xRateLimit.remaining)),
+                    ("used", optional(xRateLimit.used)), ("reset", optional(xRateLimit.reset)),
+                    ("resource", optional(xRateLimit.resource)),
+                ])
+            ),
+            (
+                "remainingQuota",
+                remainingQuota.map {
+                    .object([
+                        ("remaining", .integer($0.remaining)), ("resetNanoseconds", .integer($0.resetNanoseconds)),
+                    ])
+                } ?? .null
+            ),
+            (
+                "diagnostics",
+                .array(
+                    diagnostics.map {
+                        .object([("field", .string($0.field)), ("problem", .string($0.problem.rawValue))])
+                    }
+                )
+            ),
+        ])
+    }
+
+    /// Reads a result: every member present, nothing else (`null` where a value is absent).
+    package init(json: JSONValue) throws(ConformanceFormatError) {
+        try Self.exactly(Self.members, in: json, "a result")
+        let retryAfter: RetryAfterValue?
+        switch json["retryAfter"] ?? .null {
+        case .null: retryAfter = nil
+        case let value where value.keys == ["delay"]:
+            retryAfter = .delay(seconds: try Self.integer(value["delay"], "retryAfter.delay"))
+        case let value where value.keys == ["date"]:
+            retryAfter = .date(secondsSinceEpoch: try Self.integer(value["date"], "retryAfter.date"))
+        default:
+            throw ConformanceFormatError("retryAfter must be null, {\"delay\": seconds} or {\"date\": seconds}")
+        }
+        var limits: [Limit] = []
+        for (index, value) in try Self.array(json["limits"], "limits").enumerated() {
+            let what = "limits[\(index)]"
+            try Self.exactly(["name", "remaining", "resetSeconds", "partitionKey"], in: value, what)
+            limits.append(
+                Limit(
+                    try Self.string(value["name"], "\(what).name"),
+                    remaining: try Self.integer(value["remaining"], "\(what).remaining"),
+                    resetSeconds: try Self.optionalInteger(value["resetSeconds"], "\(what).resetSeconds"),
+                    partitionKey: try Self.optionalString(value["partitionKey"], "\(what).partitionKey")))
+        }
+        var policies: [Policy] = []
+        for (index, value) in try Self.array(json["policies"], "policies").enumerated() {
+            let what = "policies[\(index)]"
+            try Self.exactly(["name", "quota", "unit", "windowSeconds", "partitionKey"], in: value, what)
+            policies.append(
+                Policy(
+                    try Self.string(value["name"], "\(what).name"),
+                    quota: try Self.integer(value["quota"], "\(what).quota"),
+                    unit: try Self.string(value["unit"], "\(what).unit"),
+                    windowSeconds: try Self.optionalInteger(value["windowSeconds"], "\(what).windowSeconds"),
+                    partitionKey: try Self.optionalString(value["partitionKey"], "\(what).partitionKey")))
+        }
+        let x = json["xRateLimit"] ?? .null
+        try Self.exactly(["limit", "remaining", "used", "reset", "resource"], in: x, "xRateLimit")
+        let xRateLimit = XRateLimit(
+            limit: try Self.optionalInteger(x["limit"], "xRateLimit.limit"),
+            remaining: try Self.optionalInteger(x["remaining"], "xRateLimit.remaining"),
+            used: try Self.optionalInteger(x["used"], "xRateLimit.used"),
+            reset: try Self.optionalInteger(x["reset"], "xRateLimit.reset"),
+            resource: try Self.optionalString(x["resource"], "xRateLimit.resource"))
+        let quota: Quota?
+        switch json["remainingQuota"] ?? .null {
+        case .null: quota = nil
+        case let value:
+            try Self.exactly(["remaining", "resetNanoseconds"], in: value, "remainingQuota")
+            quota = Quota(
+                try Self.integer(value["remaining"], "remainingQuota.remaining"),
+                resetNanoseconds: try Self.integer(value["resetNanoseconds"], "remainingQuota.resetNanoseconds"))
+        }
+        var diagnostics: [Diagnostic] = []
+        for (index, value) in try Self.array(json["diagnostics"], "diagnostics").enumerated() {
+            let what = "diagnostics[\(index)]"
+            try Self.exactly(["field", "problem"], in: value, what)
+            let name = try Self.string(value["problem"], "\(what).problem")
+            guard let problem = Problem(rawValue: name) else {
+                throw ConformanceFormatError(
+                    "\(what).problem \"\(name)\" is none of \(Problem.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            diagnostics.append(Diagnostic(try Self.string(value["field"], "\(what).field"), problem))
+        }
+        self.init(
+            retryAfter: retryAfter,
+            requestedWaitNanoseconds: try Self.optionalInteger(
+                json["requestedWaitNanoseconds"], "requestedWaitNanoseconds"),
+            date: try Self.optionalInteger(json["date"], "date"),
+            reference: try Self.integer(json["reference"], "reference"),
+            limits: limits, policies: policies, xRateLimit: xRateLimit, remainingQuota: quota, diagnostics: diagnostics)
+    }
+
+    /// `json` is an object with exactly the members `names`, in any order.
+    static func exactly(_ names: [String], in json: JSONValue, _ what: String) throws(ConformanceFormatError) {
+        guard case .object = json else { throw ConformanceFormatError("\(what) must be an object") }
+        if let missing = names.first(where: { json[$0] == nil }) {
+            throw ConformanceFormatError("\(what) has no \"\(missing)\"")
+        }
+        if let unknown = json.keys.first(where: { !names.contains($0) }) {
+            throw ConformanceFormatError("\(what) has an unknown member \"\(unknown)\"")
+        }
+    }
+
+    static func integer(_ value: JSONValue?, _ what: String) throws(ConformanceFormatError) -> Int64 {
+        guard let number = value?.int64 else { throw ConformanceFormatError("\(what) must be a 64-bit integer") }
+        return number
+    }
+
+    static func optionalInteger(_ value: JSONValue?, _ what: String) throws(ConformanceFormatError) -> Int64? {
+        if value == .null { return nil }
+        return try integer(value, "\(what) (or null)")
+    }
+
+    static func string(_ value: JSONValue?, _ what: String) throws(ConformanceFormatError) -> String {
+        guard let text = value?.string else { throw ConformanceFormatError("\(what) must be a string") }
+        return text
+    }
+
+    static func optionalString(_ value: JSONValue?, _ what: String) throws(ConformanceFormatError) -> String? {
+        if value == .null { return nil }
+        return try string(value, "\(what) (or null)")
+    }
+
+    static func array(_ value: JSONValue?, _ what: String) throws(ConformanceFormatError) -> [JSONValue] {
+        guard let items = value?.array else { throw ConformanceFormatError("\(what) must be an array") }
+        return items
+    }
+}
+
+// MARK: - Comparing
+
+extension FeedbackResult {
+    /// Every member in which `answer` differs from this expected result, as
+    /// `member: expected X, got Y` lines; members named in `unspecified` are not compared, and
+    /// diagnostics are compared without regard to order.
+    package func differences(from answer: FeedbackResult, unspecified: Set<String> = []) -> [String] {
+        let expected = comparable.json
+        let got = answer.comparable.json
+        return Self.members.compactMap { member in
+            guard !unspecified.contains(member), let want = expected[member], let have = got[member], want != have
+            else { return nil }
+            return "\(member): expected \(want.compactText), got \(have.compactText)"
+        }
+    }
+
+    /// The result with its diagnostics in a fixed order, for comparing.
+    private var comparable: FeedbackResult {
+        var copy = self
+        copy.diagnostics.sort()
+        return copy
+    }
+}
+
+// MARK: - Cases and the file
+
+/// One response and what its server feedback reads, written by hand from Spec/HTTP.md.
+package struct FeedbackCase: Hashable, Sendable {
+    /// A header field as received.
+    package struct Field: Hashable, Sendable {
+        package var name: String
+        package var value: String
+
+        package init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// Stable: `server-feedback/<name>`.
+    package var id: String
+    /// What the case checks.
+    package var comment: String
+    /// The HTTP clauses it was written for.
+    package var clauses: [String]
+    package var status: Int64
+    /// In the order received.
+    package var fields: [Field]
+    /// The wall clock at receipt, in seconds since the epoch.
+    package var receivedAt: Int64
+    package var expected: FeedbackResult
+    /// Members of the result HTTP.md leaves open for this response: not compared.
+    package var unspecified: [String]
+
+    package init(
+        id: String, comment: String, clauses: [String], status: Int64, fields: [Field], receivedAt: Int64,
+        expected: FeedbackResult, unspecified: [String] = []
+    ) {
+        self.id = id
+        self.comment = comment
+        self.clauses = clauses
+        self.status = status
+        self.fields = fields
+        self.receivedAt = receivedAt
+        self.expected = expected
+        self.unspecified = unspecified
+    }
+
+    /// The response as the files and the protocol write it.
+    package var responseJSON: JSONValue {
+        .object([
+            ("status", .integer(status)),
+            ("fields", .array(fields.map { .array([.string($0.name), .string($0.value)]) })),
+            ("receivedAt", .integer(receivedAt)),
+        ])
+    }
+
+    package var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("id", .string(id)), ("comment", .string(comment)), ("clauses", .array(clauses.map(JSONValue.string))),
+            ("response", responseJSON), ("expect", expected.json),
+        ]
+        if !unspecified.isEmpty { members.append(("unspecified", .array(unspecified.map(JSONValue.string)))) }
+        return .object(members)
+    }
+
+    package init(json: JSONValue) throws(ConformanceFormatError) {
+        guard let id = json["id"]?.string else { throw ConformanceFormatError("a case has no string id") }
+        do {
+            self = try Self.read(json, id: id)
+        } catch {
+            throw ConformanceFormatError("\(id): \(error.message)")
+        }
+    }
+
+    private static func read(_ json: JSONValue, id: String) throws(ConformanceFormatError) -> FeedbackCase {
+        let allowed = ["id", "comment", "clauses", "response", "expect", "unspecified"]
+        if let unknown = json.keys.first(where: { !allowed.contains($0) }) {
+            throw ConformanceFormatError("unknown member \"\(unknown)\"")
+        }
+        guard let comment = json["comment"]?.string, !comment.isEmpty else {
+            throw ConformanceFormatError("no comment")
+        }
+        guard let clauses = json["clauses"]?.array?.compactMap(\.string), !clauses.isEmpty else {
+            throw ConformanceFormatError("clauses must be a non-empty array of strings")
+        }
+        let response = json["response"] ?? .null
+        try FeedbackResult.exactly(["status", "fields", "receivedAt"], in: response, "response")
+        var fields: [Field] = []
+        for (index, pair) in try FeedbackResult.array(response["fields"], "response.fields").enumerated() {
+            guard let items = pair.array, items.count == 2, let name = items[0].string, let text = items[1].string
+            else {
+                throw ConformanceFormatError("response.fields[\(index)] must be [name, value], two strings")
+            }
+            fields.append(Field(name, text))
+        }
+        var unspecified: [String] = []
+        if let listed = json["unspecified"] {
+            guard let names = listed.array?.compactMap(\.string), names.count == listed.array?.count,
+                names.allSatisfy(FeedbackResult.members.contains)
+            else {
+                throw ConformanceFormatError("unspecified must list members of a result")
+            }
+            unspecified = names
+        }
+        let expected: FeedbackResult
+        do {
+            expected = try FeedbackResult(json: json["expect"] ?? .null)
+        } catch {
+            throw ConformanceFormatError("expect: \(error.message)")
+        }
+        return FeedbackCase(
+            id: id, comment: comment, clauses: clauses,
+            status: try FeedbackResult.integer(response["status"], "response.status"), fields: fields,
+            receivedAt: try FeedbackResult.integer(response["receivedAt"], "response.receivedAt"),
+            expected: expected, unspecified: unspecified)
+    }
+
+    /// What the Swift reference reads from this response.
+    package func referenceResult() throws(ConformanceFormatError) -> FeedbackResult {
+        let feedback = ServerFeedback(
+            status: Int(clamping: status), fields: HTTPFields(fields.map { (name: $0.name, value: $0.value) }),
+            receivedAt: HTTPDate(secondsSinceEpoch: receivedAt))
+        do {
+            return try FeedbackResult(feedback)
+        } catch {
+            throw ConformanceFormatError("\(id): \(error.message)")
+        }
+    }
+
+    /// Where the Swift reference reads this response otherwise than the case expects, one line per
+    /// member: `<id>: <member>: expected X, got Y`.
+    package func disagreementsWithReference() throws(ConformanceFormatError) -> [String] {
+        expected.differences(from: try referenceResult(), unspecified: Set(unspecified)).map { "\(id): \($0)" }
+    }
+}
+
+/// The HTTP vector file: every server-feedback case.
+package struct HTTPVectorFile: Hashable, Sendable {
+    package static let format = "ratelimit-http-vectors"
+    package static let formatVersion: Int64 = 1
+    /// Where the file lies under `Spec/vectors/`.
+    package static let path = "http/server-feedback.json"
+
+    package var generator: String
+    package var cases: [FeedbackCase]
+
+    package init(generator: String, cases: [FeedbackCase]) {
+        self.generator = generator
+        self.cases = cases
+    }
+
+    package static func declaresFormat(_ json: JSONValue) -> Bool { json["format"]?.string == format }
+
+    package var json: JSONValue {
+        .object([
+            ("format", .string(Self.format)), ("formatVersion", .integer(Self.formatVersion)),
+            ("generator", .string(generator)), ("caseCount", .integer(Int64(cases.count))),
+            ("cases", .array(cases.map(\.json))),
+        ])
+    }
+
+    /// Reads an HTTP vector file and checks its header: format, version, and the case count.
+    package init(json: JSONValue) throws(ConformanceFormatError) {
+        guard Self.declaresFormat(json) else {
+            throw ConformanceFormatError("not an HTTP vector file: format must be \"\(Self.format)\"")
+        }
+        guard json["formatVersion"]?.int64 == Self.formatVersion else {
+            throw ConformanceFormatError(
+                "unsupported formatVersion \(json["formatVersion"]?.compactText ?? "missing") (this harness reads \(Self.formatVersion))"
+            )
+        }
+        let allowed = ["format", "formatVersion", "generator", "caseCount", "cases"]
+        if let unknown = json.keys.first(where: { !allowed.contains($0) }) {
+            throw ConformanceFormatError("unknown member \"\(unknown)\" in an HTTP vector file")
+        }
+        guard let generator = json["generator"]?.string else { throw ConformanceFormatError("missing generator") }
+        guard let values = json["cases"]?.array else { throw ConformanceFormatError("cases must be an array") }
+        var cases: [FeedbackCase] = []
+        var seen: Set<String> = []
+        for value in values {
+            let read = try FeedbackCase(json: value)
+            guard seen.insert(read.id).inserted else { throw ConformanceFormatError("duplicate case id \(read.id)") }
+            cases.append(read)
+        }
+        guard !cases.isEmpty else { throw ConformanceFormatError("an HTTP vector file with no case") }
+        guard json["caseCount"]?.int64 == Int64(cases.count) else {
+            throw ConformanceFormatError(
+                "caseCount \(json["caseCount"]?.compactText ?? "missing") but the file holds \(cases.count) cases")
+        }
+        self.init(generator: generator, cases: cases)
+    }
+}
+
+// MARK: - Generation
+
+/// Turns the hand-written cases into the HTTP vector file, checking the Swift reference against
+/// every answer.
+package enum HTTPVectorGenerator {
+    /// Bumped whenever the generated bytes change for a reason other than the cases.
+    package static let version = "swift-rate-limit http vector generator 1"
+
+    /// The HTTP vector file.
+    ///
+    /// - Throws: ``ConformanceFormatError`` naming every case and member where the Swift
+    ///   `ServerFeedback` reads otherwise than the answer written by hand.
+    package static func file() throws(ConformanceFormatError) -> HTTPVectorFile {
+        let (file, disagreements) = try checked()
+        guard disagreements.isEmpty else {
+            throw ConformanceFormatError(
+                "ServerFeedback disagrees with \(disagreements.count) hand-written HTTP answer\(disagreements.count == 1 ? "" : "s"):\n"
+                    + disagreements.joined(separator: "\n"))
+        }
+        return file
+    }
+
+    /// The file, and every place where `ServerFeedback` reads a case otherwise than its answer
+    /// written by hand, one line each.
+    package static func checked(_ cases: [FeedbackCase] = HTTPFeedbackCatalogue.cases()) throws(ConformanceFormatError)
+        -> (HTTPVectorFile, [String])
+    {
+        var seen: Set<String> = []
+        var disagreements: [String] = []
+        for feedbackCase in cases {
+            guard seen.insert(feedbackCase.id).inserted else {
+                throw ConformanceFormatError("duplicate HTTP case id \(feedbackCase.id)")
+            }
+            disagreements += try feedbackCase.disagreementsWithReference()
+        }
+        return (HTTPVectorFile(generator: version, cases: cases), disagreements)
+    }
+}
+
+// MARK: - Running
+
+/// How an implementation read the HTTP vectors.
+package struct FeedbackRunReport: Sendable {
+    /// A case whose answer differs, with each member that differs (or why there is no answer).
+    package struct Failure: Sendable {
+        package var id: String
+        package var differences: [String]
+    }
+
+    package var cases: Int
+    package var failures: [Failure]
+    /// Why the cases did not run (the implementation does not declare the extension), if so.
+    package var notRun: String?
+
+    package var passed: Bool { notRun != nil || failures.isEmpty }
+
+    /// After this many cases in a row without an answer, the rest are not asked (as CONF-11).
+    package static let consecutiveFailuresAllowed = 3
+
+    /// Runs `cases`, each answered by `answer` (a result, or why there is none), and compares.
+    /// After ``consecutiveFailuresAllowed`` cases in a row without an answer, the rest fail unasked.
+    package static func run(
+        _ cases: [FeedbackCase], answer: (FeedbackCase) -> Result<FeedbackResult, ConformanceFormatError>
+    ) -> FeedbackRunReport {
+        var failures: [Failure] = []
+        var unanswered = 0
+        for feedbackCase in cases {
+            guard unanswered < consecutiveFailuresAllowed else {
+                failures.append(
+                    Failure(
+                        id: feedbackCase.id,
+                        differences: ["not run: \(unanswered) cases in a row had no answer"]))
+                continue
+            }
+            switch answer(feedbackCase) {
+            case .success(let result):
+                unanswered = 0
+                let differences = feedbackCase.expected.differences(
+                    from: result, unspecified: Set(feedbackCase.unspecified))
+                if !differences.isEmpty { failures.append(Failure(id: feedbackCase.id, differences: differences)) }
+            case .failure(let error):
+                unanswered += 1
+                failures.append(Failure(id: feedbackCase.id, differences: ["no answer: \(error.message)"]))
+            }
+        }
+        return FeedbackRunReport(cases: cases.count, failures: failures, notRun: nil)
+    }
+
+    /// The report of cases that were not run, and why.
+    package static func notRun(_ reason: String) -> FeedbackRunReport {
+        FeedbackRunReport(cases: 0, failures: [], notRun: reason)
+    }
+
+    /// The report's line, then one line per differing case (its first difference and how many more).
+    package var lines: [String] {
+        if let notRun { return ["http: not run (\(notRun))"] }
+        if failures.isEmpty { return ["http: \(cases) cases, all as HTTP.md says"] }
+        return ["http: \(cases) cases, \(cases - failures.count) as HTTP.md says, \(failures.count) differ:"]
+            + failures.map { failure in
+                let more = failure.differences.count > 1 ? " (and \(failure.differences.count - 1) more)" : ""
+                return "DIFF \(failure.id): \(failure.differences.first ?? "")\(more)"
+            }
+    }
+
+    package var json: JSONValue {
+        if let notRun { return .object([("ran", .bool(false)), ("reason", .string(notRun))]) }
+        return .object([
+            ("ran", .bool(true)), ("cases", .integer(Int64(cases))),
+            ("asSpecified", .integer(Int64(cases - failures.count))),
+            (
+                "differ",
+                .array(
+                    failures.map {
+                        .object([("id", .string($0.id)), ("differences", .array($0.differences.map(JSONValue.string)))])
+                    })
+            ),
+        ])
+    }
+}

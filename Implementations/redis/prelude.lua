@@ -1,0 +1,424 @@
+#!lua
+-- prelude.lua: what every rate limiter script shares (Spec/SharedLimits.md). A script sent to
+-- Redis is this file followed by one strategy file (gcra.lua, token-bucket.lua, ...), which ends
+-- with `return run(S)`; see README.md.
+--
+-- Exact integers. Redis runs Lua 5.1, whose only number is an IEEE double: exact for integers up
+-- to 2^53, while the Spec's instants, configurations and 128-bit products (CORE-2) reach 2^127.
+-- So every integer of the Spec is held here as a natural number in base 10^7: a table of limbs,
+-- least significant first, each an integer 0 <= limb < 10^7, with no leading zero limb (zero is
+-- {0}). Every operation below works limb by limb, on doubles that hold integers below 2^53 (its
+-- comments bound each), so none of them rounds. The one double that may round is the estimate
+-- of a quotient digit in a division, which only chooses a digit that exact comparisons then
+-- correct, so its rounding cannot reach a result. Base 10^7 also makes decimal input and output
+-- a matter of slicing strings: ARGV, the stored state and the reply are all decimal strings,
+-- never Lua numbers.
+--
+-- Signs stay out of the arithmetic: only `decimal` sees a minus sign (negative permits are bad
+-- input, CORE-9); every difference is taken larger minus smaller, after a comparison.
+
+local BASE = 10000000 -- 10^7
+local DIGITS = 7
+
+-- q, r with t = q * BASE + r, 0 <= r < BASE, for an integer 0 <= t < 2^52 (callers stay below
+-- 10^14 + 2 * 10^7). The double quotient t / BASE may round up to the next integer when t is
+-- large; the two checks undo that.
+local function splitLimb(t)
+    local q = math.floor(t / BASE)
+    local r = t - q * BASE -- q * BASE <= t + BASE < 2^53: exact
+    if r < 0 then
+        q, r = q - 1, r + BASE
+    elseif r >= BASE then
+        q, r = q + 1, r - BASE
+    end
+    return q, r
+end
+
+local function trim(a)
+    local n = #a
+    while n > 1 and a[n] == 0 do
+        a[n] = nil
+        n = n - 1
+    end
+    return a
+end
+
+-- The natural number of a Lua integer 0 <= x < 2^53 (small constants only).
+local function nat(x)
+    local a = {}
+    repeat
+        local q, r = splitLimb(x)
+        a[#a + 1] = r
+        x = q
+    until x == 0
+    return a
+end
+
+local ZERO, ONE = nat(0), nat(1)
+
+-- A decimal string: returns `negative, natural`, or nil when it is not an integer. At most 40
+-- digits (the Spec's values have at most 20): each limb is a string of at most 7 digits.
+local function decimal(s)
+    if type(s) ~= 'string' then return nil end
+    local negative = false
+    if string.sub(s, 1, 1) == '-' then
+        negative = true
+        s = string.sub(s, 2)
+    end
+    if not string.match(s, '^%d+$') or #s > 40 then return nil end
+    s = (string.gsub(s, '^0+', ''))
+    if s == '' then return false, nat(0) end
+    local a, i = {}, #s
+    while i >= 1 do
+        local j = math.max(1, i - DIGITS + 1)
+        a[#a + 1] = tonumber(string.sub(s, j, i)) -- < 10^7
+        i = j - 1
+    end
+    return negative, a
+end
+
+local function str(a)
+    local parts = { string.format('%d', a[#a]) } -- limbs are < 10^7 < 2^31
+    for i = #a - 1, 1, -1 do parts[#parts + 1] = string.format('%07d', a[i]) end
+    return table.concat(parts)
+end
+
+-- Decimal digits padded to 20 (enough for every value below 2^64 + 2^63): lexicographic order
+-- of padded strings is numeric order, which sorted sets ordered by member use (ZRANGEBYLEX).
+local function padded(a)
+    local s = str(a)
+    return string.rep('0', 20 - #s) .. s
+end
+
+local function cmp(a, b)
+    if #a ~= #b then return #a < #b and -1 or 1 end
+    for i = #a, 1, -1 do
+        if a[i] ~= b[i] then return a[i] < b[i] and -1 or 1 end
+    end
+    return 0
+end
+
+local function isZero(a) return #a == 1 and a[1] == 0 end
+local function maxN(a, b) return cmp(a, b) >= 0 and a or b end
+local function minN(a, b) return cmp(a, b) <= 0 and a or b end
+
+local function add(a, b)
+    local r, carry = {}, 0
+    for i = 1, math.max(#a, #b) do
+        local t = (a[i] or 0) + (b[i] or 0) + carry -- < 2 * 10^7 + 1
+        if t >= BASE then
+            r[i], carry = t - BASE, 1
+        else
+            r[i], carry = t, 0
+        end
+    end
+    if carry > 0 then r[#r + 1] = carry end
+    return r
+end
+
+-- a - b for a >= b (callers compare first).
+local function sub(a, b)
+    local r, borrow = {}, 0
+    for i = 1, #a do
+        local t = a[i] - (b[i] or 0) - borrow -- > -10^7 - 1
+        if t < 0 then
+            r[i], borrow = t + BASE, 1
+        else
+            r[i], borrow = t, 0
+        end
+    end
+    if borrow ~= 0 then error('prelude: sub of a larger number (a caller broke its comparison)') end
+    return trim(r)
+end
+
+-- max(a - b, 0)
+local function monus(a, b)
+    if cmp(a, b) <= 0 then return ZERO end
+    return sub(a, b)
+end
+
+local function mul(a, b)
+    local r = {}
+    for i = 1, #a + #b do r[i] = 0 end
+    for i = 1, #a do
+        local carry, ai = 0, a[i]
+        if ai ~= 0 then
+            for j = 1, #b do
+                -- r < 10^7, ai * b[j] <= (10^7 - 1)^2, carry < 10^7 + 1: t < 10^14 + 2 * 10^7 < 2^53
+                local t = r[i + j - 1] + ai * b[j] + carry
+                carry, r[i + j - 1] = splitLimb(t)
+            end
+            local k = i + #b
+            while carry > 0 do
+                local t = r[k] + carry -- < 2 * 10^7 + 1
+                carry, r[k] = splitLimb(t)
+                k = k + 1
+            end
+        end
+    end
+    return trim(r)
+end
+
+-- A double near a (an estimate only: never part of a result).
+local function approximate(a)
+    local v = 0
+    for i = #a, 1, -1 do v = v * BASE + a[i] end
+    return v
+end
+
+-- Shifts a up by one limb and adds the limb d: a * 10^7 + d.
+local function shiftIn(a, d)
+    local r = { d }
+    if isZero(a) then return r end
+    for i = 1, #a do r[i + 1] = a[i] end
+    return r
+end
+
+-- floor(a / b) and a mod b, for b > 0: schoolbook long division, one base-10^7 digit at a time.
+-- Before each digit the remainder r is below b, so r * 10^7 + limb < b * 10^7 and the digit is at
+-- most 10^7 - 1. It is estimated from doubles (relative error a few 2^-53, so the estimate is off
+-- by at most one) and then corrected until 0 <= r - digit * b < b holds exactly.
+local function divmod(a, b)
+    if isZero(b) then error('prelude: division by zero') end
+    if cmp(a, b) < 0 then return ZERO, a end
+    local q, r = {}, ZERO
+    local bApprox = approximate(b)
+    for i = #a, 1, -1 do
+        r = shiftIn(r, a[i])
+        local digit = math.floor(approximate(r) / bApprox)
+        if digit > BASE - 1 then digit = BASE - 1 end
+        if digit < 0 then digit = 0 end
+        local t = mul(b, nat(digit))
+        while cmp(t, r) > 0 do
+            digit = digit - 1
+            t = sub(t, b)
+        end
+        r = sub(r, t)
+        while cmp(r, b) >= 0 do
+            digit = digit + 1
+            r = sub(r, b)
+        end
+        q[i] = digit
+    end
+    return trim(q), r
+end
+
+local function div(a, b)
+    local q = divmod(a, b)
+    return q
+end
+
+-- ceil(a / b) for b > 0.
+local function ceilDiv(a, b)
+    local q, r = divmod(a, b)
+    if isZero(r) then return q end
+    return add(q, ONE)
+end
+
+local INT64_MAX = select(2, decimal('9223372036854775807'))
+local BILLION = nat(1000000000)
+local MILLION = nat(1000000)
+local THOUSAND = nat(1000)
+
+---------------------------------------------------------------------------------------------------
+-- Replies: a flat array of names and values, like HGETALL ("kind", "allowed", "remaining", "3",
+-- ...). Every value is a decimal string.
+
+local function result(kind, ...)
+    local r = { 'kind', kind }
+    local extra = { ... }
+    for i = 1, #extra do r[#r + 1] = extra[i] end
+    return r
+end
+
+local function allowed(remaining) return result('allowed', 'remaining', str(remaining)) end
+local function neverAllowed() return result('neverAllowed') end
+
+local function invalid(field, problem, maximum)
+    if maximum then return result('invalid', 'field', field, 'problem', problem, 'maximum', str(maximum)) end
+    return result('invalid', 'field', field, 'problem', problem)
+end
+
+-- CORE-7: a refused acquire whose admission instant is a: rejected(a - now) on the timeline,
+-- neverAllowed past its end (Int64.max).
+local function refuseAt(a, now)
+    if cmp(a, INT64_MAX) > 0 then return neverAllowed() end
+    return result('rejected', 'retryAfterNanoseconds', str(sub(a, now)))
+end
+
+---------------------------------------------------------------------------------------------------
+-- Configurations (CORE-3): each strategy lists its fields in its Spec table's order; ARGV carries
+-- them as decimal strings ("" for an optional field left out). A check that fails returns the
+-- refusal {field, problem, maximum}; the first one wins.
+
+local Refusal = {}
+Refusal.__index = Refusal
+local function refusal(field, problem, maximum)
+    return setmetatable({ field = field, problem = problem, maximum = maximum }, Refusal)
+end
+
+-- A field's value: `negative, natural`; a missing field is reported as not positive, as the
+-- Python example does (the protocol sends every required field). Values above Int64.max cannot
+-- come from the protocol; they are refused as above the largest integer.
+local function fieldValue(text, name)
+    if text == nil or text == '' then return nil, refusal(name, 'mustBePositive') end
+    local negative, value = decimal(text)
+    if negative == nil then error('configuration field ' .. name .. ' is not an integer: ' .. tostring(text)) end
+    if not negative and cmp(value, INT64_MAX) > 0 then return nil, refusal(name, 'exceedsMaximum', INT64_MAX) end
+    return negative and not isZero(value), value
+end
+
+-- A field at least 1.
+local function positive(text, name)
+    local negative, value = fieldValue(text, name)
+    if negative == nil then return nil, value end
+    if negative or isZero(value) then return nil, refusal(name, 'mustBePositive') end
+    return value
+end
+
+-- An optional field at least 0, `default` when left out.
+local function nonNegative(text, name, default)
+    if text == nil or text == '' then return default end
+    local negative, value = fieldValue(text, name)
+    if negative == nil then return nil, value end
+    if negative then return nil, refusal(name, 'mustNotBeNegative') end
+    return value
+end
+
+---------------------------------------------------------------------------------------------------
+-- Time (SHARED-2). ARGV[2] empty: the server's clock, TIME, in nanoseconds since the Unix epoch
+-- (every client of this server reads the same clock). Otherwise the caller's instant, a decimal
+-- integer in 0 ... Int64.max (CORE-1). Either way the same code below decides.
+
+local function readNow(text)
+    if text == '' then
+        local t = redis.call('TIME') -- seconds, microseconds
+        local _, seconds = decimal(t[1])
+        local _, micros = decimal(t[2])
+        return add(mul(seconds, BILLION), mul(micros, THOUSAND)), 'server'
+    end
+    local negative, value = decimal(text)
+    if negative == nil then return nil end
+    if negative and not isZero(value) then return nil, 'negative' end
+    if cmp(value, INT64_MAX) > 0 then return nil end
+    return value, 'caller'
+end
+
+---------------------------------------------------------------------------------------------------
+-- The driver: one event of CORE-4 on the limiter stored at KEYS[1], in the order CORE-9 checks.
+--
+-- A strategy S gives:
+--   S.fields                    its configuration's field names, in the Spec table's order
+--   S.config(values)            the configuration, or nil and the refusal (CORE-3)
+--   S.maximum(c)                the most permits one acquire may ask for (CORE-7)
+--   S.load(key, c)              the stored state, or nil when the key does not exist
+--   S.initial(c, t)             the state of a limiter created or reset at t
+--   S.last(state)               the state's last instant (CORE-10)
+--   S.remaining(c, st, e)       CORE-6 at the evaluation instant e
+--   S.acquire(c, st, e, n, now, extra)  for 1 <= n <= maximum: the reply and the new state (nil:
+--                               refused, CORE-8); extra: the concurrency limiter's lease duration
+--   S.release(c, st, e, n, lease)  (concurrency only): the reply and the new state (nil: unchanged)
+--   S.afterReset(st, fresh)     (optional) what a reset keeps (the lease sequence)
+--   S.reconfigure(c, st, e, c2) the state under c2 (CORE-13)
+--   S.store(key, c, st)         writes the state (the key holds the state only)
+--   S.idle(c, st)               the instant the state becomes idle (CORE-15), nil for never
+--
+-- ARGV: [1] the operation (create, acquire, release, reset, reconfigure), [2] now, [3 ...] the
+-- configuration's fields, then the operation's arguments: acquire: permits (concurrency: and a
+-- lease duration); release: permits (concurrency: and a lease handle, or ""); reconfigure: the
+-- new configuration's fields.
+
+local function readConfig(S, first)
+    local values = {}
+    for i = 1, #S.fields do values[S.fields[i]] = ARGV[first + i - 1] end
+    return S.config(values)
+end
+
+local function refusalReply(kind, r)
+    if r.maximum then return result(kind, 'field', r.field, 'problem', r.problem, 'maximum', str(r.maximum)) end
+    return result(kind, 'field', r.field, 'problem', r.problem)
+end
+
+-- Writes the state and sets the key to expire when the state becomes idle (SHARED-4): on the
+-- server's clock at that instant, rounded up to the millisecond (Redis deletes a key once its
+-- clock is past the expiry, so never before the state is idle); never, when the state never
+-- becomes idle. On a caller's clock Redis cannot tell when that instant comes: the key is kept,
+-- and the reply's "idle" lets the caller expire it on its own clock (SHARED-5). Returns the
+-- reply with "idle" added, its remaining computed (when `remainingAt` is given) from the state as
+-- stored.
+local function write(S, key, c, st, clock, reply, remainingAt)
+    S.store(key, c, st)
+    if remainingAt then reply = allowed(S.remaining(c, st, remainingAt)) end
+    local idle = S.idle(c, st)
+    if clock == 'server' and idle then
+        redis.call('PEXPIREAT', key, str(ceilDiv(idle, MILLION)))
+    else
+        redis.call('PERSIST', key)
+    end
+    reply[#reply + 1] = 'idle'
+    reply[#reply + 1] = idle and str(idle) or 'never'
+    return reply
+end
+
+local function run(S)
+    local key = KEYS[1]
+    local operation = ARGV[1]
+    local now, problem = readNow(ARGV[2] or '')
+    if not now then
+        if problem == 'negative' then return invalid('now', 'mustNotBeNegative') end -- CORE-1
+        return redis.error_reply('now must be empty (the server clock) or an integer 0 ... Int64.max')
+    end
+    local clock = ARGV[2] == '' and 'server' or 'caller'
+    local c, bad = readConfig(S, 3)
+    local rest = 3 + #S.fields
+
+    if operation == 'create' then
+        if not c then return refusalReply('refused', bad) end -- CORE-3
+        -- CORE-4: the initial state at t0, stored, so that an event with an earlier instant is
+        -- evaluated at t0 (CORE-10) as long as the key exists.
+        return write(S, key, c, S.initial(c, now), clock, result('created'))
+    end
+    if not c then
+        return redis.error_reply('configuration refused: ' .. bad.field .. ' ' .. bad.problem)
+    end
+
+    -- A key that does not exist holds a limiter idle at now: its state is the initial state at
+    -- now (SHARED-4), and it is written only if the event changes it.
+    local st = S.load(key, c)
+    local e
+    if st then
+        e = maxN(now, S.last(st)) -- CORE-10
+    else
+        st = S.initial(c, now)
+        e = now
+    end
+
+    if operation == 'acquire' then
+        local negative, n = decimal(ARGV[rest])
+        if negative == nil then return redis.error_reply('permits must be an integer') end
+        if negative and not isZero(n) then return invalid('permits', 'mustNotBeNegative') end -- CORE-9
+        if cmp(n, S.maximum(c)) > 0 then return neverAllowed() end -- CORE-7
+        if isZero(n) then return allowed(S.remaining(c, st, e)) end -- CORE-9: a query
+        local reply, changed = S.acquire(c, st, e, n, now, ARGV[rest + 1] or '')
+        if not changed then return reply end -- CORE-8: a refusal changes nothing
+        return write(S, key, c, changed, clock, reply)
+    elseif operation == 'release' then
+        if not S.release then return invalid('release', 'notSupported') end -- CORE-11
+        local negative, n = decimal(ARGV[rest])
+        if negative == nil then return redis.error_reply('permits must be an integer') end
+        if negative and not isZero(n) then return invalid('permits', 'mustNotBeNegative') end -- CORE-9
+        local reply, changed = S.release(c, st, e, n, ARGV[rest + 1] or '')
+        if not changed then return reply end
+        return write(S, key, c, changed, clock, reply)
+    elseif operation == 'reset' then
+        local changed = S.initial(c, e) -- CORE-12: the initial state at e
+        if S.afterReset then changed = S.afterReset(st, changed) end
+        return write(S, key, c, changed, clock, nil, e)
+    elseif operation == 'reconfigure' then
+        local c2, refused = readConfig(S, rest)
+        if not c2 then return refusalReply('invalid', refused) end -- CORE-13: state unchanged
+        local changed = S.reconfigure(c, st, e, c2)
+        return write(S, key, c2, changed, clock, nil, e)
+    end
+    return redis.error_reply('unknown operation ' .. tostring(operation))
+end

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""The Redis rate limiter scripts (Implementations/redis/*.lua) behind the ratelimit-conformance
+JSON-lines protocol (Spec/protocol.md, version 2) on stdin/stdout.
+
+Each protocol limiter is one Redis key, unique to this run (a random prefix); each event is one
+EVALSHA of its strategy's script on a real redis-server, with the instant of the event as `now`
+(the suite's clock, not the server's TIME) and the limiter's configuration as ARGV. The shim does
+no arithmetic and keeps no state but the configuration of each limiter: every decision is the
+script's.
+
+    REDIS_URL=redis://127.0.0.1:6390 python3 shim.py     (or REDIS_PORT=6390, host 127.0.0.1)
+    python3 shim.py --expire    also expire each key on the suite's clock (SHARED-5); the clock
+                                is then declared monotonic
+
+Standard library only; Python 3.8+.
+"""
+
+import hashlib
+import json
+import os
+import socket
+import sys
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INT64_MAX = (1 << 63) - 1
+# A lease that outlasts every instant of the timeline: under the suite, no lease ever expires and
+# the script is the plain concurrency limiter of Spec/ConcurrencyLimiter.md (SHARED-6).
+SUITE_LEASE_NANOSECONDS = 1 << 63
+
+# Each strategy's configuration fields, in its Spec table's order (the order of the script's ARGV).
+FIELDS = {
+    "gcra": ["burst", "emissionIntervalNanoseconds"],
+    "token-bucket": ["capacity", "permitsPerPeriod", "periodNanoseconds", "initialTokens"],
+    "token-bucket-interval": ["capacity", "tokensPerInterval", "intervalNanoseconds", "initialTokens"],
+    "fixed-window": ["limit", "windowNanoseconds"],
+    "sliding-window-log": ["limit", "windowNanoseconds"],
+    "leaky-bucket-meter": ["capacity", "leakPermitsPerPeriod", "periodNanoseconds", "initialLevel"],
+    "concurrency": ["limit"],
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# A minimal RESP2 client: commands as arrays of bulk strings, replies parsed recursively.
+
+
+class RedisError(Exception):
+    pass
+
+
+class Redis:
+    def __init__(self, url):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme != "redis":
+            raise ValueError("REDIS_URL must be redis://[:password@]host:port[/db], not %r" % url)
+        self.sock = socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.stream = self.sock.makefile("rb")
+        if parts.password:
+            self.call("AUTH", urllib.parse.unquote(parts.password))
+        db = parts.path.strip("/")
+        if db:
+            self.call("SELECT", db)
+
+    def call(self, *args):
+        out = [b"*%d\r\n" % len(args)]
+        for arg in args:
+            data = arg if isinstance(arg, bytes) else str(arg).encode()
+            out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+        self.sock.sendall(b"".join(out))
+        reply = self.read()
+        if isinstance(reply, RedisError):
+            raise reply
+        return reply
+
+    def read(self):
+        line = self.stream.readline()
+        if not line.endswith(b"\r\n"):
+            raise ConnectionError("redis-server closed the connection")
+        kind, body = line[:1], line[1:-2]
+        if kind == b"+":
+            return body.decode()
+        if kind == b"-":
+            return RedisError(body.decode())
+        if kind == b":":
+            return int(body)
+        if kind == b"$":
+            size = int(body)
+            return None if size < 0 else self.stream.read(size + 2)[:-2].decode()
+        if kind == b"*":
+            size = int(body)
+            return None if size < 0 else [self.read() for _ in range(size)]
+        raise ConnectionError("not RESP2: %r" % line)
+
+
+# ---------------------------------------------------------------------------------------------
+# The scripts: prelude.lua followed by the strategy's file, run by EVALSHA, loaded on NOSCRIPT.
+
+
+class Scripts:
+    def __init__(self, redis):
+        self.redis = redis
+        self.sources = {}
+        with open(os.path.join(HERE, "prelude.lua"), "rb") as f:
+            prelude = f.read()
+        for strategy in FIELDS:
+            with open(os.path.join(HERE, strategy + ".lua"), "rb") as f:
+                source = prelude + b"\n" + f.read()
+            self.sources[strategy] = (hashlib.sha1(source).hexdigest(), source)
+
+    def run(self, strategy, key, *argv):
+        sha, source = self.sources[strategy]
+        try:
+            reply = self.redis.call("EVALSHA", sha, 1, key, *argv)
+        except RedisError as error:
+            if not str(error).startswith("NOSCRIPT"):
+                raise
+            self.redis.call("SCRIPT", "LOAD", source)
+            reply = self.redis.call("EVALSHA", sha, 1, key, *argv)
+        return dict(zip(reply[0::2], reply[1::2]))
+
+
+# ---------------------------------------------------------------------------------------------
+# The protocol.
+
+
+def integer(value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("not an integer: %r" % (value,))
+    return str(value)
+
+
+def configuration_argv(strategy, configuration):
+    """The configuration's fields as ARGV; an optional field left out is "" (its default)."""
+    return [integer(configuration[name]) if name in configuration else "" for name in FIELDS[strategy]]
+
+
+def result_json(reply):
+    kind = reply["kind"]
+    result = {"kind": kind}
+    for name in ("remaining", "retryAfterNanoseconds", "shortfall", "maximum"):
+        if name in reply:
+            result[name] = int(reply[name])
+    for name in ("field", "problem"):
+        if name in reply:
+            result[name] = reply[name]
+    return result
+
+
+class Shim:
+    def __init__(self, scripts, expire):
+        self.scripts = scripts
+        self.expire = expire
+        self.prefix = os.urandom(8).hex()
+        self.limiters = {}  # id -> {"strategy", "configuration", "idle"}
+
+    def key(self, lid):
+        # Each limiter its own hash tag: a script touches one key, so one Redis Cluster slot.
+        return "ratelimit-conformance:{%s:%s}" % (self.prefix, lid)
+
+    def profile(self):
+        # The Spec's own profile: nanoseconds, the whole timeline (the scripts' integers are exact
+        # up to 2^127, prelude.lua), time that goes back, every event, no tolerance, validation.
+        return {
+            "timeUnitNanoseconds": 1,
+            "largestInstantNanoseconds": INT64_MAX,
+            "monotonic": self.expire,  # SHARED-5: expiry on a clock that goes back forgets too early
+            "events": ["weighted", "query", "invalid", "reset", "reconfigure"],
+            "toleranceNanoseconds": 0,
+            "validation": True,
+            "createdAtFirstEvent": False,
+        }
+
+    def handle(self, msg):
+        kind = msg.get("type")
+        if kind == "hello":
+            offered = msg.get("protocol")
+            version = 2 if isinstance(offered, int) and offered >= 2 else 1
+            answer = {"type": "hello", "protocol": version, "implementation": "redis-lua 1 (shim.py)",
+                      "strategies": list(FIELDS)}
+            if version == 2:
+                answer["profiles"] = {strategy: self.profile() for strategy in FIELDS}
+            return answer
+        lid = msg.get("id")
+        if kind == "create":
+            strategy = msg.get("strategy")
+            if strategy not in FIELDS:
+                return {"type": "unsupported", "id": lid, "reason": "no Redis script for %s" % strategy}
+            configuration = msg.get("configuration") or {}
+            reply = self.scripts.run(strategy, self.key(lid), "create", integer(msg.get("now")),
+                                     *configuration_argv(strategy, configuration))
+            if reply["kind"] == "refused":
+                answer = {"type": "refused", "id": lid, "field": reply["field"], "problem": reply["problem"]}
+                if "maximum" in reply:
+                    answer["maximum"] = int(reply["maximum"])
+                return answer
+            if reply["kind"] != "created":
+                return {"type": "error", "message": "create answered %r" % (reply,)}
+            self.limiters[lid] = {"strategy": strategy, "configuration": configuration, "idle": reply.get("idle")}
+            return {"type": "created", "id": lid}
+        if kind == "event":
+            limiter = self.limiters.get(lid)
+            if limiter is None:
+                return {"type": "error", "message": "unknown limiter %r" % (lid,)}
+            return {"type": "result", "id": lid, "result": self.event(lid, limiter, msg.get("now"), msg.get("event"))}
+        if kind == "drop":
+            if self.limiters.pop(lid, None) is not None:
+                self.scripts.redis.call("DEL", self.key(lid))
+            return {"type": "dropped", "id": lid}
+        return {"type": "error", "message": "unknown message type %r" % (kind,)}
+
+    def event(self, lid, limiter, now, event):
+        strategy, key = limiter["strategy"], self.key(lid)
+        if self.expire and limiter["idle"] not in (None, "never") and int(limiter["idle"]) <= now:
+            # SHARED-5: what Redis does to a key whose expiry has passed, on the suite's clock.
+            self.scripts.redis.call("DEL", key)
+            limiter["idle"] = None
+        argv = [integer(now)] + configuration_argv(strategy, limiter["configuration"])
+        kind = event.get("kind")
+        if kind == "acquire":
+            argv += [integer(event.get("permits"))]
+            if strategy == "concurrency":
+                argv += [str(SUITE_LEASE_NANOSECONDS)]
+        elif kind == "release":
+            argv += [integer(event.get("permits"))]
+        elif kind == "reconfigure":
+            argv += configuration_argv(strategy, event.get("configuration") or {})
+        elif kind != "reset":
+            raise ValueError("unknown event %r" % (kind,))
+        reply = self.scripts.run(strategy, key, kind, *argv)
+        if "idle" in reply:
+            limiter["idle"] = reply["idle"]
+        if kind == "reconfigure" and reply["kind"] == "allowed":
+            limiter["configuration"] = event.get("configuration")
+        return result_json(reply)
+
+
+def main(argv):
+    expire = argv[1:] == ["--expire"]
+    if argv[1:] and not expire:
+        sys.stderr.write("usage: shim.py [--expire]\n")
+        return 2
+    url = os.environ.get("REDIS_URL") or (
+        "redis://127.0.0.1:%s" % os.environ["REDIS_PORT"] if os.environ.get("REDIS_PORT") else None)
+    if url is None:
+        sys.stderr.write("shim.py: set REDIS_URL=redis://host:port or REDIS_PORT to a running redis-server\n")
+        return 2
+    shim = Shim(Scripts(Redis(url)), expire)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            msg = json.loads(line)
+            if msg.get("type") == "bye":
+                return 0
+            answer = shim.handle(msg)
+        except (RedisError, ValueError, KeyError, TypeError, AttributeError) as error:
+            answer = {"type": "error", "message": "%s: %s" % (type(error).__name__, error)}
+        sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

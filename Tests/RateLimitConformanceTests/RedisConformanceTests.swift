@@ -1,0 +1,584 @@
+import Foundation
+import RateLimitTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// The Redis scripts of Implementations/redis (Spec/SharedLimits.md) on a real redis-server: the
+// conformance suite through shim.py, and what the suite does not see: keys expiring on the
+// server's clock, and leases. Each test starts its own server on a free port of 127.0.0.1, without
+// persistence (the suite's first as a one-node Redis Cluster that owns every slot, so that a
+// script that touched a key of another slot would fail, SHARED-9), and stops it, also when the
+// test fails; the server also stops when this process ends however it ends, since a watcher kills
+// it once the test's pipe to it closes. Without redis-server 7 or later the tests are skipped.
+//
+// Run time on a 2-core machine, about 15 s: 5 to 7 s for each suite run (the vectors and 30 random
+// traces of 100 steps for each of the 7 strategies, seed 7: some 23,000 events, one EVALSHA
+// each), 2 s more for the one-node cluster to declare itself ok, under a second for the others
+// (the server's clock test waits for expiries 300 ms ahead).
+
+private let strategies = [
+    "token-bucket", "token-bucket-interval", "gcra", "fixed-window", "sliding-window-log", "leaky-bucket-meter",
+    "concurrency",
+]
+private let shim = "python3 Implementations/redis/shim.py"
+
+/// redis-server 7 or later, looked up once, without blocking a thread of the pool.
+private let redisServer = Task { await RedisServer.find() }
+
+@Suite(
+    "The Redis scripts (Implementations/redis, Spec/SharedLimits.md)", .serialized, .timeLimit(.minutes(2)),
+    .enabled("redis-server 7 or later is not installed: apt-get install redis-server (macOS: brew install redis)") {
+        await redisServer.value != nil
+    })
+struct RedisConformanceTests {
+    @Test("CONF-3 SHARED-1 SHARED-3 SHARED-9 every strategy's script conforms exactly on a Redis Cluster node")
+    func conformance() async throws {
+        try await offThePool {
+            let server = try await RedisServer.start(cluster: true)
+            defer { server.stop() }
+            let run = try await runCommand(
+                ["--exec", shim, "--strategy", strategies.joined(separator: ","), "--random", "30", "--seed", "7"],
+                environment: ["REDIS_PORT": "\(server.port)"])
+            #expect(run.status == 0, "\(run.output)\(run.errors)")
+            #expect(run.output.contains("PASS: 7 of 7 strategies conform at level exact"), "\(run.output)")
+            for strategy in strategies {
+                // The whole profile: every vector ran (none skipped), every random trace exact.
+                let row = run.output.split(separator: "\n").first { $0.hasPrefix("\(strategy) ") } ?? ""
+                let columns = row.split(separator: " ")
+                #expect(columns.count > 8 && columns[1] == "exact" && columns[7] == "0", "\(strategy): \(row)")
+                #expect(row.contains(" 30/0/0 "), "\(strategy): \(row)")
+            }
+            #expect(!run.output.contains("NOT CHECKED"), "the scripts declare the Spec's whole profile: \(run.output)")
+            #expect(!run.output.contains("DIFF") && !run.output.contains("FAIL "), "\(run.output)")
+        }
+    }
+
+    @Test("SHARED-5 CORE-15 forgetting each key once it is idle, on the suite's monotonic clock, changes no answer")
+    func forgettingIdleKeys() async throws {
+        try await offThePool {
+            let server = try await RedisServer.start()
+            defer { server.stop() }
+            let run = try await runCommand(
+                [
+                    "--exec", "\(shim) --expire", "--strategy", strategies.joined(separator: ","), "--random", "30",
+                    "--seed", "7",
+                ],
+                environment: ["REDIS_PORT": "\(server.port)"])
+            #expect(run.status == 0, "\(run.output)\(run.errors)")
+            #expect(run.output.contains("PASS: 7 of 7 strategies conform at level exact"), "\(run.output)")
+            for strategy in strategies {
+                let row = run.output.split(separator: "\n").first { $0.hasPrefix("\(strategy) ") } ?? ""
+                #expect(row.contains(" exact ") && row.contains(" 30/0/0 "), "\(strategy): \(row)")
+                // Declared, since expiry on a clock that goes back is not exact (SHARED-5).
+                #expect(
+                    run.output.contains("NOT CHECKED \(strategy): CORE-10 time going backwards (monotonic clock)"),
+                    "\(run.output)")
+            }
+            #expect(!run.output.contains("DIFF") && !run.output.contains("FAIL "), "\(run.output)")
+        }
+    }
+
+    @Test("SHARED-2 SHARED-4 on the server's clock a key expires when its state becomes idle, not before")
+    func expiryOnTheServersClock() async throws {
+        try await offThePool {
+            let server = try await RedisServer.start()
+            defer { server.stop() }
+            let redis = try RedisConnection(port: server.port)
+            // One acquire, or an acquire and its release, on the server's clock (now = ""): each
+            // state becomes idle (CORE-15) 300 ms later, the interval bucket and the fixed window at
+            // a boundary of their grid, aligned to the Unix epoch (SHARED-2), the concurrency
+            // limiter at once after the release.
+            let span: Int64 = 300_000_000
+            var idleAt: [(key: String, idle: Int64)] = []
+            for (strategy, configuration, permits, grid) in [
+                ("gcra", ["2", "150000000"], ["2"], nil),  // tat = now + 2 · 150 ms
+                ("token-bucket", ["2", "1", "150000000", ""], ["2"], nil),  // full after 2 · 150 ms
+                ("token-bucket-interval", ["2", "1", "150000000", ""], ["2"], 150_000_000),  // full at the 2nd boundary
+                ("fixed-window", ["2", "300000000"], ["1"], 300_000_000),  // the next window's start
+                ("sliding-window-log", ["2", "300000000"], ["1"], nil),  // the entry expires at now + W
+                ("leaky-bucket-meter", ["2", "1", "150000000", ""], ["2"], nil),  // empty after 2 · 150 ms
+                ("concurrency", ["2"], ["1", "300000000"], nil),  // a lease of 300 ms
+            ] as [(String, [String], [String], Int64?)] {
+                let key = "{expiry}:\(strategy)"
+                let before = try redis.serverNanoseconds()
+                let reply = try redis.evaluate(strategy, key: key, ["acquire", ""] + configuration + permits)
+                let after = try redis.serverNanoseconds()
+                #expect(reply["kind"] == "allowed", "\(strategy): \(reply)")
+                let idle = try #require(reply["idle"].flatMap { Int64($0) }, "\(strategy): \(reply)")
+                if let grid {
+                    // The boundary after which the state is idle: within span of now, on the grid.
+                    #expect(
+                        idle % grid == 0 && before < idle && idle - span <= after, "\(idle) in \(before)...\(after)")
+                } else {
+                    #expect(
+                        before + span <= idle && idle <= after + span, "\(strategy): \(idle) in \(before)...\(after)")
+                }
+                // PEXPIREAT ⌈idle / 10^6⌉ ms: PTTL counts down to that millisecond from the server's.
+                let ttl = try #require(try redis.call("PTTL", key).integer)
+                let read = try redis.serverNanoseconds()
+                let expiry = (idle + 999_999) / 1_000_000
+                #expect(
+                    after / 1_000_000 + ttl <= expiry && expiry <= read / 1_000_000 + ttl,
+                    "\(strategy): PTTL \(ttl) ms between \(after) and \(read) ns, expiry \(expiry) ms")
+                idleAt.append((key, idle))
+            }
+            // Released, the concurrency limiter holds nothing: idle at once.
+            let held = try redis.evaluate(
+                "concurrency", key: "{expiry}:released", ["acquire", "", "2", "1", "60000000000"])
+            let lease = try #require(held["lease"])
+            let released = try redis.evaluate(
+                "concurrency", key: "{expiry}:released", ["release", "", "2", "1", lease])
+            #expect(released["kind"] == "allowed" && released["remaining"] == "2", "\(released)")
+            idleAt.append(("{expiry}:released", try #require(released["idle"].flatMap { Int64($0) })))
+            // A bucket that starts below its capacity is never idle: its key never expires.
+            let partial = try redis.evaluate(
+                "token-bucket", key: "{expiry}:partial", ["acquire", "", "2", "1", "1", "1", "1"])
+            #expect(partial["idle"] == "never", "\(partial)")
+            #expect(try redis.call("PTTL", "{expiry}:partial").integer == -1)
+
+            for (key, idle) in idleAt {
+                let expiry = (idle + 999_999) / 1_000_000
+                let deadline = ContinuousClock.now + .seconds(5)
+                while true {
+                    let asked = try redis.serverNanoseconds()
+                    let exists = try redis.call("EXISTS", key).integer == 1
+                    let answered = try redis.serverNanoseconds()
+                    if !exists {
+                        #expect(
+                            answered >= idle, "\(key) gone at \(answered) ns, before its state became idle at \(idle)")
+                        break
+                    }
+                    // Redis deletes a key once its clock is past the expiry's millisecond.
+                    #expect(asked / 1_000_000 <= expiry, "\(key) still there at \(asked) ns, past its expiry")
+                    if asked / 1_000_000 > expiry { break }
+                    guard ContinuousClock.now < deadline else {
+                        Issue.record("\(key) still there 5 s after its state became idle at \(idle) ns")
+                        break
+                    }
+                    usleep(5_000)
+                }
+            }
+            #expect(try redis.call("EXISTS", "{expiry}:partial").integer == 1)
+        }
+    }
+
+    @Test("SHARED-6 SHARED-7 a lease's permits come back at its expiry; releasing it afterwards is invalid")
+    func leases() async throws {
+        try await offThePool {
+            let server = try await RedisServer.start()
+            defer { server.stop() }
+            let redis = try RedisConnection(port: server.port)
+            // The caller's clock (instants in ns); limit 3. Lease handles: expiry, acquired, number.
+            let a = "00000000000000000100:00000000000000000000:1"
+            let b = "00000000000000001050:00000000000000000050:2"
+            let c = "00000000000000001100:00000000000000000100:3"
+            let unknown = "00000000000000000999:00000000000000000001:7"
+            let steps: [(arguments: [String], expected: [String: String])] = [
+                // 1: a lease of 2 until 100; 2: a lease of 1 until 1050: all 3 held.
+                (["acquire", "0", "3", "2", "100"], allowed(1, lease: a, expiresAt: "100", idle: "100")),
+                (["acquire", "50", "3", "1", "1000"], allowed(0, lease: b, expiresAt: "1050", idle: "1050")),
+                (["acquire", "99", "3", "1", "1000"], ["kind": "rejectedUntilRelease", "shortfall": "1"]),
+                // 4: at 100 the first lease has expired: its 2 permits are back, no release needed.
+                (["acquire", "100", "3", "0", "1000"], allowed(2)),
+                (["acquire", "100", "3", "2", "1000"], allowed(0, lease: c, expiresAt: "1100", idle: "1100")),
+                // 6, 7: the expired lease and an unknown one hold nothing: nothing comes back twice.
+                (["release", "120", "3", "2", a], invalid("permits", "exceedsMaximum", maximum: "0")),
+                (["release", "120", "3", "1", unknown], invalid("permits", "exceedsMaximum", maximum: "0")),
+                (["acquire", "120", "3", "1", "1000"], ["kind": "rejectedUntilRelease", "shortfall": "1"]),
+                // 9, 10: a lease in force gives back at most what it holds.
+                (["release", "130", "3", "2", b], invalid("permits", "exceedsMaximum", maximum: "1")),
+                (["release", "130", "3", "1", b], allowed(1, idle: "1100")),
+                // 11: an instant before the last is evaluated at the last (130): the lease runs from there.
+                (
+                    ["acquire", "90", "3", "1", "5"],
+                    allowed(0, lease: "00000000000000000135:00000000000000000130:4", expiresAt: "135", idle: "1100")
+                ),
+                (["acquire", "134", "3", "0", "5"], allowed(0)),
+                (["acquire", "135", "3", "0", "5"], allowed(1)),
+                // 14: a release naming no lease takes from the leases that expire first (the third).
+                (["release", "140", "3", "1", ""], allowed(2, idle: "1100")),
+                (["acquire", "150", "3", "1", "0"], invalid("leaseNanoseconds", "mustBePositive")),
+                (
+                    ["acquire", "150", "3", "1", "9223372036854775809"],
+                    invalid("leaseNanoseconds", "exceedsMaximum", maximum: "9223372036854775808")
+                ),
+                (["acquire", "1099", "3", "0", "5"], allowed(2)),
+                (["acquire", "1100", "3", "0", "5"], allowed(3)),
+            ]
+            for (index, step) in steps.enumerated() {
+                let reply = try redis.evaluate("concurrency", key: "{leases}:limit", step.arguments)
+                #expect(reply == step.expected, "step \(index + 1) \(step.arguments): got \(reply)")
+            }
+        }
+    }
+
+    @Test("SHARED-8 a reset forgets every lease and handles are never reused; a reconfigure keeps the leases")
+    func leasesAcrossResetAndReconfigure() async throws {
+        try await offThePool {
+            let server = try await RedisServer.start()
+            defer { server.stop() }
+            let redis = try RedisConnection(port: server.port)
+            let before = "00000000000000001000:00000000000000000000:1"
+            let after = "00000000000000001000:00000000000000000010:2"  // same expiry, a new handle
+            let kept = "00000000000000000130:00000000000000000030:3"
+            let steps: [(arguments: [String], expected: [String: String])] = [
+                (["acquire", "0", "2", "1", "1000"], allowed(1, lease: before, expiresAt: "1000", idle: "1000")),
+                (["reset", "10", "2"], allowed(2, idle: "10")),
+                (["acquire", "10", "2", "1", "990"], allowed(1, lease: after, expiresAt: "1000", idle: "1000")),
+                (["release", "20", "2", "1", before], invalid("permits", "exceedsMaximum", maximum: "0")),
+                (["release", "20", "2", "1", after], allowed(2, idle: "20")),
+                (["acquire", "30", "2", "2", "100"], allowed(0, lease: kept, expiresAt: "130", idle: "130")),
+                // To a limit of 1 with 2 held (CL-10): the lease is kept, whole.
+                (["reconfigure", "40", "2", "1"], allowed(0, idle: "130")),
+                (["release", "50", "1", "1", kept], allowed(0, idle: "130")),
+                (["release", "60", "1", "1", kept], allowed(1, idle: "60")),
+                (["release", "70", "1", "1", kept], invalid("permits", "exceedsMaximum", maximum: "0")),
+            ]
+            for (index, step) in steps.enumerated() {
+                let reply = try redis.evaluate("concurrency", key: "{reset}:limit", step.arguments)
+                #expect(reply == step.expected, "step \(index + 1) \(step.arguments): got \(reply)")
+            }
+        }
+    }
+}
+
+// MARK: Expected replies (the scripts' flat name/value arrays, as dictionaries)
+
+private func allowed(_ remaining: Int, lease: String? = nil, expiresAt: String? = nil, idle: String? = nil)
+    -> [String: String]
+{
+    var reply = ["kind": "allowed", "remaining": "\(remaining)"]
+    if let lease { reply["lease"] = lease }
+    if let expiresAt { reply["expiresAt"] = expiresAt }
+    if let idle { reply["idle"] = idle }
+    return reply
+}
+
+private func invalid(_ field: String, _ problem: String, maximum: String? = nil) -> [String: String] {
+    var reply = ["kind": "invalid", "field": field, "problem": problem]
+    if let maximum { reply["maximum"] = maximum }
+    return reply
+}
+
+// MARK: redis-server for one test
+
+private struct RedisTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// redis-server on a free port of 127.0.0.1, without persistence; on demand a one-node cluster
+/// that owns every slot.
+private final class RedisServer {
+    let port: Int
+    private let process = Process()
+    private let input = Pipe()
+    private let directory: String
+
+    /// The path of redis-server 7 or later (the scripts use Redis 7's `#!lua` flags), or nil.
+    static func find() async -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let folders =
+            path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/local/bin", "/opt/homebrew/bin"]
+        guard let executable = folders.map({ "\($0)/redis-server" }).first(where: FileManager.default.isExecutableFile)
+        else { return nil }
+        // "Redis server v=7.0.15 sha=...": the major version.
+        guard let version = try? await output(of: executable, ["--version"]),
+            let major = version.split(separator: "v=").dropFirst().first?.prefix(while: \.isNumber),
+            let number = Int(major), number >= 7
+        else { return nil }
+        return executable
+    }
+
+    /// Starts a server and waits until it serves: as a one-node cluster, every slot (Redis waits
+    /// about 2 s before it declares a new cluster's state ok).
+    static func start(cluster: Bool = false) async throws -> RedisServer {
+        guard let executable = await redisServer.value else {
+            throw RedisTestFailure("redis-server 7 is not installed")
+        }
+        return try RedisServer(executable: executable, cluster: cluster)
+    }
+
+    private init(executable: String, cluster: Bool) throws {
+        // Two ports: the clients', and the cluster bus's (by default the first plus 10,000).
+        let ports = try LocalSocket.freePorts(2)
+        port = ports[0]
+        directory = try Repository.temporaryDirectory()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // The shell becomes the server (exec) after starting a watcher that kills it once the
+        // shell's standard input (kept as descriptor 3) closes: at stop(), or when this process
+        // ends, however it ends. With SIGKILL, and no `wait` in the shell: children of this process
+        // inherit a signal mask in which SIGTERM and SIGCHLD may be blocked, and the server has
+        // nothing to save.
+        process.arguments = [
+            "-c",
+            "exec 3<&0; { cat <&3 > /dev/null; kill -KILL $$; } & exec \"$0\" \"$@\" 3<&- < /dev/null",
+            executable, "--port", "\(ports[0])", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--dir", directory, "--logfile", "\(directory)/redis.log",
+        ]
+        if cluster {
+            process.arguments! += [
+                "--cluster-enabled", "yes", "--cluster-port", "\(ports[1])", "--cluster-config-file",
+                "\(directory)/nodes.conf",
+            ]
+        }
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        do { try waitUntilReady(cluster: cluster) } catch {
+            stop()
+            throw error
+        }
+    }
+
+    private func waitUntilReady(cluster: Bool) throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var connection: RedisConnection?
+        while connection == nil {
+            connection = try? RedisConnection(port: port)
+            if connection == nil {
+                guard process.isRunning else { throw failure("exited") }
+                guard ContinuousClock.now < deadline else { throw failure("did not accept connections within 10 s") }
+                usleep(20_000)
+            }
+        }
+        guard let redis = connection else { throw failure("did not accept connections within 10 s") }
+        guard cluster else { return }
+        guard try redis.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383") == .status("OK") else {
+            throw failure("refused CLUSTER ADDSLOTSRANGE")
+        }
+        while try redis.call("CLUSTER", "INFO").text?.contains("cluster_state:ok") != true {
+            guard ContinuousClock.now < deadline else { throw failure("did not reach cluster_state:ok within 10 s") }
+            usleep(20_000)
+        }
+    }
+
+    private func failure(_ what: String) -> RedisTestFailure {
+        let log = (try? String(contentsOfFile: "\(directory)/redis.log", encoding: .utf8)) ?? ""
+        return RedisTestFailure("redis-server on port \(port) \(what); its log:\n\(log)")
+    }
+
+    /// Stops the server and waits for it to exit.
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// What `executable` prints, once it has exited (it is awaited, not waited for).
+    private static func output(of executable: String, _ arguments: [String]) async throws -> String {
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
+            process.terminationHandler = { _ in ended.resume() }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                ended.resume()
+            }
+        }
+        return String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+    }
+}
+
+// MARK: A blocking RESP2 client, used off the cooperative pool
+
+private final class RedisConnection {
+    enum Reply: Equatable {
+        case status(String)
+        case error(String)
+        case integer(Int64)
+        case bulk(String?)
+        case array([Reply])
+
+        var integer: Int64? {
+            if case .integer(let value) = self { return value }
+            return nil
+        }
+
+        var text: String? {
+            if case .bulk(let value) = self { return value }
+            if case .status(let value) = self { return value }
+            return nil
+        }
+    }
+
+    private let socket: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int) throws { socket = try LocalSocket.connected(port: port) }
+    deinit { close(socket) }
+
+    /// Sends one command, as an array of bulk strings, and reads its reply.
+    func call(_ arguments: String...) throws -> Reply { try call(arguments: arguments) }
+
+    func call(arguments: [String]) throws -> Reply {
+        var message = Array("*\(arguments.count)\r\n".utf8)
+        for argument in arguments {
+            let bytes = Array(argument.utf8)
+            message += Array("$\(bytes.count)\r\n".utf8) + bytes + Array("\r\n".utf8)
+        }
+        try LocalSocket.sendAll(message, to: socket)
+        return try reply()
+    }
+
+    /// Runs a strategy's script (prelude.lua, then the strategy's file, as shim.py sends it) on
+    /// `key`; its reply, a flat array of names and values, as a dictionary.
+    func evaluate(_ strategy: String, key: String, _ argv: [String]) throws -> [String: String] {
+        let folder = Repository.path("Implementations/redis")
+        let source =
+            try String(contentsOfFile: "\(folder)/prelude.lua", encoding: .utf8) + "\n"
+            + String(contentsOfFile: "\(folder)/\(strategy).lua", encoding: .utf8)
+        let reply = try call(arguments: ["EVAL", source, "1", key] + argv)
+        guard case .array(let items) = reply, items.count % 2 == 0 else {
+            throw RedisTestFailure("\(strategy) \(argv): \(reply)")
+        }
+        let texts = items.compactMap(\.text)
+        return Dictionary(
+            uniqueKeysWithValues: stride(from: 0, to: texts.count, by: 2).map { (texts[$0], texts[$0 + 1]) })
+    }
+
+    /// The server's clock (TIME) in nanoseconds since the Unix epoch, as the scripts read it.
+    func serverNanoseconds() throws -> Int64 {
+        guard case .array(let parts) = try call("TIME"), parts.count == 2,
+            let seconds = parts[0].text.flatMap({ Int64($0) }), let micros = parts[1].text.flatMap({ Int64($0) })
+        else { throw RedisTestFailure("TIME gave no time") }
+        return seconds * 1_000_000_000 + micros * 1_000
+    }
+
+    private func reply() throws -> Reply {
+        let line = try readLine()
+        let body = String(line.dropFirst())
+        switch line.first {
+        case "+": return .status(body)
+        case "-": return .error(body)
+        case ":": if let value = Int64(body) { return .integer(value) }
+        case "$":
+            if let size = Int(body) {
+                if size < 0 { return .bulk(nil) }
+                return .bulk(String(decoding: try readBytes(size + 2).dropLast(2), as: UTF8.self))
+            }
+        case "*":
+            if let size = Int(body) { return .array(try (0..<max(size, 0)).map { _ in try reply() }) }
+        default: break
+        }
+        throw RedisTestFailure("not a RESP2 reply: \(line)")
+    }
+
+    private func readLine() throws -> String {
+        while true {
+            if let end = buffer.indices.dropFirst().first(where: { buffer[$0 - 1] == 13 && buffer[$0] == 10 }) {
+                let line = String(decoding: buffer[..<(end - 1)], as: UTF8.self)
+                buffer.removeFirst(end + 1)
+                return line
+            }
+            buffer += try LocalSocket.receive(from: socket)
+        }
+    }
+
+    private func readBytes(_ count: Int) throws -> [UInt8] {
+        while buffer.count < count { buffer += try LocalSocket.receive(from: socket) }
+        defer { buffer.removeFirst(count) }
+        return Array(buffer[..<count])
+    }
+}
+
+/// TCP sockets of 127.0.0.1.
+private enum LocalSocket {
+    static func descriptor() throws -> Int32 {
+        #if canImport(Glibc)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw RedisTestFailure("socket() failed: errno \(errno)") }
+        return descriptor
+    }
+
+    static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        #if canImport(Darwin)
+            address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr = in_addr(s_addr: inet_addr("127.0.0.1"))
+        return address
+    }
+
+    /// `count` different ports free when asked: those the system gives sockets bound to port 0.
+    static func freePorts(_ count: Int) throws -> [Int] {
+        var descriptors: [Int32] = []
+        defer { for descriptor in descriptors { close(descriptor) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let descriptor = try descriptor()
+            descriptors.append(descriptor)
+            var address = loopback(port: 0)
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+                }
+            }
+            guard bound else { throw RedisTestFailure("no free port: errno \(errno)") }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+
+    static func connected(port: Int) throws -> Int32 {
+        let descriptor = try descriptor()
+        var address = loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else {
+            close(descriptor)
+            throw RedisTestFailure("cannot connect to 127.0.0.1:\(port): errno \(errno)")
+        }
+        // A reply that never comes fails the test after 10 s instead of hanging it.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        #if canImport(Darwin)
+            var one: Int32 = 1
+            setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+        return descriptor
+    }
+
+    static func sendAll(_ bytes: [UInt8], to descriptor: Int32) throws {
+        #if canImport(Glibc)
+            let flags = Int32(MSG_NOSIGNAL)
+        #else
+            let flags: Int32 = 0
+        #endif
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, flags) }
+            guard sent > 0 else { throw RedisTestFailure("cannot send to redis-server: errno \(errno)") }
+            offset += sent
+        }
+    }
+
+    static func receive(from descriptor: Int32) throws -> [UInt8] {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else {
+            throw RedisTestFailure(
+                count == 0 ? "redis-server closed the connection" : "no reply from redis-server: errno \(errno)")
+        }
+        return Array(chunk[..<count])
+    }
+}

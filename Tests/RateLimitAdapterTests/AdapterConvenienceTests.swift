@@ -61,7 +61,13 @@ struct AdapterConvenienceTests {
 
         // A body that is cancelled while it waits inside still gives its permit back.
         let inside = Task {
-            try await actor.withPermits { try await Task.sleep(for: .seconds(3_600), clock: ManualClock()) }
+            // Suspended until cancelled: a stream that is never fed ends when its task is cancelled.
+            try await actor.withPermits {
+                let (never, continuation) = AsyncStream<Never>.makeStream()
+                for await _ in never {}
+                withExtendedLifetime(continuation) {}
+                try Task.checkCancellation()
+            }
         }
         #expect(await eventually { await actor.remaining() == 0 })
         inside.cancel()

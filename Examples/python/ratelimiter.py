@@ -13,6 +13,7 @@ decision.
 Standard library only; Python 3.9+.
 """
 
+import copy
 import json
 import math
 import os
@@ -97,6 +98,11 @@ BUGS = {
     "last-updated-before-refill":
         "token bucket sets last = now before computing the refill, so it never refills: "
         "after the first burst it refuses everything, each time with a retry-after it does not keep",
+    # Bugs of the machines of the scenario vectors (judged exactly, so at every level).
+    "composite-records-refused":
+        "a composite lets every limit that admitted record the request even when another refused it",
+    "queue-newest-first":
+        "the wait queue serves the newest waiter of a priority first (LIFO), so an early waiter starves",
 }
 
 # The weakest level that must catch each bug: "safety" when the bug over-admits, answers outside
@@ -109,7 +115,7 @@ SAFETY_BUGS = {
     "gcra-one-word", "log-expiry-inclusive", "retry-after-rounded-down", "refill-on-rejection",
     "zero-permits-consumes", "queue-no-spacing", "retry-after-from-evaluation-instant",
     "retry-after-in-microseconds", "negative-permits-add-tokens", "counter-rounds-nearest",
-    "last-updated-before-refill",
+    "last-updated-before-refill", "composite-records-refused", "queue-newest-first",
 }
 
 BUG = None  # the name of the injected bug, or None
@@ -857,8 +863,315 @@ def apply_event(limiter, event, now):
 
 
 # ---------------------------------------------------------------------------
+# Composite limits (Spec/CompositeLimit.md) and the wait queue (Spec/WaitQueue.md),
+# run as the scenarios of Spec/vectors/scenarios (protocol extensions "composite"
+# and "wait-queue").
+# ---------------------------------------------------------------------------
+
+
+def maximum_permits(limiter):
+    """X-7: the largest acquire the strategy ever admits."""
+    if isinstance(limiter, LeakyBucketQueue):
+        return limiter.cfg[0] + 1
+    return limiter.cfg[0]
+
+
+def probe(limiter, n, now):
+    """The answer acquire(n) would get at now, changing nothing."""
+    return copy.deepcopy(limiter).acquire(n, now)
+
+
+def admitted(result):
+    return result["kind"] in ("allowed", "delayed")
+
+
+def read_limit(item, field):
+    """A limit of a composite or a wait queue: its class and validated configuration."""
+    if not isinstance(item, dict):
+        raise ConfigError(field, "notSupported")
+    cls = KINDS.get(item.get("strategy"))
+    if cls is None:
+        raise ConfigError(field, "notSupported")
+    return cls, cls.validate(item.get("configuration") or {})
+
+
+class Composite:  # COMP
+    @staticmethod
+    def validate(cfg):  # COMP-2: no limit; then limit by limit, its own refusal or a queue
+        items = cfg.get("limits")
+        if not isinstance(items, list):
+            raise ConfigError("limits", "notSupported")
+        if not items:
+            raise ConfigError("limits", "mustBePositive")
+        limits = []
+        for i, item in enumerate(items):
+            cls, c = read_limit(item, "limits[%d]" % i)
+            if cls is LeakyBucketQueue:
+                raise ConfigError("limits[%d]" % i, "notSupported")
+            limits.append((cls, c))
+        return limits
+
+    def __init__(self, cfg, t0):
+        self.limits = [cls(c, t0) for cls, c in cfg]
+
+    def remaining(self, now):
+        return min(probe(limit, 0, now)["remaining"] for limit in self.limits)
+
+    def acquire(self, n, now):  # COMP-4, COMP-5, COMP-6
+        copies = [copy.deepcopy(limit) for limit in self.limits]
+        answers = [c.acquire(n, now) for c in copies]
+        if bug("composite-records-refused"):
+            self.limits = copies
+        if all(admitted(a) for a in answers):
+            self.limits = copies
+            return allowed(min(a["remaining"] for a in answers))
+        for a in answers:
+            if a["kind"] == "invalid":
+                return a
+        if any(a["kind"] == "neverAllowed" for a in answers):
+            return never()
+        shortfalls = [a["shortfall"] for a in answers if a["kind"] == "rejectedUntilRelease"]
+        if shortfalls:
+            return {"kind": "rejectedUntilRelease", "shortfall": max(shortfalls)}
+        return {"kind": "rejected",
+                "retryAfterNanoseconds": max(a["retryAfterNanoseconds"] for a in answers if a["kind"] == "rejected")}
+
+    def release(self, n, now):  # COMP-7
+        holders = [i for i, limit in enumerate(self.limits) if isinstance(limit, ConcurrencyLimiter)]
+        if not holders:
+            return invalid("release", "notSupported")
+        if n < 0:
+            return invalid("permits", "mustNotBeNegative")
+        copies = list(self.limits)
+        for i in holders:
+            copies[i] = copy.deepcopy(self.limits[i])
+            answer = copies[i].release(n, now)
+            if answer["kind"] == "invalid":
+                return answer
+        self.limits = copies
+        return allowed(self.remaining(now))
+
+    def reset(self, now):  # COMP-7
+        for limit in self.limits:
+            limit.reset(now)
+        return allowed(self.remaining(now))
+
+    def reconfigure(self, cfg, now):  # COMP-8
+        if len(cfg) != len(self.limits):
+            return invalid("limits", "notSupported")
+        for i, ((cls, _), limit) in enumerate(zip(cfg, self.limits)):
+            if not isinstance(limit, cls):
+                return invalid("limits[%d]" % i, "notSupported")
+        for (_, c), limit in zip(cfg, self.limits):
+            limit.reconfigure(c, now)
+        return allowed(self.remaining(now))
+
+    def step(self, event, now):
+        kind = event.get("kind")
+        if kind == "reconfigure":
+            try:
+                cfg = Composite.validate(event.get("configuration") or {})
+            except ConfigError as err:
+                return invalid(err.field, err.problem, err.maximum)  # CORE-13: nothing changes
+            return self.reconfigure(cfg, now)
+        n = event.get("permits")
+        if kind == "acquire":
+            return invalid("permits", "mustNotBeNegative") if n < 0 else self.acquire(n, now)
+        if kind == "release":
+            return self.release(n, now)
+        if kind == "reset":
+            return self.reset(now)
+        return None
+
+
+PRIORITIES = ["low", "normal", "high", "critical"]
+
+
+def rejected(reason, **members):
+    outcome = {"kind": "rejected", "reason": reason}
+    outcome.update(members)
+    return outcome
+
+
+def outcome_of(answer):
+    """WQ-2: a strategy's answer as the outcome of a request that may not wait."""
+    kind = answer["kind"]
+    if kind in ("allowed", "delayed"):
+        return {"kind": "granted", "result": answer}
+    if kind == "rejected":
+        return rejected("limited", retryAfterNanoseconds=answer["retryAfterNanoseconds"])
+    if kind == "rejectedUntilRelease":
+        return rejected("untilRelease", shortfall=answer["shortfall"])
+    if kind == "neverAllowed":
+        return rejected("neverAllowed")
+    members = {k: v for k, v in answer.items() if k != "kind"}
+    return rejected("invalid", **members)
+
+
+class WaitQueue:  # WQ
+    @staticmethod
+    def validate(cfg):  # WQ-1: the strategy first, then the queue limit
+        cls, c = read_limit(cfg, "configuration")
+        limit = cfg.get("queueLimit")
+        if not _is_int(limit) or limit < 0:
+            raise ConfigError("queueLimit", "mustNotBeNegative")
+        return cls, c, limit
+
+    def __init__(self, cfg, t0):
+        cls, c, self.queue_limit = cfg
+        self.limiter = cls(c, t0)
+        self.waiters = []  # dicts: ticket, permits, priority, deadline, arrival
+        self.arrivals = 0
+        self.served_up_to = t0
+
+    def ordered(self):  # WQ-3: priority, then arrival
+        if bug("queue-newest-first"):
+            return sorted(self.waiters, key=lambda w: (-w["priority"], -w["arrival"]))
+        return sorted(self.waiters, key=lambda w: (-w["priority"], w["arrival"]))
+
+    def expire(self, now, inclusive, out):
+        due = [w for w in self.waiters
+               if w["deadline"] is not None and (w["deadline"] < now or (inclusive and w["deadline"] == now))]
+        for w in sorted(due, key=lambda w: (w["deadline"], w["arrival"])):  # WQ-14
+            self.waiters.remove(w)
+            out.append({"ticket": w["ticket"], "outcome": {"kind": "timedOut"}, "at": now})
+        return bool(due)
+
+    def serve(self, now, out):  # WQ-5
+        self.served_up_to = max(self.served_up_to, now)
+        self.expire(now, False, out)
+        while True:
+            while self.waiters:
+                head = self.ordered()[0]
+                answer = probe(self.limiter, head["permits"], now)
+                if answer["kind"] in ("rejected", "rejectedUntilRelease"):
+                    break
+                if admitted(answer):
+                    self.limiter.acquire(head["permits"], now)
+                self.waiters.remove(head)
+                out.append({"ticket": head["ticket"], "outcome": outcome_of(answer), "at": now})
+            if not self.expire(now, True, out):
+                return
+
+    def next_wake_up(self, now):  # WQ-7
+        if not self.waiters:
+            return None
+        candidates = [w["deadline"] for w in self.waiters if w["deadline"] is not None]
+        answer = probe(self.limiter, self.ordered()[0]["permits"], now)
+        if answer["kind"] == "rejected":
+            candidates.append(now + answer["retryAfterNanoseconds"])
+        elif answer["kind"] != "rejectedUntilRelease":
+            candidates.append(now)
+        return min(candidates) if candidates else None
+
+    def catch_up(self, now, out):  # WQ-7: each wake-up due before now, at its own instant
+        while self.served_up_to < now:
+            wake = self.next_wake_up(self.served_up_to)
+            if wake is None or wake >= now:
+                return
+            before = (self.served_up_to, len(self.waiters))
+            self.serve(max(wake, self.served_up_to), out)
+            if (self.served_up_to, len(self.waiters)) == before:
+                return
+
+    def newcomer(self, n, priority, now):  # WQ-4 steps 1-4
+        if n < 0:
+            return rejected("invalid", field="permits", problem="mustNotBeNegative")
+        if n > maximum_permits(self.limiter):
+            return rejected("neverAllowed")
+        if n == 0:
+            return {"kind": "granted", "result": probe(self.limiter, 0, now)}
+        if priority == 3:
+            answer = self.limiter.acquire(n, now)
+            return {"kind": "granted", "result": answer} if admitted(answer) else {"kind": "bypassed"}
+        if any(w["priority"] >= priority for w in self.waiters):
+            return rejected("waitersAhead")
+        return outcome_of(self.limiter.acquire(n, now))
+
+    @staticmethod
+    def may_wait(outcome):
+        return outcome["kind"] == "rejected" and outcome["reason"] in ("limited", "untilRelease", "waitersAhead")
+
+    def request(self, n, priority, now, out, ticket=None, deadline=None):
+        self.catch_up(now, out)
+        self.serve(now, out)
+        outcome = self.newcomer(n, priority, now)
+        if ticket is None:  # tryAcquire: answered at once
+            if outcome["kind"] == "granted":
+                self.serve(now, out)
+            return outcome
+        if not self.may_wait(outcome):
+            out.append({"ticket": ticket, "outcome": outcome, "at": now})
+            if outcome["kind"] == "granted":
+                self.serve(now, out)
+        elif deadline is not None and deadline <= now:  # WQ-4 step 5
+            out.append({"ticket": ticket, "outcome": {"kind": "timedOut"}, "at": now})
+        elif n > self.queue_limit - sum(w["permits"] for w in self.waiters):
+            out.append({"ticket": ticket, "outcome": rejected("queueFull"), "at": now})
+        else:
+            self.arrivals += 1
+            self.waiters.append({"ticket": ticket, "permits": n, "priority": priority,
+                                 "deadline": deadline, "arrival": self.arrivals})
+        return None
+
+    def step(self, event, now):
+        kind = event.get("kind")
+        out = []
+        answer = {}
+        if kind in ("acquire", "tryAcquire", "availability"):
+            priority = PRIORITIES.index(event.get("priority"))
+            n = event.get("permits")
+            if kind == "availability":  # WQ-4: what tryAcquire would answer, changing nothing
+                return {"outcome": copy.deepcopy(self).request(n, priority, now, [])}
+            if kind == "tryAcquire":
+                answer["outcome"] = self.request(n, priority, now, out)
+            else:
+                self.request(n, priority, now, out, event.get("ticket"), event.get("deadline"))
+        elif kind == "cancel":  # WQ-6
+            self.catch_up(now, out)
+            for w in self.waiters:
+                if w["ticket"] == event.get("ticket"):
+                    self.waiters.remove(w)
+                    out.append({"ticket": w["ticket"], "outcome": {"kind": "cancelled"}, "at": now})
+                    break
+            self.serve(now, out)
+        elif kind == "advance":
+            self.catch_up(now, out)
+            self.serve(now, out)
+        elif kind in ("release", "reset", "reconfigure"):  # WQ-8
+            self.catch_up(now, out)
+            if kind == "reconfigure":
+                event = dict(event, configuration=self.limiter.validate(event.get("configuration") or {}))
+            answer["result"] = apply_event(self.limiter, event, now) if kind != "reconfigure" \
+                else self.limiter.reconfigure(event["configuration"], now)
+            self.serve(now, out)
+        elif kind == "close":  # WQ-9
+            self.catch_up(now, out)
+            self.serve(now, out)
+            for w in sorted(self.waiters, key=lambda w: w["arrival"]):
+                out.append({"ticket": w["ticket"], "outcome": {"kind": "closed"}, "at": self.served_up_to})
+            self.waiters = []
+        else:
+            return None
+        answer["completions"] = out
+        answer["nextWakeUp"] = self.next_wake_up(now)
+        return answer
+
+
+MACHINES = {"composite": Composite, "wait-queue": WaitQueue}
+
+
+# ---------------------------------------------------------------------------
 # The JSON-lines protocol
 # ---------------------------------------------------------------------------
+
+
+def refused(lid, err):
+    """The answer to a create or scenario whose configuration the Spec refuses (CORE-3)."""
+    r = {"type": "refused", "id": lid, "field": err.field, "problem": err.problem}
+    if err.maximum is not None:
+        r["maximum"] = err.maximum
+    return r
 
 
 def handle(msg, limiters):
@@ -872,6 +1185,7 @@ def handle(msg, limiters):
                   "implementation": IMPLEMENTATION, "strategies": list(STRATEGIES)}
         if answer["protocol"] == 2:
             answer["profiles"] = {strategy: dict(PROFILE) for strategy in STRATEGIES}
+            answer["extensions"] = sorted(MACHINES)
         return answer
     if t == "create":
         lid = msg.get("id")
@@ -884,10 +1198,7 @@ def handle(msg, limiters):
         try:
             cfg = cls.validate(msg.get("configuration") or {})
         except ConfigError as err:
-            r = {"type": "refused", "id": lid, "field": err.field, "problem": err.problem}
-            if err.maximum is not None:
-                r["maximum"] = err.maximum
-            return r
+            return refused(lid, err)
         limiters[lid] = cls(cfg, now)
         return {"type": "created", "id": lid}
     if t == "event":
@@ -899,6 +1210,24 @@ def handle(msg, limiters):
         if result is None:
             return {"type": "error", "message": "unknown event"}
         return {"type": "result", "id": lid, "result": result}
+    if t == "scenario":
+        sid = msg.get("id")
+        machine = MACHINES.get(msg.get("machine"))
+        if machine is None:
+            return {"type": "error", "message": "unknown machine"}
+        try:
+            cfg = machine.validate(msg.get("configuration") or {})
+        except ConfigError as err:
+            return refused(sid, err)
+        limiters[sid] = machine(cfg, msg.get("now"))
+        return {"type": "created", "id": sid}
+    if t == "step":
+        sid = msg.get("id")
+        scenario = limiters.get(sid)
+        answer = None if scenario is None else scenario.step(msg.get("event") or {}, msg.get("now"))
+        if answer is None:
+            return {"type": "error", "message": "unknown scenario or event"}
+        return {"type": "answer", "id": sid, "answer": answer}
     if t == "drop":
         lid = msg.get("id")
         limiters.pop(lid, None)

@@ -637,80 +637,23 @@ package enum HTTPVectorGenerator {
 // MARK: - Running
 
 /// How an implementation read the HTTP vectors.
-package struct FeedbackRunReport: Sendable {
-    /// A case whose answer differs, with each member that differs (or why there is no answer).
-    package struct Failure: Sendable {
-        package var id: String
-        package var differences: [String]
-    }
+package typealias FeedbackRunReport = CaseRunReport
 
-    package var cases: Int
-    package var failures: [Failure]
-    /// Why the cases did not run (the implementation does not declare the extension), if so.
-    package var notRun: String?
-
-    package var passed: Bool { notRun != nil || failures.isEmpty }
-
-    /// After this many cases in a row without an answer, the rest are not asked (as CONF-11).
-    package static let consecutiveFailuresAllowed = 3
-
-    /// Runs `cases`, each answered by `answer` (a result, or why there is none), and compares.
-    /// After ``consecutiveFailuresAllowed`` cases in a row without an answer, the rest fail unasked.
+extension CaseRunReport {
+    /// Runs the HTTP `cases`, each answered by `answer` (a result, or why there is none), and
+    /// compares. After ``consecutiveFailuresAllowed`` cases in a row without an answer, the rest
+    /// fail unasked.
     package static func run(
         _ cases: [FeedbackCase], answer: (FeedbackCase) -> Result<FeedbackResult, ConformanceFormatError>
-    ) -> FeedbackRunReport {
-        var failures: [Failure] = []
-        var unanswered = 0
-        for feedbackCase in cases {
-            guard unanswered < consecutiveFailuresAllowed else {
-                failures.append(
-                    Failure(
-                        id: feedbackCase.id,
-                        differences: ["not run: \(unanswered) cases in a row had no answer"]))
-                continue
-            }
-            switch answer(feedbackCase) {
-            case .success(let result):
-                unanswered = 0
-                let differences = feedbackCase.expected.differences(
-                    from: result, unspecified: Set(feedbackCase.unspecified))
-                if !differences.isEmpty { failures.append(Failure(id: feedbackCase.id, differences: differences)) }
-            case .failure(let error):
-                unanswered += 1
-                failures.append(Failure(id: feedbackCase.id, differences: ["no answer: \(error.message)"]))
-            }
+    ) -> CaseRunReport {
+        run(label: "http", specFile: "HTTP.md", cases, id: \.id) { feedbackCase throws(ConformanceFormatError) in
+            feedbackCase.expected.differences(
+                from: try answer(feedbackCase).get(), unspecified: Set(feedbackCase.unspecified))
         }
-        return FeedbackRunReport(cases: cases.count, failures: failures, notRun: nil)
     }
 
-    /// The report of cases that were not run, and why.
-    package static func notRun(_ reason: String) -> FeedbackRunReport {
-        FeedbackRunReport(cases: 0, failures: [], notRun: reason)
-    }
-
-    /// The report's line, then one line per differing case (its first difference and how many more).
-    package var lines: [String] {
-        if let notRun { return ["http: not run (\(notRun))"] }
-        if failures.isEmpty { return ["http: \(cases) cases, all as HTTP.md says"] }
-        return ["http: \(cases) cases, \(cases - failures.count) as HTTP.md says, \(failures.count) differ:"]
-            + failures.map { failure in
-                let more = failure.differences.count > 1 ? " (and \(failure.differences.count - 1) more)" : ""
-                return "DIFF \(failure.id): \(failure.differences.first ?? "")\(more)"
-            }
-    }
-
-    package var json: JSONValue {
-        if let notRun { return .object([("ran", .bool(false)), ("reason", .string(notRun))]) }
-        return .object([
-            ("ran", .bool(true)), ("cases", .integer(Int64(cases))),
-            ("asSpecified", .integer(Int64(cases - failures.count))),
-            (
-                "differ",
-                .array(
-                    failures.map {
-                        .object([("id", .string($0.id)), ("differences", .array($0.differences.map(JSONValue.string)))])
-                    })
-            ),
-        ])
+    /// The report of HTTP cases that were not run, and why.
+    package static func notRun(_ reason: String) -> CaseRunReport {
+        notRun(label: "http", specFile: "HTTP.md", reason)
     }
 }

@@ -13,10 +13,12 @@ public enum VectorFiles {
     }
 
     /// The vector files under `directory` (as ``load(directory:)`` reads them), the HTTP vector
-    /// files (`"format": "ratelimit-http-vectors"`) with their paths relative to it, and the paths
-    /// of the JSON files it ignored because they declare neither format.
+    /// files (`"format": "ratelimit-http-vectors"`) and the scenario files (`"format":
+    /// "ratelimit-scenario-vectors"`) with their paths relative to it, and the paths of the JSON
+    /// files it ignored because they declare none of these formats.
     package static func scan(directory: String) throws(ConformanceFormatError) -> (
-        files: [VectorFile], http: [(path: String, file: HTTPVectorFile)], ignored: [String]
+        files: [VectorFile], http: [(path: String, file: HTTPVectorFile)],
+        scenarios: [(path: String, file: ScenarioVectorFile)], ignored: [String]
     ) {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -28,6 +30,7 @@ public enum VectorFiles {
             .sorted()
         var files: [VectorFile] = []
         var http: [(path: String, file: HTTPVectorFile)] = []
+        var scenarios: [(path: String, file: ScenarioVectorFile)] = []
         var ignored: [String] = []
         for path in paths {
             let full = (directory as NSString).appendingPathComponent(path)
@@ -50,6 +53,14 @@ public enum VectorFiles {
                 }
                 continue
             }
+            if ScenarioVectorFile.declaresFormat(json) {
+                do {
+                    scenarios.append((path, try ScenarioVectorFile(json: json)))
+                } catch {
+                    throw ConformanceFormatError("\(full): \(error.message)")
+                }
+                continue
+            }
             guard VectorFile.declaresFormat(json) else {
                 ignored.append(path)
                 continue
@@ -66,16 +77,26 @@ public enum VectorFiles {
             throw ConformanceFormatError(
                 "no vector files (*.json declaring \"format\": \"\(VectorFile.format)\") under \(directory)\(what)")
         }
-        return (files, http, ignored)
+        return (files, http, scenarios, ignored)
     }
 
     /// Writes the HTTP vector file into `directory` as ``HTTPVectorFile/path`` (folders created
     /// if needed), and returns the path written.
     package static func write(_ file: HTTPVectorFile, to directory: String) throws -> String {
-        let path = (directory as NSString).appendingPathComponent(HTTPVectorFile.path)
+        try write(file.json, at: HTTPVectorFile.path, in: directory)
+    }
+
+    /// Writes a scenario file into `directory` as its ``ScenarioVectorFile/path`` (folders created
+    /// if needed), and returns the path written.
+    package static func write(_ file: ScenarioVectorFile, to directory: String) throws -> String {
+        try write(file.json, at: file.path, in: directory)
+    }
+
+    private static func write(_ json: JSONValue, at relativePath: String, in directory: String) throws -> String {
+        let path = (directory as NSString).appendingPathComponent(relativePath)
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(file.json.prettyText.utf8).write(to: URL(fileURLWithPath: path))
+        try Data(json.prettyText.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }
 

@@ -354,12 +354,17 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         if let deadline = waiter.deadline { deadlines.insert(deadline: deadline, ticket) }
     }
 
-    /// Removes a waiting ticket (its FIFO and heap entries are skipped later).
+    /// Removes a waiting ticket (its FIFO entry is skipped later). The deadline heap's first entry
+    /// is kept live, so that `nextWakeUp` never names the deadline of a ticket already gone (WQ-7).
     private mutating func remove(_ ticket: WaitTicket) -> Waiter? {
         guard let waiter = waiters.removeValue(forKey: ticket) else { return nil }
         waitingPermits -= waiter.permits
         liveCounts[waiter.priority.rawValue] -= 1
-        if waiters.isEmpty { deadlines = DeadlineHeap<WaitTicket>() }
+        if waiters.isEmpty {
+            deadlines = DeadlineHeap<WaitTicket>()
+        } else {
+            while let first = deadlines.first, waiters[first.payload] == nil { deadlines.removeFirst() }
+        }
         return waiter
     }
 

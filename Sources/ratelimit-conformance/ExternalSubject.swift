@@ -23,8 +23,9 @@ final class ExternalSubject: ConformanceSubject {
     private var profiles: [String: ImplementationProfile] = [:]
     /// The optional parts of the protocol the implementation declares in its hello (protocol.md).
     private(set) var extensions: Set<String> = []
-    /// The extensions this harness knows: `server-feedback` (the HTTP vectors, `feedback` messages).
-    static let knownExtensions: Set<String> = ["server-feedback"]
+    /// The extensions this harness knows: `server-feedback` (the HTTP vectors, `feedback` messages)
+    /// and one per machine of the scenario vectors (`scenario` and `step` messages).
+    static let knownExtensions: Set<String> = Set(["server-feedback"] + ScenarioMachine.allCases.map(\.rawValue))
     /// How many times the child had to be started.
     private(set) var starts = 0
 
@@ -192,17 +193,8 @@ final class ExternalSubject: ConformanceSubject {
         case "unsupported":
             return .unsupported(reason: answer["reason"]?.string ?? "(no reason given)")
         case "refused":
-            let probe = JSONValue.object(
-                [("kind", .string("invalid"))]
-                    + answer.keys.filter { $0 != "type" && $0 != "id" }.map { ($0, answer[$0] ?? .null) })
-            let parsed = Result { () throws(ConformanceFormatError) in try RateLimitResult(json: probe) }
-            switch parsed {
-            case .success(.invalid(let error)): return .refused(field: error.field, problem: error.problem)
-            case .success: throw fail("a refusal needs string \"field\" and \"problem\"", received: answer.compactText)
-            case .failure(let error):
-                throw fail(
-                    "a refusal needs string \"field\" and \"problem\" (\(error.message))", received: answer.compactText)
-            }
+            let error = try refusal(answer)
+            return .refused(field: error.field, problem: error.problem)
         default:
             // `exchange` accepts only the types it expects.
             throw fail("expected created, unsupported or refused", received: answer.compactText)
@@ -261,6 +253,49 @@ final class ExternalSubject: ConformanceSubject {
         }
     }
 
+    /// Makes a machine of the scenario vectors (extensions `composite`, `wait-queue`): its id, or
+    /// the implementation's refusal of the configuration.
+    func scenario(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64) throws(SubjectFailure)
+        -> ScenarioMade<String>
+    {
+        if child == nil || child?.isRunning == false { try start() }
+        counter += 1
+        let id = "S\(counter)"
+        let answer = try exchange(
+            .object([
+                ("type", .string("scenario")), ("id", .string(id)), ("machine", .string(machine.rawValue)),
+                ("configuration", configuration), ("now", .integer(now)),
+            ]), expecting: ["created", "refused"], id: id)
+        guard answer["type"]?.string == "refused" else { return .made(id) }
+        return .refused(try refusal(answer))
+    }
+
+    /// The field, problem and maximum of a `refused` answer, read as an `invalid` result reads.
+    private func refusal(_ answer: JSONValue) throws(SubjectFailure) -> RateLimitInputError {
+        let probe = JSONValue.object(
+            [("kind", .string("invalid"))]
+                + answer.keys.filter { $0 != "type" && $0 != "id" }.map { ($0, answer[$0] ?? .null) })
+        let parsed = Result { () throws(ConformanceFormatError) in try RateLimitResult(json: probe) }
+        switch parsed {
+        case .success(.invalid(let error)): return error
+        case .success: throw fail("a refusal needs string \"field\" and \"problem\"", received: answer.compactText)
+        case .failure(let error):
+            throw fail(
+                "a refusal needs string \"field\" and \"problem\" (\(error.message))", received: answer.compactText)
+        }
+    }
+
+    /// Sends one step of a scenario and reads the implementation's answer.
+    func step(_ event: JSONValue, of scenario: String, at now: Int64) throws(SubjectFailure) -> JSONValue {
+        let answer = try exchange(
+            .object([("type", .string("step")), ("id", .string(scenario)), ("now", .integer(now)), ("event", event)]),
+            expecting: ["answer"], id: scenario)
+        guard let value = answer["answer"] else {
+            throw fail("an answer message needs \"answer\"", received: answer.compactText)
+        }
+        return value
+    }
+
     func finish(_ limiter: inout String) throws(SubjectFailure) {
         guard let child, child.isRunning else { return }
         _ = try exchange(
@@ -273,5 +308,28 @@ final class ExternalSubject: ConformanceSubject {
         try? child.send(JSONValue.object([("type", .string("bye"))]).compactText)
         child.close()
         self.child = nil
+    }
+}
+
+/// The scenario vectors run over the protocol (`scenario`, `step` and `drop` messages).
+struct ExternalScenarioDriver: ScenarioDriver {
+    let subject: ExternalSubject
+
+    func make(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64) throws(ConformanceFormatError)
+        -> ScenarioMade<String>
+    {
+        do { return try subject.scenario(machine, configuration, at: now) } catch {
+            throw ConformanceFormatError(error.description)
+        }
+    }
+
+    func apply(_ event: JSONValue, to handle: inout String, at now: Int64) throws(ConformanceFormatError) -> JSONValue {
+        do { return try subject.step(event, of: handle, at: now) } catch {
+            throw ConformanceFormatError(error.description)
+        }
+    }
+
+    func drop(_ handle: inout String) throws(ConformanceFormatError) {
+        do { try subject.finish(&handle) } catch { throw ConformanceFormatError(error.description) }
     }
 }

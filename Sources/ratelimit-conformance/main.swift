@@ -14,28 +14,30 @@ let maximumRandomSteps = 10_000
 let usage = """
     usage: ratelimit-conformance [options]
 
-      (no options)            run every vector against the Swift reference model, and the HTTP
-                              vectors (Spec/vectors/http) against its server-feedback parsing
+      (no options)            run every vector against the Swift reference model: the strategies'
+                              vectors, the HTTP vectors (Spec/vectors/http) and the scenarios of
+                              composite limits and the wait queue (Spec/vectors/scenarios)
       --exec "COMMAND"        run against an implementation started as `/bin/sh -c COMMAND`,
                               speaking the JSON-lines protocol of Spec/protocol.md (the HTTP
-                              vectors too when its hello declares the server-feedback extension)
+                              vectors and each machine's scenarios too when its hello declares the
+                              server-feedback, composite or wait-queue extension)
       --random N              also run N random traces per strategy (at most \(maximumRandomTraces)),
                               each judged step by step
       --seed S                seed of the random traces (default: a fresh one, printed)
       --random-steps N        steps per random trace (default 100, at most \(maximumRandomSteps))
       --trace K               run only random trace K of the seed (no vectors): how a failure replays
       --no-vectors            run no vector case (only random traces)
-      --strategy ID[,ID...]   only these strategies (repeatable; no HTTP vectors)
-      --case ID[,ID...]       only these vector cases: an id, or a prefix such as token-bucket/refill
-                              or server-feedback (repeatable)
+      --strategy ID[,ID...]   only these strategies (repeatable; no HTTP vectors, no scenarios)
+      --case ID[,ID...]       only these vector cases: an id, or a prefix such as token-bucket/refill,
+                              server-feedback or wait-queue (repeatable)
       --level exact|safety    the level required for exit status 0 (default exact)
       --tolerance NS          judge with this tolerance in nanoseconds instead of the one each
                               profile declares (Spec/vectors/README.md, CONF-6); 0 for strict
       --protocol 1|2          the protocol version offered in the hello (default 2)
       --vectors DIR           run the vector files under DIR (subfolders too) instead of the
                               built-in ones: every *.json declaring "format":
-                              "ratelimit-conformance-vectors" or "ratelimit-http-vectors"
-                              (others are listed as ignored)
+                              "ratelimit-conformance-vectors", "ratelimit-http-vectors" or
+                              "ratelimit-scenario-vectors" (others are listed as ignored)
       --save-regression DIR   write a shrunk random failure there as a vector file
       --timeout SECONDS       per answer from the implementation (default 5)
       --mutation-score        with --exec: ask COMMAND --list-bugs for injected bugs (a name and
@@ -50,8 +52,8 @@ let usage = """
       --markdown FILE         with --matrix: also write the matrix as Markdown (Spec/MATRIX.md)
       --draw CASE             print an SVG picture of one vector case (with --exec: as the
                               implementation answered it)
-      --write-vectors DIR     regenerate the vector files into DIR, DIR/http/server-feedback.json
-                              too (make vectors), and exit
+      --write-vectors DIR     regenerate the vector files into DIR, DIR/http/server-feedback.json and
+                              DIR/scenarios/<machine>.json too (make vectors), and exit
       --help                  this text
     """
 
@@ -194,6 +196,7 @@ if let directory = options.writeVectors {
     do {
         for path in try VectorFiles.write(try VectorGenerator.files(), to: directory) { print("wrote \(path)") }
         print("wrote \(try VectorFiles.write(try HTTPVectorGenerator.file(), to: directory))")
+        for file in try ScenarioVectorGenerator.files() { print("wrote \(try VectorFiles.write(file, to: directory))") }
         ChildProcess.endHarness(status: 0)
     } catch {
         fail("cannot write vectors: \(error)")
@@ -202,19 +205,26 @@ if let directory = options.writeVectors {
 
 let loaded = Result {
     () throws(ConformanceFormatError) -> (
-        files: [VectorFile], http: [(path: String, file: HTTPVectorFile)], ignored: [String]
+        files: [VectorFile], http: [(path: String, file: HTTPVectorFile)],
+        scenarios: [(path: String, file: ScenarioVectorFile)], ignored: [String]
     ) in
     if let directory = options.vectors { return try VectorFiles.scan(directory: directory) }
-    return (try VectorGenerator.files(), [(HTTPVectorFile.path, try HTTPVectorGenerator.file())], [])
+    return (
+        try VectorGenerator.files(), [(HTTPVectorFile.path, try HTTPVectorGenerator.file())],
+        try ScenarioVectorGenerator.files().map { ($0.path, $0) }, []
+    )
 }
 let vectors: [VectorFile]
 /// The server-feedback cases of the HTTP vector files (Spec/vectors/http/README.md).
 let feedbackCases: [FeedbackCase]
+/// The scenarios of the machines beyond the strategies (Spec/vectors/scenarios/README.md).
+let scenarioFiles: [ScenarioVectorFile]
 /// The JSON files under --vectors that declare no vector format (a schema, a saved report).
 let ignoredFiles: [String]
 switch loaded {
 case .success(let scanned):
     (vectors, feedbackCases, ignoredFiles) = (scanned.files, scanned.http.flatMap(\.file.cases), scanned.ignored)
+    scenarioFiles = scanned.scenarios.map(\.file)
 case .failure(let error): fail(error.message)
 }
 if options.vectors != nil {
@@ -236,6 +246,17 @@ if options.vectors != nil {
             fail(error.message)
         }
     }
+    for file in scenarioFiles {
+        for scenario in file.cases {
+            do {
+                if let disagreement = try scenario.disagreementsWithReference(file.machine).first {
+                    fail("\(disagreement): the file was written for another version of the Spec")
+                }
+            } catch {
+                fail("\(scenario.id): \(error.message)")
+            }
+        }
+    }
 }
 /// The server-feedback cases this run asks: all of them, unless --strategy, --no-vectors or
 /// --trace leave the HTTP vectors out, or --case names some.
@@ -246,11 +267,22 @@ let selectedFeedbackCases: [FeedbackCase] = {
         patterns.contains { feedbackCase.id == $0 || feedbackCase.id.hasPrefix($0 + "/") }
     }
 }()
+/// The scenarios this run asks, machine by machine: all of them, unless --strategy, --no-vectors or
+/// --trace leave them out, or --case names some.
+let selectedScenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = {
+    guard options.strategies == nil, !options.noVectors else { return [] }
+    return ScenarioMachine.allCases.compactMap { machine in
+        let cases = scenarioFiles.filter { $0.machine == machine }.flatMap(\.cases).filter { scenario in
+            options.cases.map { $0.contains { scenario.id == $0 || scenario.id.hasPrefix($0 + "/") } } ?? true
+        }
+        return cases.isEmpty ? nil : (machine, cases)
+    }
+}()
 if let cases = options.cases {
     let selected = vectors.filter { options.strategies?.contains($0.strategy) ?? true }
     let ids =
         selected.flatMap { $0.stories.map(\.id) + $0.refusals.map(\.id) }
-        + (options.strategies == nil ? feedbackCases.map(\.id) : [])
+        + (options.strategies == nil ? feedbackCases.map(\.id) + scenarioFiles.flatMap { $0.cases.map(\.id) } : [])
     for pattern in cases.sorted() where !ids.contains(where: { $0 == pattern || $0.hasPrefix(pattern + "/") }) {
         fail(
             "--case \(pattern) matches no vector case\(options.strategies == nil ? "" : " of the selected strategies")")
@@ -276,14 +308,15 @@ func endProgress() {
 }
 
 /// Runs the suite against `command` (or the reference): the report, the protocol version
-/// spoken and, when `http` holds cases, how it read them (or why it was not asked), or why the
-/// implementation could not be run.
-func suiteResult(command: String?, http: [FeedbackCase] = []) -> Result<
-    (ConformanceReport, Int64?, FeedbackRunReport?), ConformanceFormatError
-> {
+/// spoken and the reports of the cases judged exactly (the HTTP cases in `http`, the scenarios in
+/// `scenarios`: how it answered them, or why it was not asked), or why the implementation could
+/// not be run.
+func suiteResult(
+    command: String?, http: [FeedbackCase] = [], scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = []
+) -> Result<(ConformanceReport, Int64?, [CaseRunReport]), ConformanceFormatError> {
     let result: Result<ConformanceReport, ConformanceFormatError>
     var version: Int64?
-    var feedback: FeedbackRunReport?
+    var extras: [CaseRunReport] = []
     if let command {
         var subject: ExternalSubject
         do {
@@ -301,13 +334,26 @@ func suiteResult(command: String?, http: [FeedbackCase] = []) -> Result<
         if !http.isEmpty {
             if subject.extensions.contains("server-feedback") {
                 progress("http: server feedback")
-                feedback = FeedbackRunReport.run(http) { feedbackCase in
-                    Result { () throws(SubjectFailure) in try subject.feedback(feedbackCase) }
-                        .mapError { ConformanceFormatError($0.description) }
-                }
+                extras.append(
+                    FeedbackRunReport.run(http) { feedbackCase in
+                        Result { () throws(SubjectFailure) in try subject.feedback(feedbackCase) }
+                            .mapError { ConformanceFormatError($0.description) }
+                    })
             } else {
-                feedback = .notRun("the implementation does not declare the server-feedback extension")
+                extras.append(.notRun("the implementation does not declare the server-feedback extension"))
             }
+        }
+        for (machine, cases) in scenarios {
+            guard subject.extensions.contains(machine.rawValue) else {
+                extras.append(
+                    .notRun(
+                        label: machine.rawValue, specFile: machine.specFile,
+                        "the implementation does not declare the \(machine.rawValue) extension"))
+                continue
+            }
+            progress("\(machine.rawValue): scenarios")
+            var driver = ExternalScenarioDriver(subject: subject)
+            extras.append(.run(machine, cases, driver: &driver))
         }
     } else {
         var subject = ReferenceSubject()
@@ -316,18 +362,26 @@ func suiteResult(command: String?, http: [FeedbackCase] = []) -> Result<
                 &subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
         }
         if !http.isEmpty {
-            feedback = FeedbackRunReport.run(http) { feedbackCase in
-                Result { () throws(ConformanceFormatError) in try feedbackCase.referenceResult() }
-            }
+            extras.append(
+                FeedbackRunReport.run(http) { feedbackCase in
+                    Result { () throws(ConformanceFormatError) in try feedbackCase.referenceResult() }
+                })
+        }
+        for (machine, cases) in scenarios {
+            var driver = ReferenceScenarioDriver()
+            extras.append(.run(machine, cases, driver: &driver))
         }
     }
     endProgress()
-    return result.map { ($0, version, feedback) }
+    return result.map { ($0, version, extras) }
 }
 
-/// ``suiteResult(command:http:)``, or the end of the run when the implementation could not be run.
-func runSuite(command: String?, http: [FeedbackCase] = []) -> (ConformanceReport, Int64?, FeedbackRunReport?) {
-    switch suiteResult(command: command, http: http) {
+/// ``suiteResult(command:http:scenarios:)``, or the end of the run when the implementation could
+/// not be run.
+func runSuite(
+    command: String?, http: [FeedbackCase] = [], scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = []
+) -> (ConformanceReport, Int64?, [CaseRunReport]) {
+    switch suiteResult(command: command, http: http, scenarios: scenarios) {
     case .success(let run): return run
     case .failure(let error): fail(error.message)
     }
@@ -372,16 +426,16 @@ func replay(_ shrunk: ShrunkFailure) -> String {
     return parts.joined(separator: " ")
 }
 
-/// Whether a run passes: something ran (a strategy, or HTTP cases), every strategy that ran
-/// reached the level asked, and every HTTP case asked was read as HTTP.md says.
-func runPasses(_ report: ConformanceReport, _ feedback: FeedbackRunReport?) -> Bool {
+/// Whether a run passes: something ran (a strategy, HTTP cases or scenarios), every strategy that
+/// ran reached the level asked, and every HTTP case and scenario asked was answered as the Spec says.
+func runPasses(_ report: ConformanceReport, _ extras: [CaseRunReport]) -> Bool {
     let strategiesRan = report.strategies.contains { $0.level != .skipped || $0.validation != .skipped }
-    let feedbackRan = feedback.map { $0.notRun == nil && $0.cases > 0 } ?? false
-    return (strategiesRan || feedbackRan) && (!strategiesRan || report.passes(at: options.level))
-        && (feedback?.passed ?? true)
+    let extrasRan = extras.contains { $0.notRun == nil && $0.cases > 0 }
+    return (strategiesRan || extrasRan) && (!strategiesRan || report.passes(at: options.level))
+        && extras.allSatisfy(\.passed)
 }
 
-func printReport(_ report: ConformanceReport, version: Int64?, feedback: FeedbackRunReport?) {
+func printReport(_ report: ConformanceReport, version: Int64?, extras: [CaseRunReport]) {
     print("ratelimit-conformance: \(report.implementation)" + (version.map { " (protocol \($0))" } ?? ""))
     let ignored =
         ignoredFiles.isEmpty
@@ -429,18 +483,17 @@ func printReport(_ report: ConformanceReport, version: Int64?, feedback: Feedbac
             }
         }
     }
-    if let feedback {
-        print("")
-        for line in feedback.lines { print(line) }
-    }
+    if !extras.isEmpty { print("") }
+    for line in extras.flatMap(\.lines) { print(line) }
     print("")
     let ran = report.strategies.filter { $0.level != .skipped }.count
     let tolerance =
         report.strategies.contains { $0.toleranceNanoseconds > 0 && $0.level != .skipped }
         ? " (within the tolerance shown by ±)" : ""
-    let feedbackFailure = feedback.flatMap {
-        $0.passed ? nil : "\($0.failures.count) of \($0.cases) HTTP cases differ from HTTP.md"
+    let differing = extras.filter { !$0.passed }.map {
+        "\($0.failures.count) of \($0.cases) \($0.label) cases differ from \($0.specFile)"
     }
+    let feedbackFailure = differing.isEmpty ? nil : differing.joined(separator: "; ")
     if ran > 0, !report.passes(at: options.level) {
         print(
             "FAIL: not every strategy that ran conforms at level \(options.level.rawValue)"
@@ -451,8 +504,8 @@ func printReport(_ report: ConformanceReport, version: Int64?, feedback: Feedbac
         print(
             "PASS: \(ran) of \(report.strategies.count) strategies conform at level \(options.level.rawValue) or better\(tolerance)"
         )
-    } else if runPasses(report, feedback) {
-        print("PASS: every HTTP case asked is read as HTTP.md says (no strategy ran)")
+    } else if runPasses(report, extras) {
+        print("PASS: every HTTP case and scenario asked is answered as the Spec says (no strategy ran)")
     } else {
         print("FAIL: not every strategy that ran conforms at level \(options.level.rawValue) (nothing ran)")
     }
@@ -500,7 +553,7 @@ if let id = options.draw {
 if options.mutationScore, let command = options.exec {
     // The unmutated implementation must pass, and every injected bug must fail the level it
     // declares (`NAME LEVEL` per line; a bare NAME must fail the --level asked for).
-    let (clean, _, _) = runSuite(command: command)
+    let (clean, _, cleanScenarios) = runSuite(command: command, scenarios: selectedScenarios)
     let listing = Process()
     listing.executableURL = URL(fileURLWithPath: "/bin/sh")
     listing.arguments = ["-c", "\(command) --list-bugs"]
@@ -525,14 +578,20 @@ if options.mutationScore, let command = options.exec {
     var caught = 0
     var results: [JSONValue] = []
     for bug in bugs {
-        let (report, _, _) = runSuite(command: "\(command) --bug \(bug.name)")
-        let failing = report.strategies.filter { $0.level < bug.level && $0.level != .skipped }.map(\.strategy)
-        let isCaught = !report.passes(at: bug.level)
+        // A scenario answered otherwise than its vectors catches a bug at every level (they are
+        // judged exactly).
+        let (report, _, scenarios) = runSuite(
+            command: "\(command) --bug \(bug.name)", scenarios: selectedScenarios)
+        let differing = scenarios.filter { !$0.passed }
+        let failing =
+            report.strategies.filter { $0.level < bug.level && $0.level != .skipped }.map(\.strategy)
+            + differing.map(\.label)
+        let isCaught = !report.passes(at: bug.level) || !differing.isEmpty
         if isCaught { caught += 1 }
         let first =
             report.strategies.lazy.compactMap { strategy in
                 strategy.groups.first.map { "\(strategy.strategy) \($0.cause.clause) \($0.kind.name)" }
-            }.first ?? "-"
+            }.first ?? differing.first.flatMap { $0.failures.first.map { "\($0.id) differs" } } ?? "-"
         rows.append([
             bug.name, bug.level.rawValue, isCaught ? "caught" : "MISSED", failing.joined(separator: ","), first,
         ])
@@ -542,7 +601,7 @@ if options.mutationScore, let command = options.exec {
                 ("failingStrategies", .array(failing.map(JSONValue.string))), ("worstFinding", .string(first)),
             ]))
     }
-    let cleanPasses = clean.passes(at: options.level)
+    let cleanPasses = clean.passes(at: options.level) && cleanScenarios.allSatisfy(\.passed)
     if options.json {
         print(
             JSONValue.object([
@@ -563,9 +622,11 @@ if options.mutationScore, let command = options.exec {
     ChildProcess.endHarness(status: cleanPasses && caught == bugs.count ? 0 : 1)
 }
 
-let (report, version, feedback) = runSuite(command: options.exec, http: selectedFeedbackCases)
-/// Whether the run passes: every strategy at the level asked, and every HTTP case asked as HTTP.md says.
-let passed = runPasses(report, feedback)
+let (report, version, extras) = runSuite(
+    command: options.exec, http: selectedFeedbackCases, scenarios: selectedScenarios)
+/// Whether the run passes: every strategy at the level asked, every HTTP case and scenario asked as
+/// the Spec says.
+let passed = runPasses(report, extras)
 if let path = options.html {
     let entry = ConformanceMatrix.Entry(
         name: report.implementation, version: version.map { "protocol \($0)" } ?? "", command: options.exec ?? "")
@@ -579,7 +640,7 @@ if options.json {
     if case .object(var members) = json {
         members.insert(("level", .string(options.level.rawValue)), at: 1)
         members.insert(("passed", .bool(passed)), at: 2)
-        if let feedback { members.append(("http", feedback.json)) }
+        members += extras.map { ($0.label, $0.json) }
         if let version { members.insert(("protocol", .integer(version)), at: 1) }
         if options.vectors != nil { members.append(("ignoredFiles", .array(ignoredFiles.map(JSONValue.string)))) }
         members.append(("seed", .string(String(seed))))
@@ -588,7 +649,7 @@ if options.json {
     }
     print(json.prettyText, terminator: "")
 } else {
-    printReport(report, version: version, feedback: feedback)
+    printReport(report, version: version, extras: extras)
 }
 withExtendedLifetime(signalSources) {}
 ChildProcess.endHarness(status: passed ? 0 : 1)

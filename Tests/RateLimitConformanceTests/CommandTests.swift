@@ -275,7 +275,11 @@ struct CommandTests {
             #expect(violations.isEmpty, "\(line): \(violations)")
             if !violations.isEmpty { break }
         }
-        #expect(types == ["hello", "create", "created", "refused", "event", "result", "drop", "dropped", "bye"])
+        #expect(
+            types == [
+                "hello", "create", "created", "refused", "event", "result", "drop", "dropped", "scenario", "step",
+                "answer", "bye",
+            ])
         #expect(lines.contains { $0.contains("\"profiles\"") }, "the Python example declares its profile")
     }
 
@@ -301,6 +305,7 @@ private func protocolValidator() throws -> JSONSchemaValidator {
         others: [
             "vectors/schema.json": try Repository.json("Spec/vectors/schema.json"),
             "vectors/http/schema.json": try Repository.json("Spec/vectors/http/schema.json"),
+            "vectors/scenarios/schema.json": try Repository.json("Spec/vectors/scenarios/schema.json"),
         ])
 }
 

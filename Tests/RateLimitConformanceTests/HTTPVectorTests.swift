@@ -171,7 +171,7 @@ struct HTTPVectorTests {
         #expect(scanned.files.count == loaded.count)
         #expect(scanned.http.map(\.path) == [HTTPVectorFile.path])
         #expect(scanned.http.first?.file.cases.count == HTTPFeedbackCatalogue.cases().count)
-        #expect(scanned.ignored == ["http/schema.json", "schema.json"])
+        #expect(scanned.ignored == ["http/schema.json", "scenarios/schema.json", "schema.json"])
         // A folder holding only HTTP vectors has no strategy vector file: the loader still fails.
         let folder = try Repository.temporaryDirectory()
         _ = try VectorFiles.write(try HTTPVectorGenerator.file(), to: folder)

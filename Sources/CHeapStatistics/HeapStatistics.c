@@ -9,10 +9,11 @@
 size_t ratelimit_heap_bytes_in_use(void) {
 #if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)
     struct mallinfo2 info = mallinfo2();
-    return info.uordblks;
+    // Chunks above the mmap threshold (a registry's arrays) are counted apart, in hblkhd.
+    return info.uordblks + info.hblkhd;
 #else
     struct mallinfo info = mallinfo();
-    return (size_t)(unsigned int)info.uordblks;
+    return (size_t)(unsigned int)info.uordblks + (size_t)(unsigned int)info.hblkhd;
 #endif
 }
 #elif defined(__APPLE__)

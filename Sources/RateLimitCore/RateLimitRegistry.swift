@@ -22,9 +22,10 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @usableFromInline var prefixRules: [(prefix: String, rule: Int)] = []
     @usableFromInline var defaultRule: Int?
 
-    @usableFromInline var index = KeyIndex()
+    @usableFromInline var index: KeyIndex
     @usableFromInline var entries: ContiguousArray<Entry> = []
-    @usableFromInline var freeSlots: [UInt32] = []
+    /// The head of the free slots' chain (through `Entry.rule`).
+    @usableFromInline var firstFreeSlot: UInt32?
     @usableFromInline var overrides = SideTable<Strategy>()
     @usableFromInline var throttles = SideTable<Int64>()
     @usableFromInline var queues = SideTable<WaitQueue<Limit>>()
@@ -34,6 +35,8 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     /// The earliest pending wake-up of each slot that has one, and the heap that orders them.
     @usableFromInline var scheduled = SideTable<Int64>()
     @usableFromInline var wakeUps = DeadlineHeap<UInt32>()
+    /// The high bits of counters that passed 2^32 − 1.
+    @usableFromInline var carries = SideTable<CounterCarries>()
     @usableFromInline var counted = KeyStatistics()
     @usableFromInline var issued: UInt64 = 0
     /// The latest instant the registry has seen (REG-3).
@@ -48,6 +51,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         guard maximumKeys >= 1 else { throw .invalidMaximumKeys(maximumKeys) }
         self.maximumKeys = maximumKeys
         self.rules = rules
+        index = KeyIndex(maximumSlots: maximumKeys)
         latest = now.nanoseconds
         var seen: Set<KeyPattern> = []
         for (index, rule) in rules.enumerated() {
@@ -109,6 +113,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @inlinable public mutating func tryAcquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, at now: RateLimitInstant
     ) -> (outcome: WaitOutcome, effects: RateLimitEffects) {
+        if let outcome = admitInPlace(key, permits: permits, at: now) { return (outcome, RateLimitEffects()) }
         var (instant, effects) = begin(at: now)
         let ticket = issue()
         // A request that cannot wait is always decided.
@@ -330,10 +335,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         }
         let limiter = limiter(slot)
         let entry = entries[Int(slot)]
-        var statistics = KeyStatistics()
-        statistics.admitted = entry.admitted
-        statistics.rejected = entry.rejected
-        statistics.queued = entry.queued
+        var statistics = statistics(slot)
         statistics.waiting = queues[slot]?.waitingCount ?? 0
         return KeyQuota(
             key: key, state: keyState(slot, at: instant), status: status(slot, at: instant),

@@ -108,11 +108,53 @@ extension RateLimitRegistry {
                 &effects)
         } else {
             waiting[ticket] = (slot, permits)
-            entries[Int(slot)].queued += 1
+            countQueued(slot)
             counted.countQueued()
         }
         settle(slot, completions, at: instant, &effects)
         return decided
+    }
+
+    /// The common request decided in place, or `nil` (having changed nothing) for every other:
+    /// nothing due (REG-11), a held key accepting and reported `ok` with nothing on the side (no
+    /// queue, throttle, configuration of its own or recovery), and its rule's strategy admitting
+    /// at once with quota left above the warning threshold. That is what ``request(_:ticket:permits:priority:timeout:mayWait:at:_:)``
+    /// answers then, without settling: the status stays `ok` (REG-6) and nothing needs a wake-up.
+    /// Steps the entry's state where it lies, without building a limiter (Performance.md,
+    /// "Registry fast path").
+    @inlinable mutating func admitInPlace(_ key: String, permits: Int64, at now: RateLimitInstant) -> WaitOutcome? {
+        let instant = RateLimitInstant(validated: max(now.nanoseconds, latest))
+        guard permits > 0, wakeUps.first.map({ $0.deadline > instant.nanoseconds }) ?? true,
+            let slot = slot(of: key), !queues.contains(slot), !throttles.contains(slot), !overrides.contains(slot),
+            !recoveries.contains(slot)
+        else { return nil }
+        guard let answer = Self.admit(permits, at: instant, in: &entries[Int(slot)], rules) else { return nil }
+        latest = instant.nanoseconds
+        issued += 1
+        counted.countAdmitted()
+        return .granted(answer)
+    }
+
+    /// ``admitInPlace(_:permits:at:)``'s decision on one entry, stepped where it lies: the answer
+    /// when it is the common one, and then the entry records it; `nil`, changing nothing,
+    /// otherwise. Static, taking the entry and the rules apart, so that no closure captures the
+    /// registry (Swift then copied all of it).
+    @inlinable static func admit(
+        _ permits: Int64, at instant: RateLimitInstant, in entry: inout Entry,
+        _ rules: borrowing [RateLimitRule<Strategy>]
+    ) -> RateLimitResult? {
+        // A counter about to carry takes the common path, which carries it.
+        guard entry.flags.isEmpty, entry.reported == .ok, entry.admitted < .max else { return nil }
+        return rules.withUnsafeBufferPointer { rules -> RateLimitResult? in
+            let rule = rules.baseAddress! + Int(entry.rule)
+            var state = entry.state
+            let answer = rule.pointee.strategy.step(&state, .acquire(permits), at: instant)
+            // Granted with quota above the threshold (`.allowed`: CORE-9's `remaining`).
+            guard case .allowed(let remaining) = answer, remaining > rule.pointee.warningThreshold else { return nil }
+            entry.state = state
+            entry.admitted += 1
+            return answer
+        }
     }
 
     /// An event on `key`'s limit (release, reset, reconfigure) at the registry's instant.
@@ -212,10 +254,10 @@ extension RateLimitRegistry {
         switch outcome {
         case .granted, .bypassed:
             counted.countAdmitted()
-            if let slot { entries[Int(slot)].admitted += 1 }
+            if let slot { countAdmitted(slot) }
         case .rejected, .timedOut:
             counted.countRejected()
-            if let slot { entries[Int(slot)].rejected += 1 }
+            if let slot { countRejected(slot) }
             effects.append(.rejected(key: key, permits: permits, outcome: outcome, at: instant))
         case .cancelled, .closed:
             break

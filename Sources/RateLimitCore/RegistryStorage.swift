@@ -1,20 +1,24 @@
 // How the registry stores its keys (Spec/Registry.md, REG-8).
 //
-// Storage. 10,000 keys must fit in under 1 MB, so a key costs one dictionary slot (its name and a
-// 32-bit index) and one compact entry (the limiter's state, three counters, the rule, the flags and
-// the status last reported).
-// Everything rarer lives in side tables keyed by that index: per-key configurations, throttles,
-// wait queues (only while somebody waits), pending wake-ups. A key with a queue keeps its limiter
-// in the queue; the entry's copy is written back when the queue empties.
+// Storage. 10,000 keys must fit in under 1 MB, so a key costs one bucket of the index (4 bytes,
+// at most 7/8 full) and one compact entry: the limiter's state, the key, three 32-bit counters,
+// the rule, the flags and the status last reported (64 bytes for a token bucket, Performance.md
+// "Registry memory"). Everything rarer lives in side tables keyed by the slot: per-key
+// configurations, throttles, wait queues (only while somebody waits), pending wake-ups, and the
+// high bits of a counter that passed 2^32 − 1. A key with a queue keeps its limiter in the queue;
+// the entry's copy is written back when the queue empties. Free slots are chained through their
+// entries' `rule`, so forgetting a million keys allocates nothing.
 
 extension RateLimitRegistry {
     /// One key: the limiter's state (stale while a queue holds it), the key, counters, rule and flags.
     @usableFromInline struct Entry: Sendable {
         @usableFromInline var state: Strategy.State
         @usableFromInline var key: String
-        @usableFromInline var admitted: UInt64 = 0
-        @usableFromInline var rejected: UInt64 = 0
-        @usableFromInline var queued: UInt64 = 0
+        /// The low 32 bits of the key's counts (REG-9); `carries` holds the rest.
+        @usableFromInline var admitted: UInt32 = 0
+        @usableFromInline var rejected: UInt32 = 0
+        @usableFromInline var queued: UInt32 = 0
+        /// The rule's index; in a free slot, the next free slot (`UInt32.max`: none).
         @usableFromInline var rule: UInt32
         @usableFromInline var flags: Flags = []
         /// The quota status last reported (REG-6, REG-10).
@@ -61,8 +65,10 @@ extension RateLimitRegistry {
         guard index.count < maximumKeys else { return nil }
         let entry = Entry(state: rules[rule].strategy.initialState(at: instant), key: key, rule: UInt32(rule))
         let slot: UInt32
-        if let free = freeSlots.popLast() {
+        if let free = firstFreeSlot {
             slot = free
+            let next = entries[Int(slot)].rule
+            firstFreeSlot = next == .max ? nil : next
             entries[Int(slot)] = entry
         } else {
             slot = UInt32(entries.count)
@@ -98,11 +104,44 @@ extension RateLimitRegistry {
         index.remove(entries[Int(slot)].key) { entries[Int($0)].key }
         entries[Int(slot)].key = ""
         entries[Int(slot)].held = false
+        entries[Int(slot)].rule = firstFreeSlot ?? .max
+        firstFreeSlot = slot
         overrides[slot] = nil
         throttles[slot] = nil
         recoveries[slot] = nil
         scheduled[slot] = nil
-        freeSlots.append(slot)
+        carries[slot] = nil
+    }
+
+    // MARK: Counters (REG-9)
+
+    /// The key's statistics: its 32-bit counters with what they carried.
+    @usableFromInline func statistics(_ slot: UInt32) -> KeyStatistics {
+        let carried = carries[slot] ?? CounterCarries()
+        var statistics = KeyStatistics()
+        statistics.admitted = carried.admitted << 32 | UInt64(entries[Int(slot)].admitted)
+        statistics.rejected = carried.rejected << 32 | UInt64(entries[Int(slot)].rejected)
+        statistics.queued = carried.queued << 32 | UInt64(entries[Int(slot)].queued)
+        return statistics
+    }
+
+    /// Counts an admission on the key, carrying past 2^32 − 1.
+    @inlinable mutating func countAdmitted(_ slot: UInt32) {
+        let (sum, wrapped) = entries[Int(slot)].admitted.addingReportingOverflow(1)
+        entries[Int(slot)].admitted = sum
+        if wrapped { carries[slot, default: CounterCarries()].admitted += 1 }
+    }
+
+    @inlinable mutating func countRejected(_ slot: UInt32) {
+        let (sum, wrapped) = entries[Int(slot)].rejected.addingReportingOverflow(1)
+        entries[Int(slot)].rejected = sum
+        if wrapped { carries[slot, default: CounterCarries()].rejected += 1 }
+    }
+
+    @inlinable mutating func countQueued(_ slot: UInt32) {
+        let (sum, wrapped) = entries[Int(slot)].queued.addingReportingOverflow(1)
+        entries[Int(slot)].queued = sum
+        if wrapped { carries[slot, default: CounterCarries()].queued += 1 }
     }
 
     /// The slots of the keys held, in slot order.
@@ -111,7 +150,15 @@ extension RateLimitRegistry {
     }
 
     /// The slot of a held key.
-    @inlinable func slot(of key: String) -> UInt32? {
+    @inlinable func slot(of key: String) -> UInt32? { Self.slot(of: key, in: index, entries) }
+
+    /// The slot of a held key in `index` over `entries`. Static, so that no closure captures the
+    /// registry: one that did made Swift copy all of it (208 bytes) on every lookup.
+    @inlinable static func slot(
+        of key: String, in index: borrowing KeyIndex, _ entries: borrowing ContiguousArray<Entry>
+    )
+        -> UInt32?
+    {
         // Through the buffer: reading `entries[i].key` copied the whole (generic) entry.
         entries.withUnsafeBufferPointer { entries in index.slot(of: key) { entries[Int($0)].key } }
     }
@@ -191,6 +238,15 @@ extension RateLimitRegistry {
     }
 }
 
+/// What a key's 32-bit counters carried past 2^32 − 1, in units of 2^32 (REG-9: exact counts).
+@usableFromInline struct CounterCarries: Sendable {
+    @usableFromInline var admitted: UInt64 = 0
+    @usableFromInline var rejected: UInt64 = 0
+    @usableFromInline var queued: UInt64 = 0
+
+    @inlinable init() {}
+}
+
 /// What a registry entry records besides its counters.
 @usableFromInline struct RegistryEntryFlags: OptionSet, Sendable {
     @usableFromInline let rawValue: UInt8
@@ -230,6 +286,13 @@ struct SideTable<Value: Sendable>: Sendable {
     /// Whether `slot` has an entry, without copying it out.
     @inlinable
     func contains(_ slot: UInt32) -> Bool { !storage.isEmpty && storage.index(forKey: slot) != nil }
+
+    /// The value of `slot`, made from `defaultValue` when it has none, to change in place.
+    @inlinable
+    subscript(slot: UInt32, default defaultValue: @autoclosure () -> Value) -> Value {
+        get { self[slot] ?? defaultValue() }
+        set { storage[slot] = newValue }
+    }
 
     @inlinable
     mutating func removeValue(forKey slot: UInt32) -> Value? {

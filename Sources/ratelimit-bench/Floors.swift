@@ -143,6 +143,29 @@ final class BareConditionBucket: @unchecked Sendable {
     }
 }
 
+/// A table larger than the caches, read at a pseudo-random row per request: what a keyed limiter
+/// at least pays to fetch a key's state among a million (the keyed bound).
+final class RandomReadTable: Sendable {
+    private let words: [UInt64]
+    private let shift: UInt64
+    /// The table's size.
+    var mebibytes: Int { words.count * 8 / 1_048_576 }
+
+    /// A table of `bytes` (rounded down to a power of two rows of 64 bytes), every page written.
+    init(bytes: Int) {
+        let rows = 1 << (Int.bitWidth - 1 - max(1, bytes / 64).leadingZeroBitCount)
+        words = Array(repeating: 1, count: rows * 8)  // written, so no page is the shared zero page
+        shift = UInt64(Int.bitWidth - rows.trailingZeroBitCount)
+    }
+
+    /// 0, read from the row request `index` lands on (a multiplicative hash of it).
+    @inline(__always)
+    func read(_ index: Int) -> Int64 {
+        let row = Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15) >> shift)
+        return Int64(bitPattern: words[row &* 8]) &- 1
+    }
+}
+
 /// A bare NSLock around the bare token bucket (for comparison with the condition).
 // @unchecked: `bucket` is private and read and written only in `acquire`, inside `lock`'s
 // critical section, so the access is exclusive.

@@ -20,6 +20,9 @@ let profiles: KeyValuePairs<String, @Sendable (Int) throws -> Int> = [
     "dispatch": profileDispatch,
     "dispatch-floor": profileDispatchFloor,
     "registry": profileRegistry,
+    "lock-registry": profileLockRegistry,
+    "registry-1m": profileRegistryMillion,
+    "random-read": profileRandomRead,
     "atomic": profileAtomic,
     "atomic-stopped": profileAtomicStopped,
     "lock-stopped": profileLockStopped,
@@ -103,6 +106,46 @@ func profileRegistry(count: Int) throws -> Int {
         }
     }
     return checksum
+}
+
+@inline(never)
+func profileRegistryMillion(count: Int) throws -> Int {
+    var checksum = 0
+    var registry = try RateLimitRegistry(
+        rules: [try RateLimitRule(.anyKey, try endlessBucket())], maximumKeys: 1_000_000, at: .origin)
+    try heldKeys(1_000_000, count: count) { key, index in
+        if case .granted = registry.tryAcquire(key, at: instant(Int64(index))).outcome { checksum &+= 1 }
+    }
+    return checksum
+}
+
+@inline(never)
+func profileRandomRead(count: Int) throws -> Int {
+    var checksum = 0
+    let table = RandomReadTable(bytes: 64_000_000)
+    let single = try LockedRateLimiter(try endlessBucket(), clock: ContinuousClock())
+    for index in 0..<count {
+        if case .granted = single.tryAcquire() { checksum &+= 1 }
+        checksum &+= Int(truncatingIfNeeded: table.read(index))
+    }
+    return checksum
+}
+
+@inline(never)
+func profileLockRegistry(count: Int) throws -> Int {
+    var checksum = 0
+    let registry = try LockedRateLimitRegistry(
+        rules: [try RateLimitRule(.anyKey, try endlessBucket())], maximumKeys: 10_000, clock: ContinuousClock())
+    try heldKeys(10_000, count: count) { key, _ in if case .granted = registry.tryAcquire(key) { checksum &+= 1 } }
+    return checksum
+}
+
+/// Makes `keyCount` keys, requests each once (creating it), then `count` requests in random order.
+func heldKeys(_ keyCount: Int, count: Int, _ request: (String, Int) throws -> Void) throws {
+    let keys = smallKeys(keyCount)
+    for (index, key) in keys.enumerated() { try request(key, index) }
+    let order = requestOrder(keys)
+    for index in 0..<count { try request(order[index & (order.count - 1)], index) }
 }
 
 @inline(never)

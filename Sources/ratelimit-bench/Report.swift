@@ -21,7 +21,7 @@ struct Machine {
     var description: String { "\(cpu), \(cores) cores, \(memory / 1_048_576) MiB, \(system)" }
 }
 
-private func number(_ value: Double) -> String {
+func number(_ value: Double) -> String {
     value >= 100
         ? String(format: "%.0f", value) : value >= 10 ? String(format: "%.1f", value) : String(format: "%.2f", value)
 }

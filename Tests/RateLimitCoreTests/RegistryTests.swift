@@ -618,37 +618,6 @@ struct RegistryTests {
         #expect(full.keyCount == 2 && full.quota(of: "b", at: t(3))?.remaining == 0)
     }
 
-    @Test("REG-8 the compact key index finds every key held and none forgotten, through random inserts and removals")
-    func keyIndex() async { await offThePool { keyIndexOnThread() } }
-
-    private func keyIndexOnThread() {
-        var rng = PropertySeed.generator("keyIndex", trace: 0)
-        var index = KeyIndex()
-        var storage: [String] = []  // slot → key ("" when free)
-        var model: [String: UInt32] = [:]
-        for step in 0..<20_000 {
-            let key = "key-\(rng.int(in: 0...300))"
-            let keyOf = { (slot: UInt32) in storage[Int(slot)] }
-            if let slot = model[key], rng.chance(45) {
-                index.remove(key, keyOf: keyOf)
-                storage[Int(slot)] = ""
-                model[key] = nil
-            } else if model[key] == nil {
-                let slot = UInt32(storage.firstIndex(of: "") ?? storage.count)
-                if Int(slot) == storage.count { storage.append(key) } else { storage[Int(slot)] = key }
-                index.insert(key, slot: slot) { storage[Int($0)] }
-                model[key] = slot
-            }
-            let probe = "key-\(rng.int(in: 0...300))"
-            guard
-                holds(
-                    index.slot(of: probe) { storage[Int($0)] } == model[probe] && index.count == model.count,
-                    "REG-8 step \(step): \(probe) found at \(String(describing: index.slot(of: probe) { storage[Int($0)] })), held at \(String(describing: model[probe]))",
-                    replay: PropertySeed.replay("keyIndex", trace: 0))
-            else { return }
-        }
-    }
-
     @Test("REG-7 a key reconfigured into exhaustion reports it at once and wakes at the new configuration's recovery")
     func reconfigureReports() async throws { try await offThePool { try reconfigureReportsOnThread() } }
 

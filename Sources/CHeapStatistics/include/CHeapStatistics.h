@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-/// Bytes currently allocated by malloc in this process (glibc: mallinfo2's uordblks; Darwin:
+/// Bytes currently allocated by malloc in this process (glibc: mallinfo2's uordblks plus hblkhd, the mmapped chunks; Darwin:
 /// the default zone's size in use); 0 where the platform offers neither.
 size_t ratelimit_heap_bytes_in_use(void);
 

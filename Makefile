@@ -2,13 +2,13 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance matrix matrix-setup bench bench-smoke clean
+.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance matrix matrix-setup bench bench-smoke bench-redis clean
 
 ## Check the formatting and the core's purity, build everything with warnings as errors, run every
 ## test, check the public API against its listing and the README's examples against their files,
 ## build the DocC documentation without a warning, run the benchmark's smoke mode, then the
 ## concurrent code's tests again under ThreadSanitizer.
-verify: lint core-purity tools test api-check readme-check docs bench-smoke tsan
+verify: lint core-purity redis-scripts-check tools test api-check readme-check docs bench-smoke tsan
 
 ## What some tests need from the system; each such test says it skipped when its tool is missing.
 tools:
@@ -75,14 +75,28 @@ readme:
 readme-check:
 	python3 .ci/readme-examples.py check
 
+## The Redis scripts (Implementations/redis/*.lua, the one source of truth) embedded in the
+## RateLimitRedis target: redis-scripts writes Sources/RateLimitRedis/RedisScriptSources.swift,
+## redis-scripts-check fails when it differs from the files.
+redis-scripts:
+	python3 .ci/redis-scripts.py write
+redis-scripts-check:
+	python3 .ci/redis-scripts.py check
+
 ## The benchmarks in release mode: each cost with its ratio to the bare primitive measured in the
 ## same run (README, "Benchmarks"); BENCH_FLAGS=--json for machines, --check to fail on a missed target.
 bench:
 	$(SWIFT) run -c release ratelimit-bench $(BENCH_FLAGS)
 
+## A shared limiter's decision against one round trip of a trivial script on the same connection,
+## on a redis-server the benchmark starts (README, "Shared limits with Redis"); BENCH_FLAGS as above.
+bench-redis:
+	$(SWIFT) run -c release ratelimit-redis-bench $(BENCH_FLAGS)
+
 ## Every benchmark for a few operations, once, in debug, with valid JSON out: so it never rots.
 bench-smoke:
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-bench --smoke --json | python3 -m json.tool > /dev/null
+	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-redis-bench --smoke --json | python3 -m json.tool > /dev/null
 	@echo "bench-smoke: every benchmark ran; the JSON is valid"
 
 ## The conformance matrix of real libraries (not in verify: it needs the libraries). matrix-setup

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "RateLimitAtomic", targets: ["RateLimitAtomic"]),
         .library(name: "RateLimitHTTP", targets: ["RateLimitHTTP"]),
         .library(name: "RateLimitClient", targets: ["RateLimitClient"]),
+        .library(name: "RateLimitRedis", targets: ["RateLimitRedis"]),
     ],
     targets: [
         // The pure model: value-type state machines, standard library only.
@@ -33,6 +34,9 @@ let package = Package(
         .target(
             name: "RateLimitClient",
             dependencies: ["RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitShell"]),
+        // Limits shared through Redis: the scripts of Implementations/redis, run through the app's own
+        // Redis client (a protocol it implements), so the package still depends on no other package.
+        .target(name: "RateLimitRedis", dependencies: ["RateLimitCore"]),
         // Vectors, the reference over any strategy, randomized differential runs, shrinking.
         .target(name: "RateLimitConformance", dependencies: ["RateLimitCore", "RateLimitHTTP"]),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),
@@ -44,6 +48,11 @@ let package = Package(
                 "RateLimitCore", "RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic",
                 "CHeapStatistics",
             ]),
+        // The Redis limiter's cost against one round trip of a trivial script (make bench-redis), and
+        // the worker processes of the multi-process test (--worker).
+        .executableTarget(
+            name: "ratelimit-redis-bench", dependencies: ["RateLimitRedis", "RedisTestSupport"],
+            path: "Tests/ratelimit-redis-bench"),
         // The README's examples, one per product, each built with that product alone; `make
         // readme-check` keeps the README's copies identical to these files.
         .executableTarget(name: "example-core", dependencies: ["RateLimitCore"], path: "Examples/Swift/Core"),
@@ -58,6 +67,8 @@ let package = Package(
             name: "example-conformance", dependencies: ["RateLimitConformance"], path: "Examples/Swift/Conformance"),
         // What only the tests share (not a product).
         .target(name: "RateLimitTestSupport", path: "Tests/RateLimitTestSupport"),
+        // A redis-server started for a test, and a minimal RESP connection (not a product).
+        .target(name: "RedisTestSupport", dependencies: ["RateLimitRedis"], path: "Tests/RedisTestSupport"),
         .testTarget(
             name: "RateLimitCoreTests", dependencies: ["RateLimitCore", "RateLimitConformance", "RateLimitTestSupport"]),
         .testTarget(
@@ -79,8 +90,17 @@ let package = Package(
             exclude: ["Server"]),
         .testTarget(
             name: "RateLimitConformanceTests",
-            dependencies: ["RateLimitConformance", "RateLimitCore", "RateLimitTestSupport", "ratelimit-conformance"],
+            dependencies: [
+                "RateLimitConformance", "RateLimitCore", "RateLimitTestSupport", "RedisTestSupport",
+                "ratelimit-conformance",
+            ],
             exclude: ["Fixtures"]),
+        .testTarget(
+            name: "RateLimitRedisTests",
+            dependencies: [
+                "RateLimitRedis", "RateLimitCore", "RateLimitConformance", "RateLimitTestSupport", "RedisTestSupport",
+                "ratelimit-redis-bench",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -29,6 +29,7 @@ PRODUCTS = [
     "RateLimitAtomic",
     "RateLimitHTTP",
     "RateLimitClient",
+    "RateLimitRedis",
     "RateLimitConformance",
 ]
 

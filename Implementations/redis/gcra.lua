@@ -16,9 +16,12 @@ function S.config(v)
     local t
     t, bad = positive(v.emissionIntervalNanoseconds, 'emissionIntervalNanoseconds')
     if not t then return nil, bad end
-    local most = div(INT64_MAX, b)
-    if cmp(t, most) > 0 then return nil, refusal('emissionIntervalNanoseconds', 'exceedsMaximum', most) end
-    return { b = b, t = t, tau = mul(b, t) }
+    -- T <= floor(Int64.max / B) iff B * T <= Int64.max: the division only for a refusal.
+    local tau = mul(b, t)
+    if cmp(tau, INT64_MAX) > 0 then
+        return nil, refusal('emissionIntervalNanoseconds', 'exceedsMaximum', div(INT64_MAX, b))
+    end
+    return { b = b, t = t, tau = tau }
 end
 
 function S.maximum(c) return c.b end -- GCRA-7: more than the burst is neverAllowed

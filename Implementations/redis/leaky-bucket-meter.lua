@@ -24,8 +24,11 @@ function S.config(v)
     level, bad = nonNegative(v.initialLevel, 'initialLevel', ZERO)
     if not level then return nil, bad end
     if cmp(level, cap) > 0 then return nil, refusal('initialLevel', 'exceedsMaximum', cap) end
-    local most = div(mul(INT64_MAX, r), cap)
-    if cmp(p, most) > 0 then return nil, refusal('periodNanoseconds', 'exceedsMaximum', most) end
+    -- P <= floor(Int64.max * R / C) iff P * C <= Int64.max * R: the division only for a refusal.
+    local limit = mul(INT64_MAX, r)
+    if cmp(mul(p, cap), limit) > 0 then
+        return nil, refusal('periodNanoseconds', 'exceedsMaximum', div(limit, cap))
+    end
     return { c = cap, r = r, p = p, initial = level, full = mul(cap, p) }
 end
 

@@ -43,12 +43,14 @@ local function trim(a)
     return a
 end
 
--- The natural number of a Lua integer 0 <= x < 2^53 (small constants only).
+-- The natural number of a Lua integer 0 <= x < 2^53.
 local function nat(x)
-    local a = {}
+    if x < BASE then return { x } end
+    local a, n = {}, 0
     repeat
         local q, r = splitLimb(x)
-        a[#a + 1] = r
+        n = n + 1
+        a[n] = r
         x = q
     until x == 0
     return a
@@ -56,30 +58,45 @@ end
 
 local ZERO, ONE = nat(0), nat(1)
 
+local function isZero(a) return #a == 1 and a[1] == 0 end
+
 -- A decimal string: returns `negative, natural`, or nil when it is not an integer. At most 40
--- digits (the Spec's values have at most 20): each limb is a string of at most 7 digits.
+-- digits (the Spec's values have at most 20). Up to 15 digits (below 10^15 < 2^53) the string is
+-- one exact Lua number, split into limbs; longer ones are cut into 7-digit pieces.
 local function decimal(s)
     if type(s) ~= 'string' then return nil end
     local negative = false
-    if string.sub(s, 1, 1) == '-' then
+    if string.byte(s, 1) == 45 then -- '-'
         negative = true
         s = string.sub(s, 2)
     end
-    if not string.match(s, '^%d+$') or #s > 40 then return nil end
-    s = (string.gsub(s, '^0+', ''))
-    if s == '' then return false, nat(0) end
-    local a, i = {}, #s
-    while i >= 1 do
-        local j = math.max(1, i - DIGITS + 1)
-        a[#a + 1] = tonumber(string.sub(s, j, i)) -- < 10^7
-        i = j - 1
+    if #s > 40 or not string.find(s, '^%d+$') then return nil end
+    local a
+    if #s <= 15 then
+        a = nat(tonumber(s))
+    else
+        local i, n = #s, 0
+        a = {}
+        while i >= 1 do
+            local j = i - DIGITS + 1
+            if j < 1 then j = 1 end
+            n = n + 1
+            a[n] = tonumber(string.sub(s, j, i)) -- < 10^7
+            i = j - 1
+        end
+        a = trim(a)
     end
-    return negative, a
+    return negative and not isZero(a), a -- "-0" is 0
 end
 
+-- Decimal digits, no leading zero. Limbs are below 10^7 < 2^31.
 local function str(a)
-    local parts = { string.format('%d', a[#a]) } -- limbs are < 10^7 < 2^31
-    for i = #a - 1, 1, -1 do parts[#parts + 1] = string.format('%07d', a[i]) end
+    local n = #a
+    if n == 1 then return string.format('%d', a[1]) end
+    if n == 2 then return string.format('%d%07d', a[2], a[1]) end
+    if n == 3 then return string.format('%d%07d%07d', a[3], a[2], a[1]) end
+    local parts = { string.format('%d', a[n]) }
+    for i = n - 1, 1, -1 do parts[#parts + 1] = string.format('%07d', a[i]) end
     return table.concat(parts)
 end
 
@@ -98,7 +115,6 @@ local function cmp(a, b)
     return 0
 end
 
-local function isZero(a) return #a == 1 and a[1] == 0 end
 local function maxN(a, b) return cmp(a, b) >= 0 and a or b end
 local function minN(a, b) return cmp(a, b) <= 0 and a or b end
 
@@ -137,7 +153,15 @@ local function monus(a, b)
     return sub(a, b)
 end
 
+local TWO52 = 4503599627370496 -- 2^52, the bound splitLimb (in nat) takes
+
 local function mul(a, b)
+    -- Both below 10^14 with a product below 2^52: one exact multiplication. (A product of 2^52 or
+    -- more rounds to 2^52 or more, so the test cannot pass a rounded product.)
+    if #a <= 2 and #b <= 2 then
+        local p = (a[1] + (a[2] or 0) * BASE) * (b[1] + (b[2] or 0) * BASE)
+        if p < TWO52 then return nat(p) end
+    end
     local r = {}
     for i = 1, #a + #b do r[i] = 0 end
     for i = 1, #a do
@@ -174,31 +198,82 @@ local function shiftIn(a, d)
     return r
 end
 
--- floor(a / b) and a mod b, for b > 0: schoolbook long division, one base-10^7 digit at a time.
--- Before each digit the remainder r is below b, so r * 10^7 + limb < b * 10^7 and the digit is at
--- most 10^7 - 1. It is estimated from doubles (relative error a few 2^-53, so the estimate is off
--- by at most one) and then corrected until 0 <= r - digit * b < b holds exactly.
+-- A natural number below 10^14 (at most two limbs) as a Lua number, exact; nil when larger.
+local function small(a)
+    if #a == 1 then return a[1] end
+    if #a == 2 then return a[1] + a[2] * BASE end
+    return nil
+end
+
+-- The quotient digit d = floor(t / b) and t - d * b for Lua integers t, b with t + b < 2^53: the
+-- double quotient may round up to the next integer (or down below it), and the exact products
+-- correct that.
+local function divideSmall(t, b)
+    local d = math.floor(t / b)
+    local r = t - d * b -- d * b <= t + b < 2^53: exact
+    while r < 0 do
+        d, r = d - 1, r + b
+    end
+    while r >= b do
+        d, r = d + 1, r - b
+    end
+    return d, r
+end
+
+-- One digit of a long division: for r < b * 10^7 (so the digit is below 10^7), d = floor(r / b)
+-- and r - d * b. The digit is estimated from doubles (relative error a few 2^-53, so the
+-- estimate is off by at most one) and then corrected until 0 <= r - d * b < b holds exactly.
+local function longDigit(r, b, bApprox)
+    local digit = math.floor(approximate(r) / bApprox)
+    if digit > BASE - 1 then digit = BASE - 1 end
+    if digit < 0 then digit = 0 end
+    local t = mul(b, nat(digit))
+    while cmp(t, r) > 0 do
+        digit = digit - 1
+        t = sub(t, b)
+    end
+    r = sub(r, t)
+    while cmp(r, b) >= 0 do
+        digit = digit + 1
+        r = sub(r, b)
+    end
+    return digit, r
+end
+
+-- Divisors below this take the short division: r * 10^7 + limb < 9 * 10^15 and d * b < 2^53.
+local SHORT_DIVISOR = 900000000 -- 9 * 10^8
+
+-- floor(a / b) and a mod b, for b > 0, exact whichever way it goes:
+-- - both below 10^14 (the common case for spans, bursts and rates): one division of Lua numbers;
+-- - a divisor below 9 * 10^8 (a burst, a rate, a millisecond): short division, one limb of a at a
+--   time, each step's t = r * 10^7 + limb < 9 * 10^15 since the remainder r < b;
+-- - otherwise schoolbook long division, one base-10^7 digit at a time: before each digit the
+--   remainder r is below b, so r * 10^7 + limb < b * 10^7 and the digit is at most 10^7 - 1
+--   (longDigit); a remainder still below b gives the digit 0 without a multiplication.
 local function divmod(a, b)
     if isZero(b) then error('prelude: division by zero') end
     if cmp(a, b) < 0 then return ZERO, a end
+    local an, bn = small(a), small(b)
+    if an and bn then
+        local q, r = divideSmall(an, bn)
+        return nat(q), nat(r)
+    end
+    if bn and bn < SHORT_DIVISOR then
+        local q, r = {}, 0
+        for i = #a, 1, -1 do
+            q[i], r = divideSmall(r * BASE + a[i], bn)
+        end
+        return trim(q), nat(r)
+    end
     local q, r = {}, ZERO
     local bApprox = approximate(b)
     for i = #a, 1, -1 do
         r = shiftIn(r, a[i])
-        local digit = math.floor(approximate(r) / bApprox)
-        if digit > BASE - 1 then digit = BASE - 1 end
-        if digit < 0 then digit = 0 end
-        local t = mul(b, nat(digit))
-        while cmp(t, r) > 0 do
-            digit = digit - 1
-            t = sub(t, b)
+        if cmp(r, b) < 0 then
+            q[i] = 0
+        else
+            q[i], r = longDigit(r, b, bApprox)
         end
-        r = sub(r, t)
-        while cmp(r, b) >= 0 do
-            digit = digit + 1
-            r = sub(r, b)
-        end
-        q[i] = digit
     end
     return trim(q), r
 end
@@ -216,9 +291,7 @@ local function ceilDiv(a, b)
 end
 
 local INT64_MAX = select(2, decimal('9223372036854775807'))
-local BILLION = nat(1000000000)
 local MILLION = nat(1000000)
-local THOUSAND = nat(1000)
 
 ---------------------------------------------------------------------------------------------------
 -- Replies: a flat array of names and values, like HGETALL ("kind", "allowed", "remaining", "3",
@@ -292,10 +365,12 @@ end
 
 local function readNow(text)
     if text == '' then
-        local t = redis.call('TIME') -- seconds, microseconds
-        local _, seconds = decimal(t[1])
-        local _, micros = decimal(t[2])
-        return add(mul(seconds, BILLION), mul(micros, THOUSAND)), 'server'
+        -- seconds, microseconds: s * 10^9 + u * 10^3 = (100 s + floor(u / 10^4)) * 10^7
+        -- + (u mod 10^4) * 10^3, the first factor below 2^53 for any s of the next 10^5 years.
+        local t = redis.call('TIME')
+        local seconds, micros = tonumber(t[1]), tonumber(t[2])
+        local high = math.floor(micros / 10000)
+        return shiftIn(nat(seconds * 100 + high), (micros - high * 10000) * 1000), 'server'
     end
     local negative, value = decimal(text)
     if negative == nil then return nil end
@@ -382,33 +457,41 @@ local function run(S)
         return redis.error_reply('configuration refused: ' .. bad.field .. ' ' .. bad.problem)
     end
 
-    -- A key that does not exist holds a limiter idle at now: its state is the initial state at
-    -- now (SHARED-4), and it is written only if the event changes it.
-    local st = S.load(key, c)
-    local e
-    if st then
-        e = maxN(now, S.last(st)) -- CORE-10
+    -- A key that does not exist holds a new limiter created at now (SHARED-4): its state is the
+    -- initial state at now. An event that changes the state writes it; one that does not (a
+    -- refusal, a query, bad input: CORE-8) writes the initial state when it is not idle at now
+    -- (CORE-15: a bucket that starts below its capacity), so that the next event finds the
+    -- limiter created here and not a new one at its own instant.
+    local loaded = S.load(key, c)
+    local st, e = loaded, now
+    if loaded then
+        e = maxN(now, S.last(loaded)) -- CORE-10
     else
         st = S.initial(c, now)
-        e = now
+    end
+    local function unchanged(reply)
+        if loaded then return reply end
+        local idle = S.idle(c, st)
+        if idle and cmp(idle, e) <= 0 then return reply end
+        return write(S, key, c, st, clock, reply)
     end
 
     if operation == 'acquire' then
         local negative, n = decimal(ARGV[rest])
         if negative == nil then return redis.error_reply('permits must be an integer') end
-        if negative and not isZero(n) then return invalid('permits', 'mustNotBeNegative') end -- CORE-9
-        if cmp(n, S.maximum(c)) > 0 then return neverAllowed() end -- CORE-7
-        if isZero(n) then return allowed(S.remaining(c, st, e)) end -- CORE-9: a query
+        if negative and not isZero(n) then return unchanged(invalid('permits', 'mustNotBeNegative')) end -- CORE-9
+        if cmp(n, S.maximum(c)) > 0 then return unchanged(neverAllowed()) end -- CORE-7
+        if isZero(n) then return unchanged(allowed(S.remaining(c, st, e))) end -- CORE-9: a query
         local reply, changed = S.acquire(c, st, e, n, now, ARGV[rest + 1] or '')
-        if not changed then return reply end -- CORE-8: a refusal changes nothing
+        if not changed then return unchanged(reply) end -- CORE-8: a refusal changes nothing
         return write(S, key, c, changed, clock, reply)
     elseif operation == 'release' then
-        if not S.release then return invalid('release', 'notSupported') end -- CORE-11
+        if not S.release then return unchanged(invalid('release', 'notSupported')) end -- CORE-11
         local negative, n = decimal(ARGV[rest])
         if negative == nil then return redis.error_reply('permits must be an integer') end
-        if negative and not isZero(n) then return invalid('permits', 'mustNotBeNegative') end -- CORE-9
+        if negative and not isZero(n) then return unchanged(invalid('permits', 'mustNotBeNegative')) end -- CORE-9
         local reply, changed = S.release(c, st, e, n, ARGV[rest + 1] or '')
-        if not changed then return reply end
+        if not changed then return unchanged(reply) end
         return write(S, key, c, changed, clock, reply)
     elseif operation == 'reset' then
         local changed = S.initial(c, e) -- CORE-12: the initial state at e
@@ -416,7 +499,7 @@ local function run(S)
         return write(S, key, c, changed, clock, nil, e)
     elseif operation == 'reconfigure' then
         local c2, refused = readConfig(S, rest)
-        if not c2 then return refusalReply('invalid', refused) end -- CORE-13: state unchanged
+        if not c2 then return unchanged(refusalReply('invalid', refused)) end -- CORE-13: state unchanged
         local changed = S.reconfigure(c, st, e, c2)
         return write(S, key, c2, changed, clock, nil, e)
     end

@@ -24,8 +24,12 @@ function S.config(v)
     initial, bad = nonNegative(v.initialTokens, 'initialTokens', cap)
     if not initial then return nil, bad end
     if cmp(initial, cap) > 0 then return nil, refusal('initialTokens', 'exceedsMaximum', cap) end
-    local most = div(INT64_MAX, ceilDiv(cap, k))
-    if cmp(i, most) > 0 then return nil, refusal('intervalNanoseconds', 'exceedsMaximum', most) end
+    -- I <= floor(Int64.max / ceil(C / K)) iff I * ceil(C / K) <= Int64.max: the division only for
+    -- a refusal.
+    local lumps = ceilDiv(cap, k)
+    if cmp(mul(i, lumps), INT64_MAX) > 0 then
+        return nil, refusal('intervalNanoseconds', 'exceedsMaximum', div(INT64_MAX, lumps))
+    end
     return { c = cap, k = k, i = i, initial = initial }
 end
 

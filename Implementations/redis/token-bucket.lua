@@ -23,8 +23,11 @@ function S.config(v)
     i, bad = nonNegative(v.initialTokens, 'initialTokens', cap)
     if not i then return nil, bad end
     if cmp(i, cap) > 0 then return nil, refusal('initialTokens', 'exceedsMaximum', cap) end
-    local most = div(mul(INT64_MAX, r), cap)
-    if cmp(p, most) > 0 then return nil, refusal('periodNanoseconds', 'exceedsMaximum', most) end
+    -- P <= floor(Int64.max * R / C) iff P * C <= Int64.max * R: the division only for a refusal.
+    local limit = mul(INT64_MAX, r)
+    if cmp(mul(p, cap), limit) > 0 then
+        return nil, refusal('periodNanoseconds', 'exceedsMaximum', div(limit, cap))
+    end
     return { c = cap, r = r, p = p, i = i }
 end
 

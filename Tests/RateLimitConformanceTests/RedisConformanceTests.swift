@@ -1,12 +1,7 @@
 import Foundation
 import RateLimitTestSupport
+import RedisTestSupport
 import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 // The Redis scripts of Implementations/redis (Spec/SharedLimits.md) on a real redis-server: the
 // conformance suite through shim.py, and what the suite does not see: keys expiring on the
@@ -27,14 +22,9 @@ private let strategies = [
 ]
 private let shim = "python3 Implementations/redis/shim.py"
 
-/// redis-server 7 or later, looked up once, without blocking a thread of the pool.
-private let redisServer = Task { await RedisServer.find() }
-
 @Suite(
     "The Redis scripts (Implementations/redis, Spec/SharedLimits.md)", .serialized, .timeLimit(.minutes(2)),
-    .enabled("redis-server 7 or later is not installed: apt-get install redis-server (macOS: brew install redis)") {
-        await redisServer.value != nil
-    })
+    .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
 struct RedisConformanceTests {
     @Test("CONF-3 SHARED-1 SHARED-3 SHARED-9 every strategy's script conforms exactly on a Redis Cluster node")
     func conformance() async throws {
@@ -88,7 +78,7 @@ struct RedisConformanceTests {
         try await offThePool {
             let server = try await RedisServer.start()
             defer { server.stop() }
-            let redis = try RedisConnection(port: server.port)
+            let redis = try RESPConnection(port: server.port)
             // One acquire, or an acquire and its release, on the server's clock (now = ""): each
             // state becomes idle (CORE-15) 300 ms later, the interval bucket and the fixed window at
             // a boundary of their grid, aligned to the Unix epoch (SHARED-2), the concurrency
@@ -164,7 +154,7 @@ struct RedisConformanceTests {
         try await offThePool {
             let server = try await RedisServer.start()
             defer { server.stop() }
-            let redis = try RedisConnection(port: server.port)
+            let redis = try RESPConnection(port: server.port)
             // The caller's clock (instants in ns); limit 3. Lease handles: expiry, acquired, number.
             let a = "00000000000000000100:00000000000000000000:1"
             let b = "00000000000000001050:00000000000000000050:2"
@@ -214,7 +204,7 @@ struct RedisConformanceTests {
         try await offThePool {
             let server = try await RedisServer.start()
             defer { server.stop() }
-            let redis = try RedisConnection(port: server.port)
+            let redis = try RESPConnection(port: server.port)
             let before = "00000000000000001000:00000000000000000000:1"
             let after = "00000000000000001000:00000000000000000010:2"  // same expiry, a new handle
             let kept = "00000000000000000130:00000000000000000030:3"
@@ -257,181 +247,12 @@ private func invalid(_ field: String, _ problem: String, maximum: String? = nil)
     return reply
 }
 
-// MARK: redis-server for one test
+// MARK: Running a script as the files say
 
-private struct RedisTestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// redis-server on a free port of 127.0.0.1, without persistence; on demand a one-node cluster
-/// that owns every slot.
-private final class RedisServer {
-    let port: Int
-    private let process = Process()
-    private let input = Pipe()
-    private let directory: String
-
-    /// The path of redis-server 7 or later (the scripts use Redis 7's `#!lua` flags), or nil.
-    static func find() async -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let folders =
-            path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/local/bin", "/opt/homebrew/bin"]
-        guard let executable = folders.map({ "\($0)/redis-server" }).first(where: FileManager.default.isExecutableFile)
-        else { return nil }
-        // "Redis server v=7.0.15 sha=...": the major version.
-        guard let version = try? await output(of: executable, ["--version"]),
-            let major = version.split(separator: "v=").dropFirst().first?.prefix(while: \.isNumber),
-            let number = Int(major), number >= 7
-        else { return nil }
-        return executable
-    }
-
-    /// Starts a server and waits until it serves: as a one-node cluster, every slot (Redis waits
-    /// about 2 s before it declares a new cluster's state ok).
-    static func start(cluster: Bool = false) async throws -> RedisServer {
-        guard let executable = await redisServer.value else {
-            throw RedisTestFailure("redis-server 7 is not installed")
-        }
-        return try RedisServer(executable: executable, cluster: cluster)
-    }
-
-    private init(executable: String, cluster: Bool) throws {
-        // Two ports: the clients', and the cluster bus's (by default the first plus 10,000).
-        let ports = try LocalSocket.freePorts(2)
-        port = ports[0]
-        directory = try Repository.temporaryDirectory()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        // The shell becomes the server (exec) after starting a watcher that kills it once the
-        // shell's standard input (kept as descriptor 3) closes: at stop(), or when this process
-        // ends, however it ends. With SIGKILL, and no `wait` in the shell: children of this process
-        // inherit a signal mask in which SIGTERM and SIGCHLD may be blocked, and the server has
-        // nothing to save.
-        process.arguments = [
-            "-c",
-            "exec 3<&0; { cat <&3 > /dev/null; kill -KILL $$; } & exec \"$0\" \"$@\" 3<&- < /dev/null",
-            executable, "--port", "\(ports[0])", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--dir", directory, "--logfile", "\(directory)/redis.log",
-        ]
-        if cluster {
-            process.arguments! += [
-                "--cluster-enabled", "yes", "--cluster-port", "\(ports[1])", "--cluster-config-file",
-                "\(directory)/nodes.conf",
-            ]
-        }
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        do { try waitUntilReady(cluster: cluster) } catch {
-            stop()
-            throw error
-        }
-    }
-
-    private func waitUntilReady(cluster: Bool) throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        var connection: RedisConnection?
-        while connection == nil {
-            connection = try? RedisConnection(port: port)
-            if connection == nil {
-                guard process.isRunning else { throw failure("exited") }
-                guard ContinuousClock.now < deadline else { throw failure("did not accept connections within 10 s") }
-                pauseForTheRealServer()
-            }
-        }
-        guard let redis = connection else { throw failure("did not accept connections within 10 s") }
-        guard cluster else { return }
-        guard try redis.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383") == .status("OK") else {
-            throw failure("refused CLUSTER ADDSLOTSRANGE")
-        }
-        while try redis.call("CLUSTER", "INFO").text?.contains("cluster_state:ok") != true {
-            guard ContinuousClock.now < deadline else { throw failure("did not reach cluster_state:ok within 10 s") }
-            pauseForTheRealServer()
-        }
-    }
-
-    /// The one real-time wait of these tests, and the exception to driving an injected clock: a
-    /// real redis-server starts listening, and declares its cluster ready, on its own time. Every
-    /// decision the tests check is made on instants they pass in, or on the server's own clock read
-    /// back (PEXPIRETIME, TIME), never on how long they waited.
-    private func pauseForTheRealServer() { usleep(20_000) }
-
-    private func failure(_ what: String) -> RedisTestFailure {
-        let log = (try? String(contentsOfFile: "\(directory)/redis.log", encoding: .utf8)) ?? ""
-        return RedisTestFailure("redis-server on port \(port) \(what); its log:\n\(log)")
-    }
-
-    /// Stops the server and waits for it to exit.
-    func stop() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    /// What `executable` prints, once it has exited (it is awaited, not waited for).
-    private static func output(of executable: String, _ arguments: [String]) async throws -> String {
-        let process = Process()
-        let pipe = Pipe()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in ended.resume() }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                ended.resume()
-            }
-        }
-        return String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
-    }
-}
-
-// MARK: A blocking RESP2 client, used off the cooperative pool
-
-private final class RedisConnection {
-    enum Reply: Equatable {
-        case status(String)
-        case error(String)
-        case integer(Int64)
-        case bulk(String?)
-        case array([Reply])
-
-        var integer: Int64? {
-            if case .integer(let value) = self { return value }
-            return nil
-        }
-
-        var text: String? {
-            if case .bulk(let value) = self { return value }
-            if case .status(let value) = self { return value }
-            return nil
-        }
-    }
-
-    private let socket: Int32
-    private var buffer: [UInt8] = []
-
-    init(port: Int) throws { socket = try LocalSocket.connected(port: port) }
-    deinit { close(socket) }
-
-    /// Sends one command, as an array of bulk strings, and reads its reply.
-    func call(_ arguments: String...) throws -> Reply { try call(arguments: arguments) }
-
-    func call(arguments: [String]) throws -> Reply {
-        var message = Array("*\(arguments.count)\r\n".utf8)
-        for argument in arguments {
-            let bytes = Array(argument.utf8)
-            message += Array("$\(bytes.count)\r\n".utf8) + bytes + Array("\r\n".utf8)
-        }
-        try LocalSocket.sendAll(message, to: socket)
-        return try reply()
-    }
-
+extension RESPConnection {
     /// Runs a strategy's script (prelude.lua, then the strategy's file, as shim.py sends it) on
     /// `key`; its reply, a flat array of names and values, as a dictionary.
-    func evaluate(_ strategy: String, key: String, _ argv: [String]) throws -> [String: String] {
+    fileprivate func evaluate(_ strategy: String, key: String, _ argv: [String]) throws -> [String: String] {
         let folder = Repository.path("Implementations/redis")
         let source =
             try String(contentsOfFile: "\(folder)/prelude.lua", encoding: .utf8) + "\n"
@@ -443,140 +264,5 @@ private final class RedisConnection {
         let texts = items.compactMap(\.text)
         return Dictionary(
             uniqueKeysWithValues: stride(from: 0, to: texts.count, by: 2).map { (texts[$0], texts[$0 + 1]) })
-    }
-
-    /// The server's clock (TIME) in nanoseconds since the Unix epoch, as the scripts read it.
-    func serverNanoseconds() throws -> Int64 {
-        guard case .array(let parts) = try call("TIME"), parts.count == 2,
-            let seconds = parts[0].text.flatMap({ Int64($0) }), let micros = parts[1].text.flatMap({ Int64($0) })
-        else { throw RedisTestFailure("TIME gave no time") }
-        return seconds * 1_000_000_000 + micros * 1_000
-    }
-
-    private func reply() throws -> Reply {
-        let line = try readLine()
-        let body = String(line.dropFirst())
-        switch line.first {
-        case "+": return .status(body)
-        case "-": return .error(body)
-        case ":": if let value = Int64(body) { return .integer(value) }
-        case "$":
-            if let size = Int(body) {
-                if size < 0 { return .bulk(nil) }
-                return .bulk(String(decoding: try readBytes(size + 2).dropLast(2), as: UTF8.self))
-            }
-        case "*":
-            if let size = Int(body) { return .array(try (0..<max(size, 0)).map { _ in try reply() }) }
-        default: break
-        }
-        throw RedisTestFailure("not a RESP2 reply: \(line)")
-    }
-
-    private func readLine() throws -> String {
-        while true {
-            if let end = buffer.indices.dropFirst().first(where: { buffer[$0 - 1] == 13 && buffer[$0] == 10 }) {
-                let line = String(decoding: buffer[..<(end - 1)], as: UTF8.self)
-                buffer.removeFirst(end + 1)
-                return line
-            }
-            buffer += try LocalSocket.receive(from: socket)
-        }
-    }
-
-    private func readBytes(_ count: Int) throws -> [UInt8] {
-        while buffer.count < count { buffer += try LocalSocket.receive(from: socket) }
-        defer { buffer.removeFirst(count) }
-        return Array(buffer[..<count])
-    }
-}
-
-/// TCP sockets of 127.0.0.1.
-private enum LocalSocket {
-    static func descriptor() throws -> Int32 {
-        #if canImport(Glibc)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw RedisTestFailure("socket() failed: errno \(errno)") }
-        return descriptor
-    }
-
-    static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        #if canImport(Darwin)
-            address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
-        #endif
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr = in_addr(s_addr: inet_addr("127.0.0.1"))
-        return address
-    }
-
-    /// `count` different ports free when asked: those the system gives sockets bound to port 0.
-    static func freePorts(_ count: Int) throws -> [Int] {
-        var descriptors: [Int32] = []
-        defer { for descriptor in descriptors { close(descriptor) } }
-        var ports: [Int] = []
-        for _ in 0..<count {
-            let descriptor = try descriptor()
-            descriptors.append(descriptor)
-            var address = loopback(port: 0)
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-                }
-            }
-            guard bound else { throw RedisTestFailure("no free port: errno \(errno)") }
-            ports.append(Int(UInt16(bigEndian: address.sin_port)))
-        }
-        return ports
-    }
-
-    static func connected(port: Int) throws -> Int32 {
-        let descriptor = try descriptor()
-        var address = loopback(port: port)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else {
-            close(descriptor)
-            throw RedisTestFailure("cannot connect to 127.0.0.1:\(port): errno \(errno)")
-        }
-        // A reply that never comes fails the test after 10 s instead of hanging it.
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        #if canImport(Darwin)
-            var one: Int32 = 1
-            setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-        #endif
-        return descriptor
-    }
-
-    static func sendAll(_ bytes: [UInt8], to descriptor: Int32) throws {
-        #if canImport(Glibc)
-            let flags = Int32(MSG_NOSIGNAL)
-        #else
-            let flags: Int32 = 0
-        #endif
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, flags) }
-            guard sent > 0 else { throw RedisTestFailure("cannot send to redis-server: errno \(errno)") }
-            offset += sent
-        }
-    }
-
-    static func receive(from descriptor: Int32) throws -> [UInt8] {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else {
-            throw RedisTestFailure(
-                count == 0 ? "redis-server closed the connection" : "no reply from redis-server: errno \(errno)")
-        }
-        return Array(chunk[..<count])
     }
 }

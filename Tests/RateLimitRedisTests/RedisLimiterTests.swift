@@ -1,0 +1,311 @@
+import Dispatch
+import Foundation
+import RateLimitConformance
+import RateLimitRedis
+import RateLimitTestSupport
+import RedisTestSupport
+import Testing
+
+// The Swift limiters of RateLimitRedis on a real redis-server (Spec/SharedLimits.md): the scripts
+// they embed are the files; their answers are the in-process limiters' on every vector and random
+// trace; the server's clock; waiting by exact retry-afters; leases. Each test starts its own
+// server (RedisTestSupport) and skips, saying how to install one, where there is none.
+
+@Suite(
+    "RateLimitRedis: the shared limiters (Spec/SharedLimits.md)", .serialized, .timeLimit(.minutes(2)),
+    .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
+struct RedisLimiterTests {
+    @Test("SHARED-1 the embedded scripts are Implementations/redis/*.lua, and their SHA-1s the server's")
+    func embeddedScripts() async throws {
+        let folder = repositoryRoot.appendingPathComponent("Implementations/redis")
+        let prelude = try String(contentsOf: folder.appendingPathComponent("prelude.lua"), encoding: .utf8)
+        #expect(
+            RedisScript.all.map(\.strategy) == [
+                "token-bucket", "token-bucket-interval", "gcra", "fixed-window",
+                "sliding-window-log", "leaky-bucket-meter", "concurrency",
+            ])
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let redis = try RESPConnection(port: server.port)
+        for script in RedisScript.all {
+            let file = try String(
+                contentsOf: folder.appendingPathComponent("\(script.strategy).lua"), encoding: .utf8)
+            #expect(script.source == prelude + "\n" + file, "\(script.strategy): run `make redis-scripts`")
+            #expect(
+                try await redis.send(["SCRIPT", "LOAD", script.source]) == .bulk(script.sha1), "\(script.strategy)")
+        }
+    }
+
+    @Test("CONF-3 SHARED-1 SHARED-3 the Swift limiters answer as the in-process ones on every vector and random traces")
+    func conformance() async throws {
+        try await offThePool {
+            let server = try await RedisServer.start()
+            defer { server.stop() }
+            var subject = RedisSubject(connection: try RESPConnection(port: server.port))
+            let report = try ConformanceSuite.run(&subject, options: ConformanceOptions(randomTraces: 10, seed: 7))
+            let ran = report.strategies.filter { $0.skippedBecause == nil }
+            #expect(Set(ran.map(\.strategy)) == subject.strategies)
+            for strategy in ran {
+                let findings = strategy.groups.map { "\($0)" }.joined(separator: "\n")
+                #expect(strategy.level == .exact, "\(strategy.strategy): \(strategy.level)\n\(findings)")
+                #expect(!strategy.stories.isEmpty, "\(strategy.strategy)")
+                #expect(strategy.randomTraces.count == 10, "\(strategy.strategy)")
+            }
+        }
+    }
+
+    @Test("SHARED-2 on the server's clock a refusal's retry-after counts from the server's TIME")
+    func serversClock() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let redis = try RESPConnection(port: server.port)
+        // Bursts of 2, then one per hour: the third acquire waits until the first hour is over.
+        let hour: Int64 = 3_600_000_000_000
+        let limiter = RedisRateLimiter(
+            try GCRA(burst: 2, emissionIntervalNanoseconds: hour), key: "{clock}:gcra", runner: redis)
+        let before = try await serverTime(redis)
+        #expect(try await limiter.tryAcquire() == .allowed(remaining: 1))
+        #expect(try await limiter.tryAcquire() == .allowed(remaining: 0))
+        let refusal = try await limiter.tryAcquire()
+        let after = try await serverTime(redis)
+        // tat = first + 2 h, admitted again at tat - tau + T = first + 1 h; the refusal came at
+        // `now` in [first, after], so its retry-after is first + 1 h - now.
+        guard case .rejected(let retryAfter) = refusal else {
+            Issue.record("expected a refusal, got \(refusal)")
+            return
+        }
+        #expect(hour - (after - before) <= retryAfter && retryAfter <= hour, "\(retryAfter) ns")
+        #expect(try await limiter.remaining() == 0)
+        // The key expires when the state is idle: two hours after the first acquire (SHARED-4).
+        let expiry = try #require(try await redis.send(["PEXPIRETIME", "{clock}:gcra"]).integer)
+        #expect((before + 2 * hour) / 1_000_000 <= expiry && expiry <= (after + 2 * hour) / 1_000_000 + 1)
+    }
+
+    @Test("SHARED-13 acquire sleeps the exact retry-after on its clock and asks again; past its timeout it refuses")
+    func waitingByRetryAfter() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let clock = ManualClock()
+        let limiter = RedisRateLimiter(
+            try GCRA(burst: 1, emissionInterval: .milliseconds(100)), key: "{wait}:gcra",
+            runner: try RESPConnection(port: server.port), clockSource: .caller { instant(of: clock) },
+            timeout: .seconds(5), clock: clock)
+        #expect(try await limiter.tryAcquire() == .allowed(remaining: 0))
+        // 100 ms to wait, 50 ms allowed: refused at once, nothing slept.
+        #expect(try await limiter.acquire(timeout: .milliseconds(50)) == .rejected(retryAfterNanoseconds: 100_000_000))
+        #expect(clock.nextDeadline != ManualClock.Instant(offset: .milliseconds(100)))
+        // 100 ms to wait, 1 s allowed: it sleeps until 100 ms, then the server admits it.
+        let waiting = Task { try await limiter.acquire(timeout: .seconds(1)) }
+        #expect(await eventually { clock.nextDeadline == ManualClock.Instant(offset: .milliseconds(100)) })
+        clock.set(to: ManualClock.Instant(offset: .milliseconds(100)))
+        #expect(try await waiting.value == .allowed(remaining: 0))
+        // Never allowed and bad input answer at once.
+        #expect(try await limiter.acquire(2, timeout: .seconds(1)) == .neverAllowed)
+        if case .invalid(let error) = try await limiter.acquire(-1, timeout: .seconds(1)) {
+            #expect(error.field == "permits" && error.problem == .mustNotBeNegative)
+        } else {
+            Issue.record("acquire(-1) must be invalid")
+        }
+        // A release is what an in-process GCRA answers (CORE-11), without the store.
+        var model = RateLimiter(limiter.strategy, at: .origin)
+        #expect(limiter.release(1) == model.step(.release(1), at: .origin))
+    }
+
+    @Test("SHARED-6 SHARED-7 a lease taken through the Swift limiter comes back at release, once, or at its expiry")
+    func leases() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let clock = ManualClock()
+        let limiter = RedisConcurrencyLimiter(
+            try ConcurrencyLimiter(limit: 3), key: "{leases}:swift", runner: try RESPConnection(port: server.port),
+            clockSource: .caller { instant(of: clock) }, clock: clock)
+        let first = try await limiter.tryAcquire(2, lease: .nanoseconds(100))
+        #expect(first.result == .allowed(remaining: 1))
+        let lease = try #require(first.lease)
+        #expect(lease.permits == 2 && lease.handle == "00000000000000000100:00000000000000000000:1")
+        let refused = try await limiter.tryAcquire(2, lease: .seconds(1))
+        #expect(refused.result == .rejectedUntilRelease(shortfall: 1) && refused.lease == nil)
+        #expect(try await limiter.release(lease) == .allowed(remaining: 3))
+        // Released once: a second release gives nothing back (invalid, maximum 0).
+        guard case .invalid(let error) = try await limiter.release(lease) else {
+            Issue.record("a second release must be invalid")
+            return
+        }
+        #expect(error.field == "permits" && error.problem == .exceedsMaximum(0))
+        // A lease of 100 ns taken at 10 is back at 110, with no release.
+        clock.set(to: ManualClock.Instant(offset: .nanoseconds(10)))
+        #expect(try await limiter.tryAcquire(3, lease: .nanoseconds(100)).result == .allowed(remaining: 0))
+        clock.set(to: ManualClock.Instant(offset: .nanoseconds(109)))
+        #expect(try await limiter.remaining() == 0)
+        clock.set(to: ManualClock.Instant(offset: .nanoseconds(110)))
+        #expect(try await limiter.remaining() == 3)
+        // Durations the script cannot take are refused before any call.
+        for (duration, problem) in [
+            (Duration.zero, RateLimitInputError.Problem.mustBePositive),
+            (.nanoseconds(1) / 2, .notWholeNanoseconds),
+            (.seconds(9_223_372_037), .exceedsMaximum(.max)),
+        ] {
+            guard case .invalid(let error) = try await limiter.tryAcquire(lease: duration).result else {
+                Issue.record("a lease of \(duration) must be invalid")
+                continue
+            }
+            #expect(error.field == "leaseNanoseconds" && error.problem == problem, "\(duration)")
+        }
+    }
+}
+
+/// The instant of a manual clock on the limiter's timeline (its offset, whole nanoseconds).
+func instant(of clock: ManualClock) -> RateLimitInstant {
+    let (seconds, attoseconds) = clock.now.offset.components
+    return (try? RateLimitInstant(nanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) ?? .origin
+}
+
+/// The server's clock in nanoseconds, read without blocking a thread of the pool.
+func serverTime(_ redis: RESPConnection) async throws -> Int64 {
+    guard case .array(let parts) = try await redis.send(["TIME"]), parts.count == 2,
+        let seconds = parts[0].text.flatMap({ Int64($0) }), let micros = parts[1].text.flatMap({ Int64($0) })
+    else { throw RedisTestFailure("TIME gave no time") }
+    return seconds * 1_000_000_000 + micros * 1_000
+}
+
+// MARK: The limiters as a conformance subject
+
+/// The instant the suite's next event carries, read by the limiters as their caller's clock.
+private final class SuiteInstant: @unchecked Sendable {
+    // @unchecked: `value` is read and written only while `lock` is held.
+    private let lock = NSLock()
+    private var value = RateLimitInstant.origin
+    var current: RateLimitInstant {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}
+
+/// One protocol limiter: a `RedisRateLimiter` or `RedisConcurrencyLimiter` behind closures.
+struct SubjectLimiter {
+    let apply: @Sendable (ConformanceEvent) async throws(RedisLimitError) -> RateLimitResult
+}
+
+/// Every strategy with a script, as `RedisRateLimiter` and `RedisConcurrencyLimiter` on the
+/// suite's instants (the caller's clock, SHARED-2), each limiter its own key. The concurrency
+/// limiter's leases last 2^63 ns, longer than the timeline, so they are CL's plain permits
+/// (SHARED-6). Their state begins at their first event: a key that does not exist is a new
+/// limiter (SHARED-4), and the Swift limiters have no `create`.
+struct RedisSubject: ConformanceSubject {
+    let connection: RESPConnection
+    private let instant = SuiteInstant()
+    private let prefix = UUID().uuidString
+    private var next = 0
+
+    init(connection: RESPConnection) { self.connection = connection }
+
+    var name: String { "RateLimitRedis" }
+    var strategies: Set<String> { Set(RedisScript.all.map(\.strategy)) }
+
+    func profile(for strategy: String) -> ImplementationProfile {
+        // Its state begins at its first event; on an earlier instant after that event a key that
+        // was never written (its state idle) is a new limiter at that instant, the caveat of
+        // SHARED-4 for clocks that go back: the Swift limiters are checked on time going forwards
+        // (the scripts themselves, with `create`, also on time going back: RedisConformanceTests).
+        ImplementationProfile(monotonic: true, createdAtFirstEvent: true)
+    }
+
+    mutating func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<
+        SubjectLimiter
+    > {
+        // The configuration is a Swift value: the core's validation refuses what the Spec refuses.
+        guard let configuration = request.configuration else {
+            switch ReferenceSubject().create(request, at: now) {
+            case .refused(let field, let problem): return .refused(field: field, problem: problem)
+            case .created, .unsupported: return .unsupported(reason: "malformed configuration")
+            }
+        }
+        next += 1
+        let key = "ratelimit-swift:{\(prefix):\(next)}"
+        let clock = ContinuousClock()
+        let source = RedisClockSource.caller { [instant] in instant.current }
+        switch configuration {
+        case .tokenBucket(let s): return .created(limiter(s, key: key, source: source, clock: clock))
+        case .intervalTokenBucket(let s): return .created(limiter(s, key: key, source: source, clock: clock))
+        case .gcra(let s): return .created(limiter(s, key: key, source: source, clock: clock))
+        case .fixedWindow(let s): return .created(limiter(s, key: key, source: source, clock: clock))
+        case .slidingWindowLog(let s): return .created(limiter(s, key: key, source: source, clock: clock))
+        case .leakyBucketMeter(let s): return .created(limiter(s, key: key, source: source, clock: clock))
+        case .concurrency(let s):
+            let limiter = RedisConcurrencyLimiter(
+                s, key: key, runner: connection, clockSource: source, timeout: .seconds(10), clock: clock)
+            let forever = Duration.nanoseconds(Int64.max) + .nanoseconds(1)  // 2^63 ns
+            return .created(
+                SubjectLimiter { event throws(RedisLimitError) in
+                    switch event {
+                    case .acquire(let permits): return try await limiter.tryAcquire(permits, lease: forever).result
+                    case .release(let permits): return try await limiter.release(permits)
+                    case .reset: return try await limiter.reset()
+                    case .reconfigure(let any):
+                        guard let typed = any.typed(as: ConcurrencyLimiter.self) else {
+                            throw .unexpectedReply("reconfigure to \(any)")
+                        }
+                        return try await limiter.reconfigure(typed)
+                    }
+                })
+        case .slidingWindowCounter, .leakyBucketQueue:
+            return .unsupported(reason: "no Redis script for \(configuration.kind)")
+        }
+    }
+
+    private func limiter<S: RedisScriptedStrategy>(
+        _ strategy: S, key: String, source: RedisClockSource, clock: ContinuousClock
+    ) -> SubjectLimiter {
+        let limiter = RedisRateLimiter(
+            strategy, key: key, runner: connection, clockSource: source, timeout: .seconds(10), clock: clock)
+        return SubjectLimiter { event throws(RedisLimitError) in
+            switch event {
+            case .acquire(let permits): return try await limiter.tryAcquire(permits)
+            case .release(let permits): return limiter.release(permits)
+            case .reset: return try await limiter.reset()
+            case .reconfigure(let any):
+                guard let typed = any.typed(as: S.self) else { throw .unexpectedReply("reconfigure to \(any)") }
+                return try await limiter.reconfigure(typed)
+            }
+        }
+    }
+
+    mutating func apply(_ event: ConformanceEvent, to limiter: inout SubjectLimiter, at now: Int64)
+        throws(SubjectFailure) -> RateLimitResult
+    {
+        guard let at = try? RateLimitInstant(nanoseconds: now) else {
+            return .invalid(RateLimitInputError(field: "now", value: now, problem: .mustNotBeNegative))
+        }
+        instant.current = at
+        let apply = limiter.apply
+        switch blocking({ () async throws(RedisLimitError) in try await apply(event) }) {
+        case .success(let result): return result
+        case .failure(let error): throw SubjectFailure("\(error)")
+        }
+    }
+}
+
+/// A value written once by a task before it signals, read after the wait.
+private final class Handoff<T: Sendable>: @unchecked Sendable {
+    // @unchecked: `result` is written by one task before `DispatchSemaphore.signal()` and read
+    // only after `wait()` returned, which orders the two.
+    var result: Result<T, RedisLimitError>?
+}
+
+/// Waits, blocking this thread (the heavy lane's, never the pool's), for `body` run in a task.
+private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws(RedisLimitError) -> T) -> Result<
+    T, RedisLimitError
+> {
+    let handoff = Handoff<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do throws(RedisLimitError) {
+            handoff.result = .success(try await body())
+        } catch {
+            handoff.result = .failure(error)
+        }
+        done.signal()
+    }
+    done.wait()
+    return handoff.result ?? .failure(.cancelled)
+}

@@ -1,0 +1,181 @@
+import Foundation
+import RateLimitRedis
+import RedisTestSupport
+
+// The method: one connection (RESPConnection, the tests' RESP2 client, each command on its own
+// serial queue), one task calling it in a loop. The floor is one round trip of a trivial script
+// (`return 1`, EVALSHA) through the same RedisScriptRunner method the limiter uses; the limiter
+// is RedisRateLimiter.tryAcquire on the server's clock: the script, its arithmetic on the server,
+// the timeout race and the reply parsed. Floor and limiter run in alternating rounds, and each
+// ratio is the median of the per-round ratios of medians, so the machine's drift (two cores
+// shared with other work) falls on both alike.
+
+/// One measured case.
+struct Row {
+    let name: String
+    /// Latencies of the case, nanoseconds: median and 99th percentile over every call.
+    let p50: Double
+    let p99: Double
+    /// The floor's, from the same rounds.
+    let floorP50: Double
+    let floorP99: Double
+    /// Decisions per second of one caller (1 / mean latency).
+    let perSecond: Double
+    /// Median over rounds of (case median / floor median).
+    let ratio: Double
+}
+
+struct Measured {
+    var rows: [Row]
+    var calls: Int
+
+    var table: String {
+        var lines = [
+            "ratelimit-redis-bench: one caller, loopback, redis-server on this machine; \(calls) calls per case",
+            "",
+            "case                                    decisions/s   p50 µs   p99 µs   floor p50   floor p99   ratio (p50)",
+            "--------------------------------------  -----------  -------  -------  ----------  ----------  -----------",
+        ]
+        for row in rows {
+            lines.append(
+                row.name.padding(toLength: 38, withPad: " ", startingAt: 0) + "  "
+                    + pad(String(format: "%.0f", row.perSecond), 11) + "  "
+                    + pad(String(format: "%.1f", row.p50 / 1_000), 7) + "  "
+                    + pad(String(format: "%.1f", row.p99 / 1_000), 7) + "  "
+                    + pad(String(format: "%.1f", row.floorP50 / 1_000), 10) + "  "
+                    + pad(String(format: "%.1f", row.floorP99 / 1_000), 10) + "  "
+                    + pad(String(format: "%.2fx", row.ratio), 11))
+        }
+        lines.append("")
+        lines.append("floor: EVALSHA of `return 1` on the same connection; target: ratio <= 1.5x")
+        return lines.joined(separator: "\n")
+    }
+
+    var json: [String: Any] {
+        [
+            "calls": calls,
+            "rows": rows.map {
+                [
+                    "name": $0.name, "p50Nanoseconds": $0.p50, "p99Nanoseconds": $0.p99,
+                    "floorP50Nanoseconds": $0.floorP50, "floorP99Nanoseconds": $0.floorP99,
+                    "decisionsPerSecond": $0.perSecond, "ratio": $0.ratio,
+                ] as [String: Any]
+            },
+        ]
+    }
+}
+
+private func pad(_ text: String, _ width: Int) -> String {
+    String(repeating: " ", count: max(0, width - text.count)) + text
+}
+
+/// Runs every case against the server at `port`.
+func benchmark(port: Int, smoke: Bool) async throws -> Measured {
+    let connection = try RESPConnection(port: port)
+    guard case .bulk(let trivial?) = try await connection.send(["SCRIPT", "LOAD", "return 1"]) else {
+        throw RedisTestFailure("SCRIPT LOAD refused the trivial script")
+    }
+    let rounds = smoke ? 1 : 7
+    let perRound = smoke ? 20 : 1_500
+    let floor: @Sendable () async throws -> Void = {
+        _ = try await connection.evalSHA(trivial, key: "bench:{floor}", arguments: [])
+    }
+    // Always admitted: a GCRA whose burst is never used up (one nanosecond per permit).
+    let admitting = RedisRateLimiter(
+        try GCRA(burst: 1_000_000_000, emissionIntervalNanoseconds: 1), key: "bench:{admitted}", runner: connection)
+    // Always refused after its first acquire: one permit per hour.
+    let refusing = RedisRateLimiter(
+        try GCRA(burst: 1, emissionIntervalNanoseconds: 3_600_000_000_000), key: "bench:{refused}", runner: connection)
+    let bucket = RedisRateLimiter(
+        try TokenBucket(capacity: 1_000_000, permitsPerPeriod: 1_000_000, periodNanoseconds: 1_000),
+        key: "bench:{bucket}", runner: connection)
+    let log = RedisRateLimiter(
+        try SlidingWindowLog(limit: 100, windowNanoseconds: 60_000_000_000), key: "bench:{log}", runner: connection)
+    // The GCRA script alone, through the runner: what the server adds to the floor, without the
+    // limiter's Swift part (the timeout race, the arguments, the reply parsed).
+    let gcra = RedisScript.all.first { $0.strategy == GCRA.identifier }!
+    let gcraArguments = ["acquire", "", "1000000000", "1", "1"]
+    let cases: [(String, @Sendable () async throws -> Void)] = [
+        (
+            "GCRA script alone, admitted",
+            { _ = try await connection.evalSHA(gcra.sha1, key: "bench:{script}", arguments: gcraArguments) }
+        ),
+        ("GCRA tryAcquire, admitted", { _ = try await admitting.tryAcquire() }),
+        ("GCRA tryAcquire, refused", { _ = try await refusing.tryAcquire() }),
+        ("token bucket tryAcquire, admitted", { _ = try await bucket.tryAcquire() }),
+        ("sliding log tryAcquire, mostly refused", { _ = try await log.tryAcquire() }),
+    ]
+    // Warm up: the scripts loaded, the connection and the code paths hot.
+    _ = try await connection.eval(gcra.source, key: "bench:{script}", arguments: gcraArguments)
+    for _ in 0..<(smoke ? 2 : 200) {
+        try await floor()
+        for (_, body) in cases { try await body() }
+    }
+    var rows: [Row] = []
+    for (name, body) in cases {
+        var floorAll: [Double] = []
+        var caseAll: [Double] = []
+        var ratios: [Double] = []
+        for _ in 0..<rounds {
+            let floorRound = try await latencies(perRound, floor)
+            let caseRound = try await latencies(perRound, body)
+            floorAll += floorRound
+            caseAll += caseRound
+            ratios.append(percentile(caseRound, 0.5) / percentile(floorRound, 0.5))
+        }
+        rows.append(
+            Row(
+                name: name, p50: percentile(caseAll, 0.5), p99: percentile(caseAll, 0.99),
+                floorP50: percentile(floorAll, 0.5), floorP99: percentile(floorAll, 0.99),
+                perSecond: 1e9 / (caseAll.reduce(0, +) / Double(caseAll.count)), ratio: percentile(ratios, 0.5)))
+    }
+    return Measured(rows: rows, calls: rounds * perRound)
+}
+
+/// The latency of each of `count` calls of `body`, nanoseconds.
+private func latencies(_ count: Int, _ body: @Sendable () async throws -> Void) async throws -> [Double] {
+    var samples: [Double] = []
+    samples.reserveCapacity(count)
+    let clock = ContinuousClock()
+    for _ in 0..<count {
+        let start = clock.now
+        try await body()
+        let (seconds, attoseconds) = (clock.now - start).components
+        samples.append(Double(seconds) * 1e9 + Double(attoseconds) / 1e9)
+    }
+    return samples
+}
+
+private func percentile(_ values: [Double], _ fraction: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+}
+
+/// The multi-process test's worker: acquires 1, 2, 3, 1, 2, 3... permits of one GCRA key on the
+/// server's clock until `milliseconds` have passed, and prints what it was granted.
+func worker(port: Int, key: String, burst: Int64, interval: Int64, milliseconds: Int) async -> Int32 {
+    do {
+        let limiter = RedisRateLimiter(
+            try GCRA(burst: burst, emissionIntervalNanoseconds: interval), key: key,
+            runner: try RESPConnection(port: port), timeout: .seconds(5))
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        var admitted: Int64 = 0
+        var decisions = 0
+        var failures = 0
+        while ContinuousClock.now < deadline {
+            let permits = Int64(decisions % 3 + 1)
+            decisions += 1
+            do {
+                if case .allowed = try await limiter.tryAcquire(permits) { admitted += permits }
+            } catch {
+                failures += 1
+                FileHandle.standardError.write(Data("\(error)\n".utf8))
+            }
+        }
+        print(#"{"admitted": \#(admitted), "decisions": \#(decisions), "failures": \#(failures)}"#)
+        return failures == 0 ? 0 : 1
+    } catch {
+        FileHandle.standardError.write(Data("worker: \(error)\n".utf8))
+        return 1
+    }
+}

@@ -1,0 +1,53 @@
+// ratelimit-redis-bench: what a shared limiter's decision costs, as a ratio to the floor of one
+// round trip of a trivial script on the same connection (README, "Shared limits with Redis"), and
+// the worker processes of the multi-process test.
+//
+//   ratelimit-redis-bench            starts its own redis-server, prints a table (make bench-redis)
+//   ratelimit-redis-bench --json     the same, as JSON
+//   ratelimit-redis-bench --smoke    a few calls of each, once (make verify: it must not rot)
+//   ratelimit-redis-bench --check    exit 1 when a ratio is above the target, 1.5
+//   ratelimit-redis-bench --worker <port> <key> <burst> <emission interval ns> <milliseconds>
+//       acquires 1, 2, 3, 1, 2, 3... permits of a GCRA on the server's clock until the time is up;
+//       prints {"admitted": permits, "decisions": n, "failures": n}
+
+import Foundation
+import RateLimitRedis
+import RedisTestSupport
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+if arguments.first == "--worker" {
+    guard arguments.count == 6, let port = Int(arguments[1]), let burst = Int64(arguments[3]),
+        let interval = Int64(arguments[4]), let milliseconds = Int(arguments[5])
+    else {
+        print("usage: ratelimit-redis-bench --worker <port> <key> <burst> <emission interval ns> <milliseconds>")
+        exit(2)
+    }
+    exit(await worker(port: port, key: arguments[2], burst: burst, interval: interval, milliseconds: milliseconds))
+}
+
+let known: Set = ["--json", "--smoke", "--check", "--help"]
+guard Set(arguments).isSubset(of: known), !arguments.contains("--help") else {
+    print("usage: ratelimit-redis-bench [--json] [--smoke] [--check] | --worker <port> <key> <burst> <ns> <ms>")
+    exit(arguments.contains("--help") ? 0 : 2)
+}
+let smoke = arguments.contains("--smoke")
+let json = arguments.contains("--json")
+guard await RedisServer.installed.value != nil else {
+    print(RedisServer.installHint)
+    exit(smoke ? 0 : 1)
+}
+let server = try await RedisServer.start()
+let measured = try await benchmark(port: server.port, smoke: smoke)
+server.stop()
+if json {
+    print(
+        String(
+            decoding: try JSONSerialization.data(withJSONObject: measured.json, options: [.sortedKeys]), as: UTF8.self))
+} else {
+    print(measured.table)
+}
+if arguments.contains("--check"), !smoke, measured.rows.contains(where: { $0.ratio > 1.5 }) {
+    print("a ratio is above the target, 1.5x the floor")
+    exit(1)
+}

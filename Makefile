@@ -4,10 +4,11 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
 .PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance matrix matrix-setup bench bench-smoke bench-redis clean
 
-## Check the formatting and the core's purity, build everything with warnings as errors, run every
-## test, check the public API against its listing and the README's examples against their files,
-## build the DocC documentation without a warning, run the benchmark's smoke mode, then the
-## concurrent code's tests again under ThreadSanitizer.
+## Check the formatting, the core's purity and that the Redis scripts embedded in RateLimitRedis are
+## the files, build everything with warnings as errors, run every test, check the public API
+## against its listing and the README's examples against their files, build the DocC documentation
+## without a warning, run the benchmarks' smoke modes, then the concurrent code's tests again under
+## ThreadSanitizer.
 verify: lint core-purity redis-scripts-check tools test api-check readme-check docs bench-smoke tsan
 
 ## What some tests need from the system; each such test says it skipped when its tool is missing.
@@ -23,9 +24,9 @@ test:
 	$(SWIFT) test $(SWIFT_FLAGS)
 	RATELIMIT_SERVER_TESTS=1 $(SWIFT) test --filter ServerIntegrationTests $(SWIFT_FLAGS)
 
-## The adapters, the client, the manual clock and the linearizability checker under ThreadSanitizer (its own
+## The adapters, the client, the manual clock, the linearizability checker and the Redis limiters under ThreadSanitizer (its own
 ## build folder, so the ordinary build is not rebuilt); any reported race fails the run.
-TSAN_TESTS ?= RateLimitAdapterTests|RateLimitClientTests|ManualClockTests|LinearizabilityTests
+TSAN_TESTS ?= RateLimitAdapterTests|RateLimitClientTests|ManualClockTests|LinearizabilityTests|RateLimitRedisTests
 tsan:
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter '$(TSAN_TESTS)' $(SWIFT_FLAGS)
 

@@ -63,6 +63,7 @@ let package = Package(
         .executableTarget(name: "example-atomic", dependencies: ["RateLimitAtomic"], path: "Examples/Swift/Atomic"),
         .executableTarget(name: "example-http", dependencies: ["RateLimitHTTP"], path: "Examples/Swift/HTTP"),
         .executableTarget(name: "example-client", dependencies: ["RateLimitClient"], path: "Examples/Swift/Client"),
+        .executableTarget(name: "example-redis", dependencies: ["RateLimitRedis"], path: "Examples/Swift/Redis"),
         .executableTarget(
             name: "example-conformance", dependencies: ["RateLimitConformance"], path: "Examples/Swift/Conformance"),
         // What only the tests share (not a product).

@@ -4,7 +4,9 @@
 Every ```swift block of README.md follows a line `<!-- example: <path> -->` naming the file it
 shows; the block must equal the file. The files are executable targets, each built with its one
 product (Package.swift), so every example in the README compiles as pasted; a shown manifest
-(`Examples/Package/Package.swift`) is checked with `swift package dump-package`.
+(`Examples/Package/Package.swift`) is checked with `swift package dump-package`. A block that needs
+a package this one does not depend on (a Redis client) says so instead, on the line above it:
+`<!-- not compiled: needs <package and version> -->`.
 
     readme-examples.py check   fail on a block without a file, or one that differs (make readme-check)
     readme-examples.py write   copy each named file into its block
@@ -16,6 +18,7 @@ import subprocess
 import sys
 
 MARKER = re.compile(r"^<!-- example: (\S+) -->$")
+NOT_COMPILED = re.compile(r"^<!-- not compiled: needs .+ -->$")
 
 
 def blocks(lines):
@@ -26,8 +29,10 @@ def blocks(lines):
         if lines[i].strip() == "```swift":
             start = i
             end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
-            marker = MARKER.match(lines[start - 1].strip()) if start > 0 else None
-            found.append((marker.group(1) if marker else None, start, end))
+            above = lines[start - 1].strip() if start > 0 else ""
+            if not NOT_COMPILED.match(above):
+                marker = MARKER.match(above)
+                found.append((marker.group(1) if marker else None, start, end))
             i = end + 1
         else:
             i += 1

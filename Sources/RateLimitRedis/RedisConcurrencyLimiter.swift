@@ -15,7 +15,7 @@ public struct RedisLease: Hashable, Sendable {
 
 /// An acquire's answer, and the lease it took when it was admitted.
 public struct RedisLeaseAnswer: Hashable, Sendable {
-    /// The answer, as an in-process ``ConcurrencyLimiter`` gives it.
+    /// The answer, as an in-process `ConcurrencyLimiter` gives it.
     public let result: RateLimitResult
     /// The lease, when the acquire was admitted with at least one permit.
     public let lease: RedisLease?
@@ -48,7 +48,7 @@ public final class RedisConcurrencyLimiter<C: Clock>: Sendable where C.Duration 
     public var lastFailure: RedisLimitError? { engine.lastFailure }
 
     /// Takes `permits` as a lease of `duration` (1 ns to 2^63 ns, whole nanoseconds) if they are
-    /// free now; never waits. A refusal is ``RateLimitResult/rejectedUntilRelease(shortfall:)``.
+    /// free now; never waits. A refusal is `RateLimitResult/rejectedUntilRelease(shortfall:)`.
     ///
     /// - Throws: ``RedisLimitError`` when the store does not answer and the policy fails closed.
     public func tryAcquire(_ permits: Int64 = 1, lease duration: Duration) async throws(RedisLimitError)
@@ -71,7 +71,7 @@ public final class RedisConcurrencyLimiter<C: Clock>: Sendable where C.Duration 
 
     /// Gives back `permits` of `lease` (all of them by default). A lease that expired, was
     /// released or was forgotten by a reset holds nothing: releasing it is
-    /// ``RateLimitResult/invalid(_:)`` and gives nothing back twice (SHARED-7). A lease the local
+    /// `RateLimitResult/invalid(_:)` and gives nothing back twice (SHARED-7). A lease the local
     /// fallback granted is released to it.
     public func release(_ lease: RedisLease, permits: Int64? = nil) async throws(RedisLimitError) -> RateLimitResult {
         let count = permits ?? lease.permits

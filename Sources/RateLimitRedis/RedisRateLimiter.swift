@@ -8,7 +8,7 @@
 
 /// A rate limiter whose state lives in Redis, shared by every process that uses the same key.
 ///
-/// Its answers are the in-process limiters' ``RateLimitResult``s, decided on the server by the
+/// Its answers are the in-process limiters' `RateLimitResult`s, decided on the server by the
 /// strategy's script (``RedisScript``) through your Redis client (``RedisScriptRunner``). Every
 /// call is bounded by `timeout`; when the store does not answer, the ``RedisFailurePolicy`` says
 /// what the limiter answers: a ``RedisLimitError`` (fail closed, the default) or the decision of
@@ -55,8 +55,8 @@ public final class RedisRateLimiter<Strategy: RedisScriptedStrategy, C: Clock>: 
 
     /// Takes `permits`, waiting up to `timeout` on the limiter's clock: after each refusal it
     /// sleeps the exact retry-after and asks again (no queue: SHARED-13). Returns the admission,
-    /// or the refusal whose retry-after would end past the timeout (also ``RateLimitResult/neverAllowed``
-    /// and ``RateLimitResult/invalid(_:)``, at once).
+    /// or the refusal whose retry-after would end past the timeout (also `RateLimitResult/neverAllowed`
+    /// and `RateLimitResult/invalid(_:)`, at once).
     ///
     /// - Throws: ``RedisLimitError`` when the store does not answer and the policy fails closed;
     ///   ``RedisLimitError/cancelled`` when the task is cancelled while it waits.
@@ -72,7 +72,7 @@ public final class RedisRateLimiter<Strategy: RedisScriptedStrategy, C: Clock>: 
     }
 
     /// The answer of an in-process limiter of this strategy to a release: a time-based strategy
-    /// holds no permits, so it is ``RateLimitResult/invalid(_:)`` (CORE-11, or CORE-9 for negative
+    /// holds no permits, so it is `RateLimitResult/invalid(_:)` (CORE-11, or CORE-9 for negative
     /// permits), given here without the store.
     public func release(_ permits: Int64) -> RateLimitResult {
         let strategy = engine.strategy

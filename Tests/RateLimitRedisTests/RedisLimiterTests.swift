@@ -81,6 +81,26 @@ struct RedisLimiterTests {
         #expect((before + 2 * hour) / 1_000_000 <= expiry && expiry <= (after + 2 * hour) / 1_000_000 + 1)
     }
 
+    @Test("SHARED-4 a bucket that starts empty is written by its first event, even a refusal, and refills from it")
+    func firstEventWritesAStateThatIsNotIdle() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let redis = try RESPConnection(port: server.port)
+        let clock = ManualClock()
+        // Empty at first, one token per 100 ns, up to 2.
+        let bucket = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100, initialTokens: 0)
+        let limiter = RedisRateLimiter(
+            bucket, key: "{empty}:bucket", runner: redis, clockSource: .caller { instant(of: clock) }, clock: clock)
+        #expect(try await limiter.tryAcquire() == .rejected(retryAfterNanoseconds: 100))
+        // The refusal wrote the bucket created at 0 (it never becomes idle, so it never expires).
+        #expect(try await redis.send(["HGET", "{empty}:bucket", "last"]) == .bulk("0"))
+        #expect(try await redis.send(["PTTL", "{empty}:bucket"]) == .integer(-1))
+        clock.set(to: ManualClock.Instant(offset: .nanoseconds(50)))
+        #expect(try await limiter.tryAcquire() == .rejected(retryAfterNanoseconds: 50))
+        clock.set(to: ManualClock.Instant(offset: .nanoseconds(100)))
+        #expect(try await limiter.tryAcquire() == .allowed(remaining: 0))
+    }
+
     @Test("SHARED-13 acquire sleeps the exact retry-after on its clock and asks again; past its timeout it refuses")
     func waitingByRetryAfter() async throws {
         let server = try await RedisServer.start()

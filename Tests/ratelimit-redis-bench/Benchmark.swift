@@ -95,7 +95,7 @@ func benchmark(port: Int, smoke: Bool) async throws -> Measured {
     // limiter's Swift part (the timeout race, the arguments, the reply parsed).
     let gcra = RedisScript.all.first { $0.strategy == GCRA.identifier }!
     let gcraArguments = ["acquire", "", "1000000000", "1", "1"]
-    let cases: [(String, @Sendable () async throws -> Void)] = [
+    var cases: [(String, @Sendable () async throws -> Void)] = [
         (
             "GCRA script alone, admitted",
             { _ = try await connection.evalSHA(gcra.sha1, key: "bench:{script}", arguments: gcraArguments) }
@@ -105,6 +105,11 @@ func benchmark(port: Int, smoke: Bool) async throws -> Measured {
         ("token bucket tryAcquire, admitted", { _ = try await bucket.tryAcquire() }),
         ("sliding log tryAcquire, mostly refused", { _ = try await log.tryAcquire() }),
     ]
+    // The limiter's Swift part alone: a runner that answers at once, without I/O.
+    let canned = CannedRunner()
+    let inMemory = RedisRateLimiter(
+        try GCRA(burst: 1_000_000_000, emissionIntervalNanoseconds: 1), key: "bench:{memory}", runner: canned)
+    cases.append(("limiter, a runner without I/O", { _ = try await inMemory.tryAcquire() }))
     // Warm up: the scripts loaded, the connection and the code paths hot.
     _ = try await connection.eval(gcra.source, key: "bench:{script}", arguments: gcraArguments)
     for _ in 0..<(smoke ? 2 : 200) {
@@ -177,5 +182,16 @@ func worker(port: Int, key: String, burst: Int64, interval: Int64, milliseconds:
     } catch {
         FileHandle.standardError.write(Data("worker: \(error)\n".utf8))
         return 1
+    }
+}
+
+/// Answers every script at once with an admission: the limiter's own cost, without a server.
+private struct CannedRunner: RedisScriptRunner {
+    func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        .values(["kind", "allowed", "remaining", "1"])
+    }
+
+    func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        .values(["kind", "allowed", "remaining", "1"])
     }
 }

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance matrix matrix-setup bench bench-smoke clean
+.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance matrix matrix-setup bench bench-smoke bench-peers clean
 
 ## Check the formatting and the core's purity, build everything with warnings as errors, run every
 ## test, check the public API against its listing and the README's examples against their files,
@@ -79,6 +79,13 @@ readme-check:
 ## same run (README, "Benchmarks"); BENCH_FLAGS=--json for machines, --check to fail on a missed target.
 bench:
 	$(SWIFT) run -c release ratelimit-bench $(BENCH_FLAGS)
+
+## Side by side with Go's golang.org/x/time/rate (not in verify: it needs Go and the Debian
+## golang-golang-x-time-dev): the Swift loops and Go's, run in alternation in the same minutes, each
+## pair printed as a ratio (Performance.md, "Side by side with Go"). PEERS_FLAGS=--rounds N, --json.
+bench-peers:
+	$(SWIFT) build -c release --product ratelimit-bench
+	python3 .ci/bench-peers.py $(PEERS_FLAGS)
 
 ## Every benchmark for a few operations, once, in debug, with valid JSON out: so it never rots.
 bench-smoke:

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance matrix matrix-setup bench bench-smoke bench-redis clean
+.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance matrix matrix-setup bench bench-smoke bench-redis bench-peers clean
 
 ## Check the formatting, the core's purity and that the Redis scripts embedded in RateLimitRedis are
 ## the files, build everything with warnings as errors, run every test, check the public API
@@ -93,6 +93,13 @@ bench:
 ## on a redis-server the benchmark starts (README, "Shared limits with Redis"); BENCH_FLAGS as above.
 bench-redis:
 	$(SWIFT) run -c release ratelimit-redis-bench $(BENCH_FLAGS)
+
+## Side by side with Go's golang.org/x/time/rate (not in verify: it needs Go and the Debian
+## golang-golang-x-time-dev): the Swift loops and Go's, run in alternation in the same minutes, each
+## pair printed as a ratio (Performance.md, "Side by side with Go"). PEERS_FLAGS=--rounds N, --json.
+bench-peers:
+	$(SWIFT) build -c release --product ratelimit-bench
+	python3 .ci/bench-peers.py $(PEERS_FLAGS)
 
 ## Every benchmark for a few operations, once, in debug, with valid JSON out: so it never rots.
 bench-smoke:

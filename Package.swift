@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "RateLimitConformance", targets: ["RateLimitConformance"]),
         .executable(name: "ratelimit-conformance", targets: ["ratelimit-conformance"]),
         .executable(name: "ratelimit-bench", targets: ["ratelimit-bench"]),
+        .library(name: "RateLimitClock", targets: ["RateLimitClock"]),
         .library(name: "RateLimitActor", targets: ["RateLimitActor"]),
         .library(name: "RateLimitLock", targets: ["RateLimitLock"]),
         .library(name: "RateLimitDispatch", targets: ["RateLimitDispatch"]),
@@ -20,14 +21,16 @@ let package = Package(
     targets: [
         // The pure model: value-type state machines, standard library only.
         .target(name: "RateLimitCore"),
+        // A coarse monotonic clock for the adapters (each re-exports it): the system's last tick.
+        .target(name: "RateLimitClock"),
         // What the adapters' shells share: the clock as a timeline, the machine they execute, event
         // streams (package access only: not a product).
-        .target(name: "RateLimitShell", dependencies: ["RateLimitCore"]),
+        .target(name: "RateLimitShell", dependencies: ["RateLimitCore", "RateLimitClock"]),
         // Adapters: thin shells around the core's wait queue, one target each (import one).
-        .target(name: "RateLimitActor", dependencies: ["RateLimitCore", "RateLimitShell"]),
-        .target(name: "RateLimitLock", dependencies: ["RateLimitCore", "RateLimitShell"]),
-        .target(name: "RateLimitDispatch", dependencies: ["RateLimitCore", "RateLimitShell"]),
-        .target(name: "RateLimitAtomic", dependencies: ["RateLimitCore", "RateLimitShell"]),
+        .target(name: "RateLimitActor", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
+        .target(name: "RateLimitLock", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
+        .target(name: "RateLimitDispatch", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
+        .target(name: "RateLimitAtomic", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
         // Server feedback: Retry-After, RateLimit and X-RateLimit fields, server quota, backoff. Pure.
         .target(name: "RateLimitHTTP", dependencies: ["RateLimitCore"]),
         // The rate-limited client: per-endpoint limits, server feedback, retries, URLSession.
@@ -45,8 +48,8 @@ let package = Package(
         .executableTarget(
             name: "ratelimit-bench",
             dependencies: [
-                "RateLimitCore", "RateLimitActor", "RateLimitLock", "RateLimitDispatch", "RateLimitAtomic",
-                "CHeapStatistics",
+                "RateLimitCore", "RateLimitClock", "RateLimitActor", "RateLimitLock", "RateLimitDispatch",
+                "RateLimitAtomic", "CHeapStatistics",
             ]),
         // The Redis limiter's cost against one round trip of a trivial script (make bench-redis), and
         // the worker processes of the multi-process test (--worker).

@@ -23,6 +23,7 @@ import tempfile
 # The library products, in the order the README introduces them.
 PRODUCTS = [
     "RateLimitCore",
+    "RateLimitClock",
     "RateLimitActor",
     "RateLimitLock",
     "RateLimitDispatch",

@@ -1,6 +1,7 @@
 // One rate limiter as an actor (Spec/WaitQueue.md): the wait queue of one strategy, executed by
 // the shell of `ActorShell.swift`.
 
+@_exported import RateLimitClock
 @_exported import RateLimitCore
 import RateLimitShell
 

@@ -11,6 +11,7 @@
 // The hot path is `@inlinable`, so that it is specialized for the caller's clock: unspecialized,
 // every call would look up generic metadata at run time (Performance.md, "Atomic GCRA").
 
+@_exported import RateLimitClock
 @_exported import RateLimitCore
 
 #if _pointerBitWidth(_64)

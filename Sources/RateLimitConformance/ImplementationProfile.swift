@@ -51,6 +51,22 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// The Spec's own profile: nanoseconds, the whole timeline, every event, no tolerance.
     public static let full = ImplementationProfile()
 
+    /// The profile of an implementation that reads a coarse clock of resolution
+    /// `resolutionNanoseconds` (Spec/Core.md CORE-17, 3): a monotonic clock, no reconfigure (it
+    /// carries the lag over into the new configuration's units), no instant in the second half of
+    /// the timeline (near its end a late reading moves admissions across it), and answers judged
+    /// within twice the resolution (capped at ``maximumTolerance``): one resolution for the
+    /// reading, one for the shadow, which takes an early admission at the Spec's instant (CONF-2).
+    /// It fits TB, GCRA, LBM, SWL, LBQ and CL; the strategies with windows aligned to the origin
+    /// cannot conform on such a clock (CORE-17, 4).
+    public static func coarseClock(resolutionNanoseconds: Int64) -> ImplementationProfile {
+        let resolution = max(1, resolutionNanoseconds)
+        return ImplementationProfile(
+            largestInstantNanoseconds: Int64.max / 2, monotonic: true,
+            events: Set(Event.allCases).subtracting([.reconfigure]),
+            toleranceNanoseconds: resolution > maximumTolerance / 2 ? maximumTolerance : 2 * resolution)
+    }
+
     public init(
         timeUnitNanoseconds: Int64 = 1, largestInstantNanoseconds: Int64 = .max, monotonic: Bool = false,
         events: Set<Event> = Set(Event.allCases), toleranceNanoseconds: Int64 = 0, validatesConfigurations: Bool = true,

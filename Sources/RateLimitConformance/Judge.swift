@@ -170,7 +170,10 @@ struct Judge {
                 "refused again at \(now) ns, although its retry-after at step \(previous.step) promised admission from \(previous.now + previous.retryAfter) ns (CORE-7)"
             return
         }
-        if !got.isAdmitted, spec.isAdmitted {
+        // A refusal within T of the Spec's admission (CONF-6) is no evidence of a sustained one: a
+        // limiter on a coarse clock refuses so at scattered steps (CORE-17).
+        let refusalWithinTolerance = if case .rejected(let retryAfter) = got { retryAfter <= tolerance } else { false }
+        if !got.isAdmitted, spec.isAdmitted, !refusalWithinTolerance {
             if let owed = debt, permits <= owed.permits {
                 if now > Self.saturating(owed.since, bound) {
                     verdict.kind = .liveness

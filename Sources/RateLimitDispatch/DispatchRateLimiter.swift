@@ -2,6 +2,7 @@
 // executed by the shell of `DispatchShell.swift`.
 
 import Dispatch
+@_exported import RateLimitClock
 @_exported import RateLimitCore
 import RateLimitShell
 

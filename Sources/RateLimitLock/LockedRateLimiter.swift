@@ -1,6 +1,7 @@
 // One rate limiter guarded by a lock (Spec/WaitQueue.md): the wait queue of one strategy, executed
 // by the shell of `LockShell.swift`.
 
+@_exported import RateLimitClock
 @_exported import RateLimitCore
 import RateLimitShell
 

@@ -1,5 +1,6 @@
 // The adapters' clock as a limiter's timeline (Spec/Core.md CORE-1, Spec/WaitQueue.md WQ-11).
 
+import RateLimitClock
 import RateLimitCore
 
 /// Maps a `Clock` onto a limiter's timeline (CORE-1): instant 0 is the clock's reading when the
@@ -27,12 +28,17 @@ import RateLimitCore
     /// The clock's current reading on the timeline.
     @inlinable
     package func now() -> RateLimitInstant {
-        // `ContinuousClock`, the adapters' default, is read directly: the test folds away once
-        // specialized, and through `Clock` the read took three witness thunks and a lazy
-        // witness-table lookup (Performance.md, "Clock reads").
-        // The cast is an identity: `C` is `ContinuousClock`, so `C.Instant` is its `Instant`.
+        // `ContinuousClock`, the adapters' default, and the coarse clock are read directly: the
+        // tests fold away once specialized, and through `Clock` the read took three witness thunks
+        // and a lazy witness-table lookup (Performance.md, "Clock reads").
+        // The casts are identities: `C` is that clock, so `C.Instant` is its `Instant`.
         if C.self == ContinuousClock.self {
             return Self.instant(offset: unsafeBitCast(origin, to: ContinuousClock.Instant.self).duration(to: .now))
+        }
+        // The coarse clock is whole nanoseconds already: a subtraction, no division.
+        if C.self == CoarseMonotonicClock.self {
+            let since = unsafeBitCast(origin, to: CoarseMonotonicClock.Instant.self).nanoseconds
+            return RateLimitInstant(validated: max(0, CoarseMonotonicClock.readNanoseconds() &- since))
         }
         return instant(of: clock.now)
     }

@@ -6,6 +6,7 @@ import CHeapStatistics
 import Foundation
 import RateLimitActor
 import RateLimitAtomic
+import RateLimitClock
 import RateLimitCore
 import RateLimitDispatch
 import RateLimitLock
@@ -294,6 +295,67 @@ func adapters(plan: Plan) async throws -> [Result] {
                     return checksum
                 },
             ]), [("atomic GCRA: tryAcquire, clock never moves", nil)])
+
+    // The coarse clock (CORE-17): the lock and atomic adapters on it, against the same floors
+    // reading it; and the absolute targets (25 ns, 10 ns), out of reach when the floor alone
+    // takes longer.
+    let coarseOrigin = CoarseMonotonicClock.readNanoseconds()
+    let lockedCoarse = try LockedRateLimiter(try endlessBucket(), clock: CoarseMonotonicClock())
+    let atomicCoarse = AtomicGCRA(try endlessGCRA(), clock: CoarseMonotonicClock())
+    let coarseRound = plan.timeInterleaved(
+        operations: operations,
+        [
+            { count in
+                var checksum: Int64 = 0
+                for _ in 0..<count { checksum &+= conditionBucket.acquireCoarse() }
+                return Int(truncatingIfNeeded: checksum)
+            },
+            { count in
+                var checksum = 0
+                for _ in 0..<count { if case .granted = lockedCoarse.tryAcquire() { checksum &+= 1 } }
+                return checksum
+            },
+            { count in
+                var checksum: Int64 = 0
+                for _ in 0..<count { checksum &+= atomicGCRA.acquireCoarse() }
+                return Int(truncatingIfNeeded: checksum)
+            },
+            { count in
+                var checksum = 0
+                for _ in 0..<count { if atomicCoarse.tryAcquire().isAdmitted { checksum &+= 1 } }
+                return checksum
+            },
+            { count in
+                var checksum: Int64 = 0
+                for _ in 0..<count { checksum &+= coarseNanoseconds(since: coarseOrigin) }
+                return Int(truncatingIfNeeded: checksum)
+            },
+        ])
+    let lockCoarseFloor = group(
+        "NSCondition lock + coarse clock read + bucket arithmetic", Array(coarseRound[0...1]),
+        [("lock: tryAcquire, coarse clock", 1.3)])
+    let atomicCoarseFloor = group(
+        "atomic compare-exchange + coarse clock read + GCRA arithmetic", Array(coarseRound[2...3]),
+        [("atomic GCRA: tryAcquire, coarse clock", 1.3)])
+    results.append(
+        Result(
+            section: "floor", name: "one coarse clock read (CoarseMonotonicClock)", unit: "ns", samples: coarseRound[4])
+    )
+    results.append(
+        Result(
+            section: "clock", name: "coarse clock resolution (clock_getres)", unit: "ns",
+            samples: [nanoseconds(CoarseMonotonicClock.resolution)]))
+    for (name, samples, floor, target) in [
+        ("lock: tryAcquire, coarse clock, absolute", coarseRound[1], lockCoarseFloor, 25.0),
+        ("atomic GCRA: tryAcquire, coarse clock, absolute", coarseRound[3], atomicCoarseFloor, 10.0),
+    ] {
+        var result = Result(section: "adapter", name: name, unit: "ns", samples: samples, absoluteTarget: target)
+        if floor.median > target {
+            result.outOfReach = true
+            result.note = String(format: "its floor alone takes %.1f ns", floor.median)
+        }
+        results.append(result)
+    }
 
     let actor = try ActorRateLimiter(try endlessBucket(), clock: ContinuousClock())
     let actorStopped = try ActorRateLimiter(try endlessBucket(), clock: stopped)

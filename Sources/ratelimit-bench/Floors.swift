@@ -4,6 +4,7 @@
 // handling, no time-going-back rule and no result enum: what a hand-written limiter would do.
 
 import Foundation
+import RateLimitClock
 import Synchronization
 
 /// A token bucket in the fewest operations: refill (one division when a whole token is due),
@@ -87,6 +88,10 @@ func clockNanoseconds(since origin: ContinuousClock.Instant) -> Int64 {
         bitPattern: UInt64(1_000_000_000).dividingFullWidth((UInt64(bitPattern: offset._high), offset._low)).quotient)
 }
 
+/// One read of the coarse clock as nanoseconds since `origin` (a subtraction, as the adapters do).
+@inline(__always)
+func coarseNanoseconds(since origin: Int64) -> Int64 { CoarseMonotonicClock.readNanoseconds() &- origin }
+
 /// An actor that only counts its calls: the cost of a call that hops onto an actor and back.
 actor EmptyActor {
     private var calls = 0
@@ -132,6 +137,7 @@ final class BareConditionBucket: @unchecked Sendable {
     private let condition = NSCondition()
     private var bucket: BareTokenBucket
     private let origin = ContinuousClock.now
+    private let coarseOrigin = CoarseMonotonicClock.readNanoseconds()
 
     init(_ bucket: BareTokenBucket) { self.bucket = bucket }
 
@@ -140,6 +146,14 @@ final class BareConditionBucket: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return bucket.acquire(at: readingClock ? clockNanoseconds(since: origin) : 1)
+    }
+
+    /// The same with one read of the coarse clock.
+    @inline(__always)
+    func acquireCoarse() -> Int64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return bucket.acquire(at: coarseNanoseconds(since: coarseOrigin))
     }
 }
 
@@ -204,12 +218,19 @@ final class BareAtomicGCRA: Sendable {
     private let word = Atomic<WordPair>(WordPair(first: 0, second: 0))
     private let gcra: BareGCRA
     private let origin = ContinuousClock.now
+    private let coarseOrigin = CoarseMonotonicClock.readNanoseconds()
 
     init(_ gcra: BareGCRA) { self.gcra = gcra }
 
     @inline(__always)
-    func acquire(readingClock: Bool) -> Int64 {
-        let now = readingClock ? clockNanoseconds(since: origin) : 1
+    func acquire(readingClock: Bool) -> Int64 { acquire(at: readingClock ? clockNanoseconds(since: origin) : 1) }
+
+    /// The same with one read of the coarse clock.
+    @inline(__always)
+    func acquireCoarse() -> Int64 { acquire(at: coarseNanoseconds(since: coarseOrigin)) }
+
+    @inline(__always)
+    func acquire(at now: Int64) -> Int64 {
         var current = word.load(ordering: .acquiring)
         while true {
             guard let (next, remaining) = gcra.decide(tat: Int64(Int(bitPattern: current.first)), at: now) else {

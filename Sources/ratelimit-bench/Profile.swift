@@ -4,6 +4,7 @@
 import Dispatch
 import RateLimitActor
 import RateLimitAtomic
+import RateLimitClock
 import RateLimitCore
 import RateLimitDispatch
 import RateLimitLock
@@ -27,6 +28,10 @@ let profiles: KeyValuePairs<String, @Sendable (Int) throws -> Int> = [
     "atomic-stopped": profileAtomicStopped,
     "lock-stopped": profileLockStopped,
     "atomic-floor": profileAtomicFloor,
+    "lock-coarse": profileLockCoarse,
+    "lock-coarse-floor": profileLockCoarseFloor,
+    "atomic-coarse": profileAtomicCoarse,
+    "atomic-coarse-floor": profileAtomicCoarseFloor,
     "token-bucket": profileTokenBucket,
 ]
 let profileCases = profiles.map(\.key)
@@ -53,12 +58,7 @@ func profileWaitQueue(count: Int) throws -> Int {
 func profileLock(count: Int) throws -> Int { try lockLoop(ContinuousClock(), count: count) }
 
 @inline(never)
-func profileLockFloor(count: Int) throws -> Int {
-    var checksum = 0
-    let bucket = BareConditionBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
-    for _ in 0..<count { checksum &+= Int(truncatingIfNeeded: bucket.acquire(readingClock: true)) }
-    return checksum
-}
+func profileLockFloor(count: Int) throws -> Int { lockFloorLoop(count: count) { $0.acquire(readingClock: true) } }
 
 @inline(never)
 func profileActor(count: Int) throws -> Int {
@@ -158,12 +158,7 @@ func profileAtomicStopped(count: Int) throws -> Int { try atomicLoop(StoppedCloc
 func profileLockStopped(count: Int) throws -> Int { try lockLoop(StoppedClock(now: .now), count: count) }
 
 @inline(never)
-func profileAtomicFloor(count: Int) throws -> Int {
-    var checksum = 0
-    let limiter = BareAtomicGCRA(BareGCRA(burst: 1 << 40, interval: 1))
-    for _ in 0..<count { checksum &+= Int(truncatingIfNeeded: limiter.acquire(readingClock: true)) }
-    return checksum
-}
+func profileAtomicFloor(count: Int) throws -> Int { atomicFloorLoop(count: count) { $0.acquire(readingClock: true) } }
 
 @inline(never)
 func profileTokenBucket(count: Int) throws -> Int {
@@ -171,6 +166,36 @@ func profileTokenBucket(count: Int) throws -> Int {
     var limiter = RateLimiter(
         try TokenBucket(capacity: 100, permitsPerPeriod: 1, periodNanoseconds: 1_000), at: .origin)
     for index in 0..<count { checksum &+= Int(limiter.acquire(1, at: instant(Int64(index) * 1_000)).remaining ?? 0) }
+    return checksum
+}
+
+@inline(never)
+func profileLockCoarse(count: Int) throws -> Int { try lockLoop(CoarseMonotonicClock(), count: count) }
+
+@inline(never)
+func profileAtomicCoarse(count: Int) throws -> Int { try atomicLoop(CoarseMonotonicClock(), count: count) }
+
+@inline(never)
+func profileLockCoarseFloor(count: Int) throws -> Int { lockFloorLoop(count: count) { $0.acquireCoarse() } }
+
+@inline(never)
+func profileAtomicCoarseFloor(count: Int) throws -> Int { atomicFloorLoop(count: count) { $0.acquireCoarse() } }
+
+/// The lock floor's `acquire`, `count` times.
+@inline(__always)
+func lockFloorLoop(count: Int, _ acquire: (BareConditionBucket) -> Int64) -> Int {
+    var checksum = 0
+    let bucket = BareConditionBucket(BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1))
+    for _ in 0..<count { checksum &+= Int(truncatingIfNeeded: acquire(bucket)) }
+    return checksum
+}
+
+/// The atomic floor's `acquire`, `count` times.
+@inline(__always)
+func atomicFloorLoop(count: Int, _ acquire: (BareAtomicGCRA) -> Int64) -> Int {
+    var checksum = 0
+    let limiter = BareAtomicGCRA(BareGCRA(burst: 1 << 40, interval: 1))
+    for _ in 0..<count { checksum &+= Int(truncatingIfNeeded: acquire(limiter)) }
     return checksum
 }
 

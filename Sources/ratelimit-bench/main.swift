@@ -5,7 +5,8 @@
 //   ratelimit-bench --json     the same, as JSON for machines
 //   ratelimit-bench --smoke    a few operations of everything, once (make verify: it must not rot)
 //   ratelimit-bench --check    exit 1 when a target is missed (not one a bound shows out of reach)
-//   ratelimit-bench --only <section>[,<section>]   some sections: pure, adapters, registry, latency, memory
+//   ratelimit-bench --only <section>[,<section>]   some sections: pure, adapters, registry, latency, memory,
+//                                                  and peers (only when asked: make bench-peers)
 
 import Foundation
 
@@ -24,9 +25,10 @@ if (3...4).contains(CommandLine.arguments.count), CommandLine.arguments[1] == "-
     }
     exit(0)
 }
-let sections = ["pure", "adapters", "registry", "latency", "memory"]
+let sections = ["pure", "adapters", "registry", "latency", "memory", "peers"]
 var arguments = Set(CommandLine.arguments.dropFirst())
-var only = Set(sections)
+// The peers' loops run when asked, and in the smoke run, so that they never rot.
+var only = Set(sections).subtracting(arguments.contains("--smoke") ? [] : ["peers"])
 if let index = CommandLine.arguments.firstIndex(of: "--only"), index + 1 < CommandLine.arguments.count {
     let chosen = CommandLine.arguments[index + 1]
     only = Set(chosen.split(separator: ",").map(String.init))
@@ -63,6 +65,10 @@ do {
     if only.contains("latency") {
         progress("grant latency")
         results += try await grantLatency(plan: plan)
+    }
+    if only.contains("peers") {
+        progress("the loops set beside Go's x/time/rate")
+        results += try peers(plan: plan)
     }
     if only.contains("memory") {
         progress("memory")

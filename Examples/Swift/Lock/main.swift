@@ -12,3 +12,8 @@ switch api.tryAcquire() {
 case .granted: print("send")
 case let refused: print("wait \(refused.retryAfter ?? .zero)")
 }
+
+// On the coarse clock (every adapter re-exports it): a decision reads the system's last tick, a
+// few nanoseconds, and a wait can come out up to one tick (its resolution) longer.
+let hot = try LockedRateLimiter(try GCRA(burst: 5, emissionInterval: .milliseconds(200)), clock: CoarseMonotonicClock())
+print(hot.tryAcquire().isGranted, CoarseMonotonicClock.resolution)

@@ -158,16 +158,23 @@ struct KeyIndex: Sendable {
 /// it equals; every other key hashes with `Hasher`, which hashes the normal form.
 @usableFromInline
 enum KeyHash {
-    @inlinable static func hash(_ key: String, seed: UInt64) -> UInt64 {
+    // Always inlined, with `asciiHash`: the calls cost 26 of the lock registry's 738 instructions
+    // per request (Performance.md, "Key hashing").
+    @inlinable @inline(__always) static func hash(_ key: String, seed: UInt64) -> UInt64 {
         let ascii = key.utf8.withContiguousStorageIfAvailable { asciiHash($0, seed: seed) }
         if let ascii { return ascii ?? nonASCIIHash(key, seed: seed) }
-        var contiguous = key  // a bridged string: made native once (rare)
+        return bridgedHash(key, seed: seed)
+    }
+
+    /// A bridged string's hash: made native once (rare).
+    @usableFromInline static func bridgedHash(_ key: String, seed: UInt64) -> UInt64 {
+        var contiguous = key
         contiguous.makeContiguousUTF8()
         return hash(contiguous, seed: seed)
     }
 
     /// The hash of ASCII `bytes`; `nil` when one of them is not ASCII.
-    @inlinable static func asciiHash(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> UInt64? {
+    @inlinable @inline(__always) static func asciiHash(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> UInt64? {
         let count = bytes.count
         let raw = UnsafeRawBufferPointer(bytes)
         var hash = seed ^ UInt64(count) &* 0x9E37_79B9_7F4A_7C15

@@ -297,8 +297,8 @@ func adapters(plan: Plan) async throws -> [Result] {
             ]), [("atomic GCRA: tryAcquire, clock never moves", nil)])
 
     // The coarse clock (CORE-17): the lock and atomic adapters on it, against the same floors
-    // reading it; and the absolute targets (25 ns, 10 ns), out of reach when the floor alone
-    // takes longer.
+    // reading it (ratios printed), and their targets (issue 20: 25 ns and 10 ns), out of reach
+    // when the floor measured beside them takes longer alone.
     let coarseOrigin = CoarseMonotonicClock.readNanoseconds()
     let lockedCoarse = try LockedRateLimiter(try endlessBucket(), clock: CoarseMonotonicClock())
     let atomicCoarse = AtomicGCRA(try endlessGCRA(), clock: CoarseMonotonicClock())
@@ -333,10 +333,10 @@ func adapters(plan: Plan) async throws -> [Result] {
         ])
     let lockCoarseFloor = group(
         "NSCondition lock + coarse clock read + bucket arithmetic", Array(coarseRound[0...1]),
-        [("lock: tryAcquire, coarse clock", 1.3)])
+        [("lock: tryAcquire, coarse clock", nil)])
     let atomicCoarseFloor = group(
         "atomic compare-exchange + coarse clock read + GCRA arithmetic", Array(coarseRound[2...3]),
-        [("atomic GCRA: tryAcquire, coarse clock", 1.3)])
+        [("atomic GCRA: tryAcquire, coarse clock", nil)])
     results.append(
         Result(
             section: "floor", name: "one coarse clock read (CoarseMonotonicClock)", unit: "ns", samples: coarseRound[4])
@@ -346,8 +346,8 @@ func adapters(plan: Plan) async throws -> [Result] {
             section: "clock", name: "coarse clock resolution (clock_getres)", unit: "ns",
             samples: [nanoseconds(CoarseMonotonicClock.resolution)]))
     for (name, samples, floor, target) in [
-        ("lock: tryAcquire, coarse clock, absolute", coarseRound[1], lockCoarseFloor, 25.0),
-        ("atomic GCRA: tryAcquire, coarse clock, absolute", coarseRound[3], atomicCoarseFloor, 10.0),
+        ("lock: tryAcquire, coarse clock, at most 25 ns", coarseRound[1], lockCoarseFloor, 25.0),
+        ("atomic GCRA: tryAcquire, coarse clock, at most 10 ns", coarseRound[3], atomicCoarseFloor, 10.0),
     ] {
         var result = Result(section: "adapter", name: name, unit: "ns", samples: samples, absoluteTarget: target)
         if floor.median > target {

@@ -78,6 +78,8 @@ public struct CaseOutcome: Sendable {
         case story
         case refusal
         case random(index: Int)
+        /// A path of an exhaustive pass (``ConformanceSuite/exhaustive(_:options:clock:progress:)``).
+        case exhaustive(depth: Int, path: Int)
     }
 
     public var id: String
@@ -141,14 +143,25 @@ public struct ShrunkFailure: Sendable {
     public var outcome: CaseOutcome
     /// Candidate traces run while shrinking.
     public var runs: Int
+    /// The depth of the exhaustive pass whose path this was, when it was not a random trace (its
+    /// path index is then ``traceIndex``).
+    public var exhaustiveDepth: Int?
 
     public var trace: Trace { outcome.trace ?? original.trace! }
 
     /// The shrunk trace as a vector file for a regression folder.
     public var vectorFile: VectorFile {
+        let origin =
+            exhaustiveDepth.map {
+                (
+                    "exhaustive-depth-\($0)-path-\(traceIndex)",
+                    "path \(traceIndex) of the exhaustive pass at depth \($0)"
+                )
+            }
+            ?? ("seed-\(seed)-trace-\(traceIndex)", "random trace \(traceIndex) of seed \(seed)")
         let draft = StoryDraft(
-            random: "regression-seed-\(seed)-trace-\(traceIndex)",
-            "shrunk from random trace \(traceIndex) of seed \(seed) (\(original.trace?.steps.count ?? 0) steps)",
+            random: "regression-\(origin.0)",
+            "shrunk from \(origin.1) (\(original.trace?.steps.count ?? 0) steps)",
             clauses: outcome.primary.map { [$0.cause.clause].filter { $0.contains("-") } } ?? [],
             trace.configuration, createdAt: trace.createdAt, trace.steps)
         return VectorFile(

@@ -229,6 +229,46 @@ struct CommandTests {
         #expect(run.output.contains("the implementation without bugs: passes at level exact"))
     }
 
+    @Test("--exhaustive replays every transition of the walk against the Python example, which conforms on every path")
+    func exhaustivePython() async throws {
+        let run = try await runCommand(["--exec", Repository.python, "--exhaustive", "2"])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.contains("exhaustive pass to depth 2"), "\(run.output)")
+        #expect(run.output.contains("strategy                level  states  transitions  depth  paths  steps"))
+        #expect(run.output.contains("PASS: 9 of 9 strategies conform on every path at level exact"), "\(run.output)")
+        let json = try JSONValue(parsing: try await runCommand(["--exhaustive", "1", "--json"]).output)
+        let strategies = try #require(json["strategies"]?.array)
+        #expect(strategies.count == 9 && strategies.allSatisfy { ($0["transitions"]?.int64 ?? 0) > 10 })
+    }
+
+    @Test(
+        "CORE-8 --exhaustive finds an injected bug, shrinks the first failing path, and --path replays it against the bug and the reference"
+    )
+    func exhaustiveFindsABug() async throws {
+        let buggy = Repository.python + " --bug refill-on-rejection"
+        let run = try await runCommand(["--exec", buggy, "--exhaustive", "default", "--strategy", "token-bucket"])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("exhaustive pass to depth \(ExhaustiveOptions.defaultDepth)"), "\(run.output)")
+        #expect(run.output.contains("FAIL token-bucket: path "), "\(run.output)")
+        #expect(run.output.contains("shrunk from "), "\(run.output)")
+        #expect(run.output.contains("<- here"))
+        let replay = try #require(
+            run.output.split(separator: "\n").first { $0.hasPrefix("replay: ") }.map { String($0.dropFirst(8)) })
+        #expect(replay.contains("--exhaustive \(ExhaustiveOptions.defaultDepth) --strategy token-bucket --path "))
+        let path = try #require(replay.split(separator: " ").last.map(String.init))
+        let again = try await runCommand([
+            "--exec", buggy, "--exhaustive", "\(ExhaustiveOptions.defaultDepth)", "--strategy", "token-bucket",
+            "--path", path,
+        ])
+        #expect(again.status == 1 && again.output.contains("FAIL token-bucket: path \(path) "), "\(again.output)")
+        let reference = try await runCommand([
+            "--exhaustive", "\(ExhaustiveOptions.defaultDepth)", "--strategy", "token-bucket", "--path", path,
+        ])
+        #expect(reference.status == 0, "\(reference.output)")
+        #expect(try await runCommand(["--exhaustive", "0"]).status == 2)
+        #expect(try await runCommand(["--path", "1"]).status == 2)
+    }
+
     @Test(
         "A bug found by a random trace is shrunk, printed as a table and a vector, and replays from a regression folder"
     )

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance matrix matrix-setup bench bench-smoke clean
+.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check vectors conformance exhaustive matrix matrix-setup bench bench-smoke clean
 
 ## Check the formatting and the core's purity, build everything with warnings as errors, run every
 ## test, check the public API against its listing and the README's examples against their files,
@@ -104,6 +104,13 @@ matrix: matrix-setup
 ## Regenerate Spec/vectors from the reference model (review the diff before committing).
 vectors:
 	$(SWIFT) run ratelimit-conformance --write-vectors Spec/vectors
+
+## The exhaustive pass deeper than `make verify` runs it (README.md, "Exhaustive checking", has
+## the numbers): every strategy's walk to its fixpoint, the wait queues to 7 operations and their
+## paths through the adapters to 4, then the Python example replayed at the default depth.
+exhaustive:
+	RATELIMIT_EXHAUSTIVE=deep $(SWIFT) test --filter Exhaustive $(SWIFT_FLAGS)
+	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-conformance --exec "python3 Examples/python/ratelimiter.py" --exhaustive default
 
 ## The conformance suite against the reference and against the Python example (random traces too).
 conformance:

@@ -480,9 +480,19 @@ struct StrategyRun {
         }
     }
 
-    /// Runs a trace and judges every answer; causes are the ones each step shows by itself.
+    /// Runs a trace and judges every answer; causes are the ones each step shows by itself. The
+    /// subject is told the requests ahead (it may pipeline them), unless `pipelined` is false:
+    /// a misbehaviour it cannot place on one step makes the case run again that way.
     mutating func judged<S: ConformanceSubject>(
-        _ trace: Trace, id: String, origin: CaseOutcome.Origin, on subject: inout S
+        _ trace: Trace, id: String, origin: CaseOutcome.Origin, on subject: inout S, pipelined: Bool = true
+    ) -> CaseOutcome {
+        let outcome = judgedOnce(trace, id: id, origin: origin, on: &subject, pipelined: pipelined)
+        guard pipelined, outcome.subjectFailure?.stepUncertain == true else { return outcome }
+        return judgedOnce(trace, id: id, origin: origin, on: &subject, pipelined: false)
+    }
+
+    private mutating func judgedOnce<S: ConformanceSubject>(
+        _ trace: Trace, id: String, origin: CaseOutcome.Origin, on subject: inout S, pipelined: Bool
     ) -> CaseOutcome {
         var outcome = CaseOutcome(id: id, origin: origin)
         outcome.trace = trace
@@ -510,6 +520,15 @@ struct StrategyRun {
             outcome.subjectFailure = error
             outcome.findings.append(misbehaviour(error, step: 0, now: trace.createdAt, event: create))
             return outcome
+        }
+        if pipelined {
+            subject.plan(
+                trace.mergedSteps.map { step in
+                    switch step {
+                    case .event(let event): .event(event.event, at: event.now)
+                    case .refusedReconfigure(let refused): .refusedReconfigure(refused.configuration, at: refused.now)
+                    }
+                } + [.finish], for: &limiter)
         }
         var judge = Judge(
             configuration: trace.configuration, createdAt: trace.createdAt, profile: profile, tolerance: tolerance)

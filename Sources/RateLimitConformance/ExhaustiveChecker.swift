@@ -29,10 +29,13 @@ package struct ExhaustiveSpace<S: RateLimitStrategy>: Sendable {
     package var endMargin: Int64 = 0
     package var moves: [Move]
     package var events: [RateLimitEvent<S>]
+    /// The instants limiters are created at: one start of the walk each (windows and interval
+    /// grids align to the origin, not to the creation, FW-3 and TBI-3).
+    package var creations: [Int64] = [0]
 
     package init(
         strategy: S, horizon: Int64, end: Int64 = .max, endMargin: Int64 = 0, moves: [Move],
-        events: [RateLimitEvent<S>]
+        events: [RateLimitEvent<S>], creations: [Int64] = [0]
     ) {
         self.strategy = strategy
         self.horizon = horizon
@@ -40,6 +43,7 @@ package struct ExhaustiveSpace<S: RateLimitStrategy>: Sendable {
         self.endMargin = endMargin
         self.moves = moves
         self.events = events
+        self.creations = creations
     }
 
     /// The same timeline and moves for another strategy and its events.
@@ -51,7 +55,7 @@ package struct ExhaustiveSpace<S: RateLimitStrategy>: Sendable {
                 case .offset(let offset): .offset(offset)
                 case .to(let instant): .to(instant)
                 }
-            }, events: events)
+            }, events: events, creations: creations)
     }
 
     /// The instant `move` leads to from `latest`, when it lies within the space.
@@ -113,9 +117,10 @@ package enum ExhaustiveChecker {
         }
 
         /// For each state, in the order found: the edge of the first path reaching it (`nil` for
-        /// the start) with its source, and its depth.
-        package var parents: [(source: Int, edge: Edge)?] = [nil]
-        package var depths: [Int] = [0]
+        /// a start) with its source, its depth, and the creation instant its path starts from.
+        package var parents: [(source: Int, edge: Edge)?] = []
+        package var depths: [Int] = []
+        package var createdAt: [Int64] = []
         /// For each state whose transitions were explored, every one of them.
         package var edges: [[Edge]] = []
 
@@ -143,11 +148,20 @@ package enum ExhaustiveChecker {
     ) -> (report: Report, graph: Graph?) {
         var report = Report(name: name)
         var graph = recordGraph ? Graph() : nil
-        let start = WalkNode(
-            limiter: RateLimiter(space.strategy, at: .origin), latest: 0, monitor: AdmissionMonitor(createdAt: 0))
-        var index: [WalkNode<RateLimiter<S>>: Int] = [start: 0]
-        var nodes = [start]
-        var frontier = 0..<1
+        var index: [WalkNode<RateLimiter<S>>: Int] = [:]
+        var nodes: [WalkNode<RateLimiter<S>>] = []
+        for creation in space.creations {
+            let start = WalkNode(
+                limiter: RateLimiter(space.strategy, at: .generated(creation)), latest: creation,
+                monitor: AdmissionMonitor(createdAt: creation))
+            guard index[start] == nil else { continue }
+            index[start] = nodes.count
+            nodes.append(start)
+            graph?.parents.append(nil)
+            graph?.depths.append(0)
+            graph?.createdAt.append(creation)
+        }
+        var frontier = 0..<nodes.count
         func violation(_ text: String) {
             if report.violations.count < violationLimit { report.violations.append("\(name): \(text)") }
         }
@@ -183,11 +197,14 @@ package enum ExhaustiveChecker {
                             let edge = Graph.Edge(move: moveIndex, event: eventIndex, now: now, target: nodes.count - 1)
                             graph?.parents.append((source, edge))
                             graph?.depths.append(report.depth)
+                            if let creation = graph?.createdAt[source] { graph?.createdAt.append(creation) }
                         }
                         edges.append(Graph.Edge(move: moveIndex, event: eventIndex, now: now, target: target!))
                     }
                 }
-                graph?.edges.append(edges)
+                // Refusals and queries first (they lead back here): a path then takes them all
+                // before it moves on, which tests that they changed nothing (CORE-8).
+                graph?.edges.append(edges.filter { $0.target == source } + edges.filter { $0.target != source })
             }
             frontier = frontier.upperBound..<nodes.count
         }

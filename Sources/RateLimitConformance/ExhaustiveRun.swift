@@ -200,7 +200,7 @@ package struct ExhaustiveCover: Sendable {
                     current = edge.target
                 }
                 let steps = edges.map { TraceStep(now: $0.now, event: ConformanceEvent(space.events[$0.event])) }
-                var trace = Trace(configuration: space.strategy, createdAt: 0, steps: steps)
+                var trace = Trace(configuration: space.strategy, createdAt: graph.createdAt[state], steps: steps)
                 if profile.timeUnitNanoseconds > 1 {
                     guard let scaled = trace.scaled(by: profile.timeUnitNanoseconds) else { continue }
                     trace = scaled

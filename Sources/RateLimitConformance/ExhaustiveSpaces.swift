@@ -13,7 +13,8 @@ import RateLimitCore
 // and backward steps of 1 and 3 (within a period and across one). A 16 ns timeline holds four
 // windows, so a state's window, the one before and the one before that are all seen; the jump
 // to 16 is an idle stretch longer than any refill, and the jump to the end of the timeline
-// reaches CORE-7's admissions that would lie past it.
+// reaches CORE-7's admissions that would lie past it. Limiters are created at 0 and at 1, off
+// every window and interval boundary, so that a grid aligned to the creation is seen.
 
 extension ExhaustiveSpace where S == AnyRateLimitStrategy {
     /// The standard space of `identifier` (one of ``AnyRateLimitStrategy/identifiers``), within
@@ -44,7 +45,7 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
         }
         return ExhaustiveSpace(
             strategy: configuration, horizon: horizon, end: end, endMargin: end > horizon + 8 ? 4 : 0, moves: moves,
-            events: events)
+            events: events, creations: [0, 1])
     }
 
     /// The configuration walked and the one it is reconfigured to.

@@ -32,9 +32,7 @@ package enum TestSeed {
 package enum ExhaustiveBudget {
     package static let deep = ProcessInfo.processInfo.environment["RATELIMIT_EXHAUSTIVE"] == "deep"
     /// Events from creation for the strategies' walks (`Int.max`: to the fixpoint).
-    package static var strategyDepth: Int {
-        deep ? .max : Int(ProcessInfo.processInfo.environment["RATELIMIT_EXHAUSTIVE_DEPTH"] ?? "") ?? 6
-    }
+    package static var strategyDepth: Int { deep ? .max : 5 }
     /// Operations for the wait queues' walks, and for the paths replayed through the adapters.
     package static var waitQueueDepth: Int { deep ? 7 : 4 }
     package static var adapterDepth: Int { deep ? 4 : 3 }

@@ -39,6 +39,9 @@ let usage = """
                               (others are listed as ignored)
       --save-regression DIR   write a shrunk random failure there as a vector file
       --timeout SECONDS       per answer from the implementation (default 5)
+      --window N              send up to N requests ahead of their answers to an implementation
+                              whose hello accepts it (Spec/protocol.md, "Pipelining"; default
+                              \(ExternalSubject.defaultWindow), 1 for one request at a time)
       --exhaustive DEPTH      instead of vectors and random traces, replay every transition the
                               reference model reaches within DEPTH events (1 to \(maximumExhaustiveDepth);
                               default \(ExhaustiveOptions.defaultDepth) when DEPTH is "default") of each strategy's small
@@ -88,6 +91,7 @@ struct Options {
     var draw: String?
     var exhaustive: Int?
     var path: Int?
+    var window = ExternalSubject.defaultWindow
 }
 
 /// With --json, even a failure before any case prints a JSON document.
@@ -175,6 +179,7 @@ func parse(_ arguments: [String]) -> Options {
             }
             options.exhaustive = Int(depth) ?? ExhaustiveOptions.defaultDepth
         case "--path": options.path = count(argument, 0...Int(Int32.max))
+        case "--window": options.window = Int64(count(argument, 1...1_024))
         case "--help", "-h":
             print(usage)
             ChildProcess.endHarness(status: 0)
@@ -307,7 +312,9 @@ func endProgress() {
 /// The implementation `command` started, or why it did not start properly.
 func started(_ command: String) -> Result<ExternalSubject, ConformanceFormatError> {
     Result { () throws(SubjectFailure) in
-        try ExternalSubject(command: command, timeout: options.timeout, protocolVersion: options.protocolVersion)
+        try ExternalSubject(
+            command: command, timeout: options.timeout, protocolVersion: options.protocolVersion,
+            window: options.window)
     }.mapError { ConformanceFormatError("the implementation did not start properly: \($0)") }
 }
 
@@ -433,6 +440,7 @@ func replay(_ shrunk: ShrunkFailure) -> String {
         parts += ["--protocol", String(options.protocolVersion)]
     }
     if options.timeout != 5 { parts += ["--timeout", String(options.timeout)] }
+    if options.window != ExternalSubject.defaultWindow { parts += ["--window", String(options.window)] }
     return parts.joined(separator: " ")
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import RateLimitConformance
 import RateLimitCore
 import RateLimitTestSupport
 import Testing
@@ -10,8 +9,9 @@ import Testing
 /// queueing adapter on its manual clock and compared, outcome by outcome, with the pure machine.
 @Suite("Exhaustive: every explored wait-queue path through every adapter")
 struct AdapterExhaustiveTests {
-    /// The walk's depth for the adapters: every state within this many operations.
-    static let depth = 3
+    /// The walk's depth for the adapters: every state within this many operations (3 in `make
+    /// verify`, 4 with `RATELIMIT_EXHAUSTIVE=deep`).
+    static let depth = ExhaustiveBudget.adapterDepth
 
     static func replay<S: RateLimitStrategy>(_ space: WaitQueueSpace<S>, name: String) async throws {
         let (report, paths) = try WaitQueueChecker.walk(space, name: name, depthLimit: Self.depth, recordPaths: true)

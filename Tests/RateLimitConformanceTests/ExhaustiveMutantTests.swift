@@ -1,4 +1,5 @@
 import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 @testable import RateLimitConformance
@@ -189,21 +190,21 @@ struct ExhaustiveMutantTests {
     }
 
     @Test("CONF-2 the exhaustive pass finds each mutant of each strategy", arguments: Self.mutants)
-    func mutantIsFound(_ mutation: Mutation, _ strategy: String) {
-        var found: Int?
-        var report: ExhaustiveReport?
-        for depth in 1...ExhaustiveOptions.defaultDepth {
-            var subject = MutantSubject(mutation: mutation, strategy: strategy)
-            let run = ConformanceSuite.exhaustive(&subject, options: ExhaustiveOptions(depth: depth))
-            report = run
-            if !run.passes(at: .exact) {
-                found = depth
-                break
+    func mutantIsFound(_ mutation: Mutation, _ strategy: String) async {
+        let (found, finding) = await offThePool { () -> (Int?, StepFinding?) in
+            for depth in 1...ExhaustiveOptions.defaultDepth {
+                var subject = MutantSubject(mutation: mutation, strategy: strategy)
+                let run = ConformanceSuite.exhaustive(
+                    &subject, options: ExhaustiveOptions(depth: depth, strategies: [strategy]))
+                if !run.passes(at: .exact) {
+                    let failing = run.strategies.first { $0.strategy == strategy }
+                    return (depth, failing?.shrunk?.outcome.primary ?? failing?.failure?.primary)
+                }
             }
+            return (nil, nil)
         }
-        let failure = report?.strategies.first?.shrunk?.outcome.primary
         print(
-            "mutant \(mutation.rawValue) \(strategy): found at depth \(found.map(String.init) ?? "none"): \(failure.map { "\($0.kind.name) step \($0.step) \($0.event): expected \($0.expected), got \($0.got)" } ?? "-")"
+            "mutant \(mutation.rawValue) \(strategy): found at depth \(found.map(String.init) ?? "none"): \(finding.map { "\($0.kind.name), step \($0.step) \($0.event): expected \($0.expected), got \($0.got)" } ?? "-")"
         )
         #expect(found != nil, "\(mutation.rawValue) of \(strategy) survives depth \(ExhaustiveOptions.defaultDepth)")
     }

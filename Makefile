@@ -106,8 +106,9 @@ vectors:
 	$(SWIFT) run ratelimit-conformance --write-vectors Spec/vectors
 
 ## The exhaustive pass deeper than `make verify` runs it (README.md, "Exhaustive checking", has
-## the numbers): every strategy's walk to its fixpoint, the wait queues to 7 operations and their
-## paths through the adapters to 4, then the Python example replayed at the default depth.
+## the numbers): the strategies' walks to their fixpoint as in verify, the wait queues to 7
+## operations (4 in verify) and their paths through the adapters to 4 (3), then the Python
+## example replayed at the default depth.
 exhaustive:
 	RATELIMIT_EXHAUSTIVE=deep $(SWIFT) test --filter Exhaustive $(SWIFT_FLAGS)
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-conformance --exec "python3 Examples/python/ratelimiter.py" --exhaustive default

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance matrix matrix-setup bench bench-smoke bench-redis bench-peers clean
+.PHONY: verify tools test tsan build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance exhaustive matrix matrix-setup bench bench-smoke bench-redis bench-peers clean
 
 ## Check the formatting, the core's purity and that the Redis scripts embedded in RateLimitRedis are
 ## the files, build everything with warnings as errors, run every test, check the public API
@@ -126,6 +126,14 @@ matrix: matrix-setup
 ## Regenerate Spec/vectors from the reference model (review the diff before committing).
 vectors:
 	$(SWIFT) run ratelimit-conformance --write-vectors Spec/vectors
+
+## The exhaustive pass deeper than `make verify` runs it (README.md, "Exhaustive checking", has
+## the numbers): the strategies' walks to their fixpoint as in verify, the wait queues to 7
+## operations (4 in verify) and their paths through the adapters to 4 (3), then the Python
+## example replayed at the default depth.
+exhaustive:
+	RATELIMIT_EXHAUSTIVE=deep $(SWIFT) test --filter Exhaustive $(SWIFT_FLAGS)
+	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-conformance --exec "python3 Examples/python/ratelimiter.py" --exhaustive default
 
 ## The conformance suite against the reference and against the Python example (random traces too).
 conformance:

@@ -1186,6 +1186,11 @@ def handle(msg, limiters):
         if answer["protocol"] == 2:
             answer["profiles"] = {strategy: dict(PROFILE) for strategy in STRATEGIES}
             answer["extensions"] = sorted(MACHINES)
+            # Lines are read and answered one at a time, in order: any window offered is fine
+            # (Spec/protocol.md, "Pipelining").
+            window = msg.get("window")
+            if _is_int(window) and window > 1:
+                answer["window"] = window
         return answer
     if t == "create":
         lid = msg.get("id")
@@ -1235,33 +1240,62 @@ def handle(msg, limiters):
     return {"type": "error", "message": "unknown message type %r" % (t,)}
 
 
-def write(obj):
-    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
+def encode(obj):
+    return json.dumps(obj, separators=(",", ":")) + "\n"
+
+
+def answer_line(line, limiters):
+    """The answer to one request line, encoded; None for no answer."""
+    try:
+        msg = json.loads(line)
+        if not isinstance(msg, dict):
+            raise ValueError("not an object")
+    except Exception as exc:  # noqa: BLE001 - answer, never crash
+        return encode({"type": "error", "message": "bad JSON: %s" % (exc,)})
+    try:
+        answer = handle(msg, limiters)
+    except Exception as exc:  # noqa: BLE001
+        answer = {"type": "error", "message": "internal error: %r" % (exc,)}
+    return None if answer is None else encode(answer)
 
 
 def serve():
+    """Answers every complete line read, in order, then writes the answers at once: a harness
+    that sends one request at a time gets each answer at once, one that pipelines (a window
+    accepted at hello) gets a batch per read."""
     limiters = {}
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
+    pending = b""
+    while True:
         try:
-            msg = json.loads(line)
-            if not isinstance(msg, dict):
-                raise ValueError("not an object")
-        except Exception as exc:  # noqa: BLE001 - answer, never crash
-            write({"type": "error", "message": "bad JSON: %s" % (exc,)})
+            chunk = os.read(0, 1 << 16)
+        except InterruptedError:
             continue
-        if msg.get("type") == "bye":
+        if not chunk:
             return 0
-        try:
-            answer = handle(msg, limiters)
-        except Exception as exc:  # noqa: BLE001
-            answer = {"type": "error", "message": "internal error: %r" % (exc,)}
-        if answer is not None:
-            write(answer)
-    return 0
+        *lines, pending = (pending + chunk).split(b"\n")
+        answers = []
+        for raw in lines:
+            line = raw.strip()
+            if not line:
+                continue
+            if b'"bye"' in line and _is_bye(line):
+                sys.stdout.write("".join(answers))
+                sys.stdout.flush()
+                return 0
+            answer = answer_line(line, limiters)
+            if answer is not None:
+                answers.append(answer)
+        if answers:
+            sys.stdout.write("".join(answers))
+            sys.stdout.flush()
+
+
+def _is_bye(line):
+    try:
+        msg = json.loads(line)
+    except Exception:  # noqa: BLE001
+        return False
+    return isinstance(msg, dict) and msg.get("type") == "bye"
 
 
 def main(argv):

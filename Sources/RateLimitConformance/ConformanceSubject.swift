@@ -39,6 +39,22 @@ public protocol ConformanceSubject {
     /// check its validation), and the harness then skips the vector stories that need it.
     mutating func reconfigure(_ limiter: inout Limiter, toRefusedFields fields: JSONValue, at now: Int64)
         throws(SubjectFailure) -> RateLimitResult?
+
+    /// Told, right after `limiter` is created, the requests the case will make of it, in order:
+    /// an implementation in another process may send them ahead (Spec/protocol.md,
+    /// "Pipelining") and hand back each answer when the request is made. A case that stops early
+    /// makes fewer of them, then calls ``finish(_:)``. The default does nothing.
+    mutating func plan(_ requests: [PlannedRequest], for limiter: inout Limiter)
+}
+
+/// A request a case will make of its limiter (``ConformanceSubject/plan(_:for:)``).
+public enum PlannedRequest: Hashable, Sendable {
+    /// ``ConformanceSubject/apply(_:to:at:)`` of this event at this instant.
+    case event(ConformanceEvent, at: Int64)
+    /// ``ConformanceSubject/reconfigure(_:toRefusedFields:at:)`` with these fields at this instant.
+    case refusedReconfigure(JSONValue, at: Int64)
+    /// ``ConformanceSubject/finish(_:)``.
+    case finish
 }
 
 extension ConformanceSubject {
@@ -47,6 +63,7 @@ extension ConformanceSubject {
     public mutating func reconfigure(_ limiter: inout Limiter, toRefusedFields fields: JSONValue, at now: Int64)
         throws(SubjectFailure) -> RateLimitResult?
     { nil }
+    public mutating func plan(_ requests: [PlannedRequest], for limiter: inout Limiter) {}
 }
 
 /// What a `create` asks for.
@@ -92,11 +109,16 @@ public struct SubjectFailure: Error, Hashable, Sendable, CustomStringConvertible
     public var message: String
     public var received: String?
     public var kind: Kind
+    /// The misbehaviour surfaced while later requests were already sent (pipelining), so it may
+    /// belong to one of them: the case is then run again one request at a time, which names the
+    /// step exactly.
+    public var stepUncertain = false
 
-    public init(_ message: String, received: String? = nil, kind: Kind = .brokeProtocol) {
+    public init(_ message: String, received: String? = nil, kind: Kind = .brokeProtocol, stepUncertain: Bool = false) {
         self.message = message
         self.received = received
         self.kind = kind
+        self.stepUncertain = stepUncertain
     }
 
     public var description: String { received.map { "\(message); received: \($0)" } ?? message }

@@ -78,6 +78,8 @@ public struct CaseOutcome: Sendable {
         case story
         case refusal
         case random(index: Int)
+        /// A path of an exhaustive pass (``ConformanceSuite/exhaustive(_:options:clock:progress:)``).
+        case exhaustive(depth: Int, path: Int)
     }
 
     public var id: String
@@ -141,14 +143,25 @@ public struct ShrunkFailure: Sendable {
     public var outcome: CaseOutcome
     /// Candidate traces run while shrinking.
     public var runs: Int
+    /// The depth of the exhaustive pass whose path this was, when it was not a random trace (its
+    /// path index is then ``traceIndex``).
+    public var exhaustiveDepth: Int?
 
     public var trace: Trace { outcome.trace ?? original.trace! }
 
     /// The shrunk trace as a vector file for a regression folder.
     public var vectorFile: VectorFile {
+        let origin =
+            exhaustiveDepth.map {
+                (
+                    "exhaustive-depth-\($0)-path-\(traceIndex)",
+                    "path \(traceIndex) of the exhaustive pass at depth \($0)"
+                )
+            }
+            ?? ("seed-\(seed)-trace-\(traceIndex)", "random trace \(traceIndex) of seed \(seed)")
         let draft = StoryDraft(
-            random: "regression-seed-\(seed)-trace-\(traceIndex)",
-            "shrunk from random trace \(traceIndex) of seed \(seed) (\(original.trace?.steps.count ?? 0) steps)",
+            random: "regression-\(origin.0)",
+            "shrunk from \(origin.1) (\(original.trace?.steps.count ?? 0) steps)",
             clauses: outcome.primary.map { [$0.cause.clause].filter { $0.contains("-") } } ?? [],
             trace.configuration, createdAt: trace.createdAt, trace.steps)
         return VectorFile(
@@ -467,9 +480,19 @@ struct StrategyRun {
         }
     }
 
-    /// Runs a trace and judges every answer; causes are the ones each step shows by itself.
+    /// Runs a trace and judges every answer; causes are the ones each step shows by itself. The
+    /// subject is told the requests ahead (it may pipeline them), unless `pipelined` is false:
+    /// a misbehaviour it cannot place on one step makes the case run again that way.
     mutating func judged<S: ConformanceSubject>(
-        _ trace: Trace, id: String, origin: CaseOutcome.Origin, on subject: inout S
+        _ trace: Trace, id: String, origin: CaseOutcome.Origin, on subject: inout S, pipelined: Bool = true
+    ) -> CaseOutcome {
+        let outcome = judgedOnce(trace, id: id, origin: origin, on: &subject, pipelined: pipelined)
+        guard pipelined, outcome.subjectFailure?.stepUncertain == true else { return outcome }
+        return judgedOnce(trace, id: id, origin: origin, on: &subject, pipelined: false)
+    }
+
+    private mutating func judgedOnce<S: ConformanceSubject>(
+        _ trace: Trace, id: String, origin: CaseOutcome.Origin, on subject: inout S, pipelined: Bool
     ) -> CaseOutcome {
         var outcome = CaseOutcome(id: id, origin: origin)
         outcome.trace = trace
@@ -497,6 +520,15 @@ struct StrategyRun {
             outcome.subjectFailure = error
             outcome.findings.append(misbehaviour(error, step: 0, now: trace.createdAt, event: create))
             return outcome
+        }
+        if pipelined {
+            subject.plan(
+                trace.mergedSteps.map { step in
+                    switch step {
+                    case .event(let event): .event(event.event, at: event.now)
+                    case .refusedReconfigure(let refused): .refusedReconfigure(refused.configuration, at: refused.now)
+                    }
+                } + [.finish], for: &limiter)
         }
         var judge = Judge(
             configuration: trace.configuration, createdAt: trace.createdAt, profile: profile, tolerance: tolerance)

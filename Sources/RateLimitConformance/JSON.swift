@@ -210,7 +210,12 @@ private struct JSONParser {
     }
 
     mutating func skipWhitespace() {
-        while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default: return
+            }
+        }
     }
 
     mutating func expect(_ literal: String) throws(JSONParseError) {
@@ -327,6 +332,16 @@ private struct JSONParser {
 
     mutating func parseString() throws(JSONParseError) -> String {
         position += 1
+        // Most strings have no escape: take them whole.
+        var end = position
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20
+        {
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            defer { position = end + 1 }
+            return String(decoding: bytes[position..<end], as: UTF8.self)
+        }
         var scalars = String.UnicodeScalarView()
         var run: [UInt8] = []
         func flush(_ run: inout [UInt8], into scalars: inout String.UnicodeScalarView) {

@@ -26,3 +26,13 @@ package enum TestSeed {
         "seed \(base), trace \(index); replay with: RATELIMIT_SEED=\(base) swift test --filter \(name)"
     }
 }
+
+/// How far the exhaustive tests walk: `make verify`'s pass by default, `make exhaustive`'s deeper
+/// one with `RATELIMIT_EXHAUSTIVE=deep` (README.md, "Exhaustive checking", has the numbers). The
+/// strategies are walked to their fixpoint either way; the wait queues go deeper.
+package enum ExhaustiveBudget {
+    package static let deep = ProcessInfo.processInfo.environment["RATELIMIT_EXHAUSTIVE"] == "deep"
+    /// Operations for the wait queues' walks, and for the paths replayed through the adapters.
+    package static var waitQueueDepth: Int { deep ? 7 : 4 }
+    package static var adapterDepth: Int { deep ? 4 : 3 }
+}

@@ -28,13 +28,34 @@ final class ExternalSubject: ConformanceSubject {
     static let knownExtensions: Set<String> = Set(["server-feedback"] + ScenarioMachine.allCases.map(\.rawValue))
     /// How many times the child had to be started.
     private(set) var starts = 0
+    /// The most requests the harness offers to send ahead of their answers (protocol.md,
+    /// "Pipelining"), and the window the implementation accepted (1: one request at a time).
+    let offeredWindow: Int64
+    private(set) var window: Int64 = 1
+    /// A request sent or to be sent ahead: what the case will ask, its line, the answer it expects.
+    private struct Pending {
+        var request: PlannedRequest
+        var line: String
+        var types: [String]
+        var id: String
+    }
+    /// The requests a case planned and the harness has not sent yet, and those sent whose
+    /// answers are not read yet, in order.
+    private var planned: ArraySlice<Pending> = []
+    private var inFlight: ArraySlice<Pending> = []
 
-    init(command: String, timeout: Double, protocolVersion: Int64 = ExternalSubject.protocolVersion)
-        throws(SubjectFailure)
-    {
+    /// The default window offered: small enough that the requests in flight (a few hundred bytes
+    /// each) and their answers always fit the pipes' buffers, so neither side can block the other.
+    static let defaultWindow: Int64 = 64
+
+    init(
+        command: String, timeout: Double, protocolVersion: Int64 = ExternalSubject.protocolVersion,
+        window: Int64 = ExternalSubject.defaultWindow
+    ) throws(SubjectFailure) {
         self.command = command
         self.timeout = timeout
         offeredVersion = protocolVersion
+        offeredWindow = protocolVersion >= 2 ? window : 1
         try start()
     }
 
@@ -47,9 +68,9 @@ final class ExternalSubject: ConformanceSubject {
         } catch {
             throw SubjectFailure("cannot start \(command): \(error)", kind: .crashed)
         }
-        let hello = try exchange(
-            .object([("type", .string("hello")), ("protocol", .integer(offeredVersion))]), expecting: ["hello"], id: nil
-        )
+        var greeting: [(String, JSONValue)] = [("type", .string("hello")), ("protocol", .integer(offeredVersion))]
+        if offeredWindow > 1 { greeting.append(("window", .integer(offeredWindow))) }
+        let hello = try exchange(.object(greeting), expecting: ["hello"], id: nil)
         guard let version = hello["protocol"]?.int64, (1...offeredVersion).contains(version) else {
             throw fail(
                 "the hello must carry \"protocol\": a version from 1 to \(offeredVersion), the one offered",
@@ -91,43 +112,115 @@ final class ExternalSubject: ConformanceSubject {
             }
             extensions = Set(names)
         }
+        var window: Int64 = 1
+        if let declared = hello["window"] {
+            guard version >= 2, offeredWindow > 1, let accepted = declared.int64, (1...offeredWindow).contains(accepted)
+            else {
+                throw fail(
+                    "\"window\" is an integer from 1 to the \(offeredWindow) offered, in a hello of protocol 2 that offered one",
+                    received: hello.compactText)
+            }
+            window = accepted
+        }
         if starts > 1,
             profiles != self.profiles || Set(list.compactMap(\.string)) != strategies || extensions != self.extensions
+                || window != self.window
         {
             throw fail(
                 "a restarted implementation declared other strategies, profiles or extensions than at first",
                 received: hello.compactText)
         }
         self.version = version
+        self.window = window
         self.profiles = profiles
         self.extensions = extensions
         name = implementation
         strategies = Set(list.compactMap(\.string))
     }
 
-    /// Kills the child after a failure and builds the error.
-    private func fail(_ message: String, received: String?, kind: SubjectFailure.Kind = .brokeProtocol)
-        -> SubjectFailure
-    {
+    /// Kills the child after a failure and builds the error; `uncertain` when requests after the
+    /// one at hand were already sent and the failure may be theirs.
+    private func fail(
+        _ message: String, received: String?, kind: SubjectFailure.Kind = .brokeProtocol, uncertain: Bool = false
+    ) -> SubjectFailure {
         child?.close(grace: 0)
         child = nil
-        return SubjectFailure(message, received: received, kind: kind)
+        (planned, inFlight) = ([], [])
+        return SubjectFailure(message, received: received, kind: kind, stepUncertain: uncertain)
+    }
+
+    /// Keeps the requests a case will make, to send them ahead within the window.
+    func plan(_ requests: [PlannedRequest], for limiter: inout String) {
+        guard window > 1, inFlight.isEmpty else { return }
+        planned =
+            requests.map { request in
+                switch request {
+                case .event(let event, let now):
+                    Pending(
+                        request: request, line: eventMessage(event.json, to: limiter, at: now).compactText,
+                        types: ["result"], id: limiter)
+                case .refusedReconfigure(let fields, let now):
+                    Pending(
+                        request: request, line: eventMessage(reconfiguration(fields), to: limiter, at: now).compactText,
+                        types: ["result"], id: limiter)
+                case .finish:
+                    Pending(request: request, line: dropMessage(limiter).compactText, types: ["dropped"], id: limiter)
+                }
+            }[...]
     }
 
     /// Sends `message` and returns the answer, which must be an object whose type is one of
-    /// `types` and, when `id` is given, whose id is `id`.
-    private func exchange(_ message: JSONValue, expecting types: [String], id: String?) throws(SubjectFailure)
-        -> JSONValue
-    {
+    /// `types` and, when `id` is given, whose id is `id`. A request the case planned goes out
+    /// with those after it, up to the window, and its answer is the first one not read yet;
+    /// any other first reads what is still in flight (a case that stopped early).
+    private func exchange(
+        _ message: @autoclosure () -> JSONValue, expecting types: [String], id: String?,
+        planned request: PlannedRequest? = nil
+    ) throws(SubjectFailure) -> JSONValue {
+        guard child != nil else { throw SubjectFailure("the implementation is not running", kind: .crashed) }
+        if let request, (inFlight.first ?? planned.first)?.request == request, let limiter = id {
+            if inFlight.isEmpty || inFlight.count * 2 <= Int(window) {
+                // Top up the window in one write.
+                var lines: [String] = []
+                while Int64(inFlight.count) < window, let next = planned.popFirst(), next.id == limiter {
+                    lines.append(next.line)
+                    inFlight.append(next)
+                }
+                if !lines.isEmpty { try transmit(lines.joined(separator: "\n"), sending: lines.count) }
+            }
+            let expected = inFlight.removeFirst()
+            return try receive(expecting: expected.types, id: expected.id)
+        }
+        planned = []
+        while let unread = inFlight.first {
+            _ = try receive(expecting: unread.types, id: unread.id)
+            inFlight.removeFirst()
+        }
+        try transmit(message().compactText, sending: 1)
+        return try receive(expecting: types, id: id)
+    }
+
+    /// Sends `count` lines; nothing may be waiting to be read unless requests were in flight.
+    private func transmit(_ lines: String, sending count: Int) throws(SubjectFailure) {
         guard let child else { throw SubjectFailure("the implementation is not running", kind: .crashed) }
-        if let extra = child.pendingOutput() {
+        if inFlight.count == count, let extra = child.pendingOutput() {
             throw fail(
                 "output nobody asked for arrived before this request (a second answer to the previous one?)",
                 received: extra)
         }
+        do {
+            try child.send(lines)
+        } catch {
+            child.drainErrors()
+            throw fail(error.message, received: nil, kind: .crashed)
+        }
+    }
+
+    /// Reads the answer to the oldest request not answered yet.
+    private func receive(expecting types: [String], id: String?) throws(SubjectFailure) -> JSONValue {
+        guard let child else { throw SubjectFailure("the implementation is not running", kind: .crashed) }
         let line: String
         do {
-            try child.send(message.compactText)
             line = try child.receiveLine(timeout: timeout)
         } catch {
             child.drainErrors()
@@ -144,13 +237,14 @@ final class ExternalSubject: ConformanceSubject {
             }
             throw fail(error.message + stderr, received: partial, kind: kind)
         }
-        if let extra = child.pendingOutput() {
+        if inFlight.isEmpty, let extra = child.pendingOutput() {
             throw fail("answered twice: another line followed the answer \(line)", received: extra)
         }
         child.drainErrors()
         if !child.errorText.isEmpty {
+            // Standard error is not ordered with the answers: with later requests sent, any of them may be the cause.
             let text = child.errorText.prefix(500).split(whereSeparator: \.isNewline).joined(separator: " | ")
-            throw fail("the implementation wrote to stderr: \(text)", received: line)
+            throw fail("the implementation wrote to stderr: \(text)", received: line, uncertain: !inFlight.isEmpty)
         }
         let answer: JSONValue
         do {
@@ -204,24 +298,34 @@ final class ExternalSubject: ConformanceSubject {
     func apply(_ event: ConformanceEvent, to limiter: inout String, at now: Int64) throws(SubjectFailure)
         -> RateLimitResult
     {
-        try send(event.json, to: limiter, at: now)
+        try send(event.json, to: limiter, at: now, planned: .event(event, at: now))
     }
 
     /// A reconfigure to raw fields the Spec refuses goes over the protocol as any reconfigure.
     func reconfigure(_ limiter: inout String, toRefusedFields fields: JSONValue, at now: Int64) throws(SubjectFailure)
         -> RateLimitResult?
     {
-        try send(.object([("kind", .string("reconfigure")), ("configuration", fields)]), to: limiter, at: now)
+        try send(reconfiguration(fields), to: limiter, at: now, planned: .refusedReconfigure(fields, at: now))
+    }
+
+    private func reconfiguration(_ fields: JSONValue) -> JSONValue {
+        .object([("kind", .string("reconfigure")), ("configuration", fields)])
+    }
+
+    private func eventMessage(_ event: JSONValue, to limiter: String, at now: Int64) -> JSONValue {
+        .object([("type", .string("event")), ("id", .string(limiter)), ("now", .integer(now)), ("event", event)])
+    }
+
+    private func dropMessage(_ limiter: String) -> JSONValue {
+        .object([("type", .string("drop")), ("id", .string(limiter))])
     }
 
     /// Sends the event `event` (its JSON form) to `limiter` at `now` and reads the result.
-    private func send(_ event: JSONValue, to limiter: String, at now: Int64) throws(SubjectFailure)
-        -> RateLimitResult
+    private func send(_ event: @autoclosure () -> JSONValue, to limiter: String, at now: Int64, planned: PlannedRequest)
+        throws(SubjectFailure) -> RateLimitResult
     {
         let answer = try exchange(
-            .object([
-                ("type", .string("event")), ("id", .string(limiter)), ("now", .integer(now)), ("event", event),
-            ]), expecting: ["result"], id: limiter)
+            eventMessage(event(), to: limiter, at: now), expecting: ["result"], id: limiter, planned: planned)
         guard let result = answer["result"] else {
             throw fail("a result message needs \"result\"", received: answer.compactText)
         }
@@ -298,8 +402,7 @@ final class ExternalSubject: ConformanceSubject {
 
     func finish(_ limiter: inout String) throws(SubjectFailure) {
         guard let child, child.isRunning else { return }
-        _ = try exchange(
-            .object([("type", .string("drop")), ("id", .string(limiter))]), expecting: ["dropped"], id: limiter)
+        _ = try exchange(dropMessage(limiter), expecting: ["dropped"], id: limiter, planned: .finish)
     }
 
     /// Says goodbye and reaps the child.

@@ -10,6 +10,7 @@ import RateLimitCore
 
 let maximumRandomTraces = 100_000
 let maximumRandomSteps = 10_000
+let maximumExhaustiveDepth = 20
 
 let usage = """
     usage: ratelimit-conformance [options]
@@ -40,9 +41,20 @@ let usage = """
                               "ratelimit-scenario-vectors" (others are listed as ignored)
       --save-regression DIR   write a shrunk random failure there as a vector file
       --timeout SECONDS       per answer from the implementation (default 5)
+      --window N              send up to N requests ahead of their answers to an implementation
+                              whose hello accepts it (Spec/protocol.md, "Pipelining"; default
+                              \(ExternalSubject.defaultWindow), 1 for one request at a time)
+      --exhaustive DEPTH      instead of vectors and random traces, replay every transition the
+                              reference model reaches within DEPTH events (1 to \(maximumExhaustiveDepth);
+                              default \(ExhaustiveOptions.defaultDepth) when DEPTH is "default") of each strategy's small
+                              configuration, within the implementation's profile, and shrink the
+                              first failing path (Spec/README.md, "Exhaustive checking")
+      --path K                with --exhaustive: replay only path K of each strategy
       --mutation-score        with --exec: ask COMMAND --list-bugs for injected bugs (a name and
                               the level that must catch it per line), run the suite against
-                              COMMAND --bug NAME for each, and report how many it catches
+                              COMMAND --bug NAME for each, and report how many it catches;
+                              with --exhaustive DEPTH, the exhaustive pass at each depth from 1
+                              to DEPTH, reporting the smallest that catches each bug
       --json                  print the report as JSON
       --html FILE             also write the report as one self-contained HTML page, with a
                               picture of the smallest case of every finding group
@@ -79,6 +91,9 @@ struct Options {
     var markdown: String?
     var html: String?
     var draw: String?
+    var exhaustive: Int?
+    var path: Int?
+    var window = ExternalSubject.defaultWindow
 }
 
 /// With --json, even a failure before any case prints a JSON document.
@@ -159,6 +174,14 @@ func parse(_ arguments: [String]) -> Options {
         case "--markdown": options.markdown = value(argument)
         case "--html": options.html = value(argument)
         case "--draw": options.draw = value(argument)
+        case "--exhaustive":
+            let depth = value(argument)
+            guard depth == "default" || Int(depth).map({ (1...maximumExhaustiveDepth).contains($0) }) == true else {
+                fail("--exhaustive needs a depth from 1 to \(maximumExhaustiveDepth), or default")
+            }
+            options.exhaustive = Int(depth) ?? ExhaustiveOptions.defaultDepth
+        case "--path": options.path = count(argument, 0...Int(Int32.max))
+        case "--window": options.window = Int64(count(argument, 1...1_024))
         case "--help", "-h":
             print(usage)
             ChildProcess.endHarness(status: 0)
@@ -180,6 +203,17 @@ func parse(_ arguments: [String]) -> Options {
         if options.cases != nil { fail("--trace runs one random trace and no vector case: it takes no --case") }
         options.noVectors = true
         options.random = max(options.random, trace + 1)
+    }
+    if options.path != nil, options.exhaustive == nil {
+        fail("--path replays a path of --exhaustive: give --exhaustive DEPTH")
+    }
+    if options.exhaustive != nil,
+        options.random > 0 || options.cases != nil || options.noVectors || options.draw != nil || options.matrix != nil
+            || options.vectors != nil || options.saveRegression != nil || options.html != nil
+    {
+        fail(
+            "--exhaustive runs no vectors or random traces: it takes no --random, --trace, --case, --no-vectors, --vectors, --draw, --matrix, --html or --save-regression"
+        )
     }
     if options.noVectors, options.cases != nil { fail("--no-vectors and --case do not go together") }
     if options.noVectors, options.random == 0 { fail("--no-vectors runs random traces only: give --random N") }
@@ -307,6 +341,15 @@ func endProgress() {
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 }
 
+/// The implementation `command` started, or why it did not start properly.
+func started(_ command: String) -> Result<ExternalSubject, ConformanceFormatError> {
+    Result { () throws(SubjectFailure) in
+        try ExternalSubject(
+            command: command, timeout: options.timeout, protocolVersion: options.protocolVersion,
+            window: options.window)
+    }.mapError { ConformanceFormatError("the implementation did not start properly: \($0)") }
+}
+
 /// Runs the suite against `command` (or the reference): the report, the protocol version
 /// spoken and the reports of the cases judged exactly (the HTTP cases in `http`, the scenarios in
 /// `scenarios`: how it answered them, or why it was not asked), or why the implementation could
@@ -319,11 +362,9 @@ func suiteResult(
     var extras: [CaseRunReport] = []
     if let command {
         var subject: ExternalSubject
-        do {
-            subject = try ExternalSubject(
-                command: command, timeout: options.timeout, protocolVersion: options.protocolVersion)
-        } catch {
-            return .failure(ConformanceFormatError("the implementation did not start properly: \(error)"))
+        switch started(command) {
+        case .success(let running): subject = running
+        case .failure(let error): return .failure(error)
         }
         defer { subject.close() }
         version = subject.version
@@ -387,6 +428,31 @@ func runSuite(
     }
 }
 
+/// Runs the exhaustive pass to `depth` against `command` (or the reference), or says why the
+/// implementation could not be run.
+func exhaustiveResult(
+    command: String?, depth: Int, level: ConformanceLevel = options.level, stopAtFirstFailure: Bool = false
+) -> Result<ExhaustiveReport, ConformanceFormatError> {
+    var exhaustiveOptions = ExhaustiveOptions(
+        depth: depth, strategies: options.strategies, level: level, toleranceNanoseconds: options.tolerance,
+        onlyPath: options.path)
+    exhaustiveOptions.stopAtFirstFailure = stopAtFirstFailure
+    defer { endProgress() }
+    guard let command else {
+        var subject = ReferenceSubject()
+        return .success(
+            ConformanceSuite.exhaustive(&subject, options: exhaustiveOptions, clock: elapsed, progress: progress))
+    }
+    var subject: ExternalSubject
+    switch started(command) {
+    case .success(let running): subject = running
+    case .failure(let error): return .failure(error)
+    }
+    defer { subject.close() }
+    return .success(
+        ConformanceSuite.exhaustive(&subject, options: exhaustiveOptions, clock: elapsed, progress: progress))
+}
+
 /// How the suite ran, for the matrix and the HTML page: the date, vectors, random traces, level.
 func runDescription() -> String {
     let today = Date().formatted(.iso8601.year().month().day())
@@ -409,20 +475,26 @@ func quoted(_ command: String) -> String {
     return "'" + command.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
-/// The command that runs exactly the shrunk trace again, with everything that decides its verdict.
+/// The command that runs exactly the shrunk trace (or exhaustive path) again, with everything
+/// that decides its verdict.
 func replay(_ shrunk: ShrunkFailure) -> String {
     var parts = ["ratelimit-conformance"]
     if let exec = options.exec { parts += ["--exec", quoted(exec)] }
-    parts += [
-        "--strategy", shrunk.strategy, "--seed", String(shrunk.seed), "--random-steps", String(shrunk.randomSteps),
-        "--trace", String(shrunk.traceIndex),
-    ]
+    if let depth = shrunk.exhaustiveDepth {
+        parts += ["--exhaustive", String(depth), "--strategy", shrunk.strategy, "--path", String(shrunk.traceIndex)]
+    } else {
+        parts += [
+            "--strategy", shrunk.strategy, "--seed", String(shrunk.seed), "--random-steps",
+            String(shrunk.randomSteps), "--trace", String(shrunk.traceIndex),
+        ]
+    }
     if options.level != .exact { parts += ["--level", options.level.rawValue] }
     if let tolerance = options.tolerance { parts += ["--tolerance", String(tolerance)] }
     if options.protocolVersion != ExternalSubject.protocolVersion {
         parts += ["--protocol", String(options.protocolVersion)]
     }
     if options.timeout != 5 { parts += ["--timeout", String(options.timeout)] }
+    if options.window != ExternalSubject.defaultWindow { parts += ["--window", String(options.window)] }
     return parts.joined(separator: " ")
 }
 
@@ -550,10 +622,50 @@ if let id = options.draw {
     ChildProcess.endHarness(status: 0)
 }
 
+if let depth = options.exhaustive, !options.mutationScore {
+    let report: ExhaustiveReport
+    switch exhaustiveResult(command: options.exec, depth: depth) {
+    case .success(let run): report = run
+    case .failure(let error): fail(error.message)
+    }
+    let passed = report.passes(at: options.level)
+    if options.json {
+        var json = report.json
+        if case .object(var members) = json {
+            members.insert(("level", .string(options.level.rawValue)), at: 1)
+            members.insert(("passed", .bool(passed)), at: 2)
+            json = .object(members)
+        }
+        print(json.prettyText, terminator: "")
+    } else {
+        print("ratelimit-conformance: \(report.implementation)")
+        print(
+            "exhaustive pass to depth \(depth): every transition of every state the reference reaches in fewer than \(depth) events, replayed from creation\(options.path.map { " (path \($0) only)" } ?? ""); level \(options.level.rawValue)"
+        )
+        print("")
+        for line in report.table { print(line) }
+        for line in report.lines { print(line) }
+        for strategy in report.strategies {
+            guard let shrunk = strategy.shrunk else { continue }
+            print("replay: \(replay(shrunk))")
+            print("as a regression vector:")
+            print(shrunk.vectorFile.json.prettyText, terminator: "")
+        }
+        print("")
+        let ran = report.strategies.filter { $0.skippedBecause == nil }.count
+        print(
+            passed
+                ? "PASS: \(ran) of \(report.strategies.count) strategies conform on every path at level \(options.level.rawValue)"
+                : "FAIL: not every strategy that ran conforms on every path at level \(options.level.rawValue)")
+    }
+    ChildProcess.endHarness(status: passed ? 0 : 1)
+}
+
 if options.mutationScore, let command = options.exec {
     // The unmutated implementation must pass, and every injected bug must fail the level it
     // declares (`NAME LEVEL` per line; a bare NAME must fail the --level asked for).
-    let (clean, _, cleanScenarios) = runSuite(command: command, scenarios: selectedScenarios)
+    let (clean, _, cleanScenarios) =
+        options.exhaustive == nil ? runSuite(command: command, scenarios: selectedScenarios) : (nil, nil, [])
     let listing = Process()
     listing.executableURL = URL(fileURLWithPath: "/bin/sh")
     listing.arguments = ["-c", "\(command) --list-bugs"]
@@ -577,6 +689,77 @@ if options.mutationScore, let command = options.exec {
     var rows: [[String]] = []
     var caught = 0
     var results: [JSONValue] = []
+    if let depth = options.exhaustive {
+        // The exhaustive pass at each depth in turn: the smallest that catches each bug.
+        let cleanRun: ExhaustiveReport
+        switch exhaustiveResult(command: command, depth: depth) {
+        case .success(let run): cleanRun = run
+        case .failure(let error): fail(error.message)
+        }
+        for bug in bugs {
+            var found: (depth: Int, finding: String)?
+            for attempt in 1...depth where found == nil {
+                progress("mutation score: \(bug.name), depth \(attempt)")
+                let report: ExhaustiveReport
+                switch exhaustiveResult(
+                    command: "\(command) --bug \(bug.name)", depth: attempt, level: bug.level, stopAtFirstFailure: true)
+                {
+                case .success(let run): report = run
+                case .failure(let error): fail(error.message)
+                }
+                guard let failing = report.strategies.first(where: { $0.failure != nil }) else { continue }
+                let primary = failing.shrunk?.outcome.primary ?? failing.failure?.primary
+                found = (attempt, "\(failing.strategy) \(primary.map { "\($0.cause.clause) \($0.kind.name)" } ?? "")")
+            }
+            if found == nil, !selectedScenarios.isEmpty {
+                // A bug of a machine beyond the strategies (composite, wait queue) shows in their
+                // scenarios, which are judged exactly at every depth: depth 0 stands for them.
+                let (_, _, scenarios) = runSuite(
+                    command: "\(command) --bug \(bug.name)", scenarios: selectedScenarios)
+                if let differing = scenarios.first(where: { !$0.passed }), let first = differing.failures.first {
+                    found = (0, "\(first.id) differs")
+                }
+            }
+            if found != nil { caught += 1 }
+            rows.append([
+                bug.name, bug.level.rawValue,
+                found.map { $0.depth == 0 ? "caught by the scenarios" : "caught at depth \($0.depth)" } ?? "MISSED",
+                found?.finding ?? "-",
+            ])
+            var fields: [(String, JSONValue)] = [
+                ("bug", .string(bug.name)), ("level", .string(bug.level.rawValue)), ("caught", .bool(found != nil)),
+            ]
+            if let found {
+                fields += [("depth", .integer(Int64(found.depth))), ("finding", .string(found.finding))]
+            }
+            results.append(.object(fields))
+        }
+        endProgress()
+        let cleanPasses = cleanRun.passes(at: options.level)
+        if options.json {
+            print(
+                JSONValue.object([
+                    ("implementation", .string(cleanRun.implementation)), ("exhaustiveDepth", .integer(Int64(depth))),
+                    ("cleanPasses", .bool(cleanPasses)), ("caught", .integer(Int64(caught))),
+                    ("bugs", .integer(Int64(bugs.count))), ("results", .array(results)),
+                ]).prettyText, terminator: "")
+        } else {
+            print(
+                "ratelimit-conformance: exhaustive mutation score for \(cleanRun.implementation), depths 1 to \(depth)")
+            print(
+                "the implementation without bugs: \(cleanPasses ? "passes" : "FAILS") the exhaustive pass to depth \(depth) at level \(options.level.rawValue)"
+            )
+            print("")
+            for line in TextTable.render(header: ["bug", "must fail", "result", "first finding"], rows: rows) {
+                print(line)
+            }
+            print("")
+            print(
+                "mutation score: \(caught)/\(bugs.count) injected bugs caught by the exhaustive pass to depth \(depth)")
+        }
+        ChildProcess.endHarness(status: cleanPasses && caught == bugs.count ? 0 : 1)
+    }
+    guard let clean else { fail("the suite did not run") }
     for bug in bugs {
         // A scenario answered otherwise than its vectors catches a bug at every level (they are
         // judged exactly).

@@ -65,14 +65,161 @@ func immediateAnswers<S: RateLimitStrategy>(_ type: S.Type) async throws {
     }
 }
 
-/// The requests of a waiting script, started as tasks, and what the model says of them.
-private struct Waiting {
+/// One adapter driven side by side with the pure wait queue on the adapter's manual clock: each
+/// operation goes to both, and the outcomes the model gives are awaited from the adapter's tasks
+/// and compared (its timer's wake-ups are mirrored on the model, WQ-7).
+struct ModelReplay<S: RateLimitStrategy> {
+    let adapter: any Adapter<S>
+    let clock: ManualClock
+    /// How to replay a failure, printed with it.
+    let replay: String
+    var model: WaitQueue<S>
+    /// The adapter's requests still running, by the model's ticket, and their permits.
     var tasks: [WaitTicket: Task<Result<RateLimitGrant, RateLimitAcquireError>, Never>] = [:]
     var permits: [WaitTicket: Int64] = [:]
     /// Delayed grants (scheduled starts) are checked at the end, once the clock reaches them.
     var deferred: [(WaitTicket, Result<RateLimitGrant, RateLimitAcquireError>, Int64)] = []
     /// Scheduled starts the clock has reached at some point (their sleepers woke then).
     var started: Set<WaitTicket> = []
+    var now: Int64 = 0
+    var failed = false
+    var log: [String] = []
+    /// The instant of the adapter's last operation or wake-up, from which it armed its timer.
+    var lastDelivered = RateLimitInstant.origin
+
+    init(adapter: any Adapter<S>, clock: ManualClock, strategy: S, queueLimit: Int64, replay: String) throws {
+        self.adapter = adapter
+        self.clock = clock
+        self.replay = replay
+        model = try WaitQueue(strategy, queueLimit: queueLimit, at: .origin)
+    }
+
+    private mutating func check(_ condition: Bool, _ message: String) {
+        if !holds(condition, "\(adapter.name) \(S.identifier) \(message)", replay: replay) { failed = true }
+    }
+
+    /// The adapter's timer, mirrored on the model: every wake-up the clock has reached, each
+    /// served at its own instant (WQ-7), as the adapter's timer does.
+    private mutating func timerWakeUps(to position: Int64) -> [WaitCompletion] {
+        var completions: [WaitCompletion] = []
+        while let wake = model.nextWakeUp(at: lastDelivered), wake.nanoseconds <= position, completions.count < 100_000
+        {
+            completions += model.advance(to: wake).completions
+            lastDelivered = wake
+        }
+        return completions
+    }
+
+    /// Awaits the adapter's outcomes for the model's completions and compares them.
+    private mutating func settle(_ completions: [WaitCompletion], step: Int) async {
+        log.append("  completions \(completions.map { "\($0.ticket) \($0.outcome)" })")
+        for completion in completions {
+            guard let task = tasks.removeValue(forKey: completion.ticket) else { continue }
+            let expected = completion.outcome.grant(permits: permits[completion.ticket] ?? 0)
+            if case .success(let grant) = expected, case .delayed(let wait, _)? = grant.answer {
+                deferred.append((completion.ticket, expected, completion.at.nanoseconds + wait))
+                tasks[completion.ticket] = task
+                continue
+            }
+            let got = await finishes(within: 10) { await task.value }
+            check(
+                got.map { "\($0)" } == "\(expected)",
+                "step \(step): \(completion.ticket) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)")
+        }
+        // The adapter has processed the step once its queue matches the model's (waiters, plus
+        // granted requests whose scheduled start the clock has not reached).
+        for (ticket, _, start) in deferred where start <= now { started.insert(ticket) }
+        let scheduled = deferred.filter { !started.contains($0.0) }.count
+        let deadline = Date().addingTimeInterval(10)
+        var counts = (await adapter.waitingCount(), await adapter.scheduledCount())
+        while counts != (model.waitingCount, scheduled), Date() < deadline {
+            await Task.yield()
+            counts = (await adapter.waitingCount(), await adapter.scheduledCount())
+        }
+        check(
+            counts == (model.waitingCount, scheduled),
+            "step \(step): \(counts) waiting and scheduled, model \((model.waitingCount, scheduled))")
+    }
+
+    /// A request that may wait: `timeout` as the adapter takes it, `deadline` as the model does.
+    mutating func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?, step: Int) async {
+        let instant = RateLimitInstant.fromManual(now)
+        let (ticket, completions) = model.acquire(
+            permits, priority: priority,
+            deadline: timeout.map { ClockTimeline(clock: ManualClock()).deadline(after: $0, from: instant) },
+            at: instant)
+        self.permits[ticket] = permits
+        log.append(
+            "  acquire \(ticket) permits \(permits) \(priority) timeout \(timeout.map { "\($0)" } ?? "none") wake \(model.nextWakeUp(at: instant).map { "\($0)" } ?? "none")"
+        )
+        let adapter = self.adapter
+        tasks[ticket] = Task { await adapter.acquire(permits, priority: priority, timeout: timeout) }
+        lastDelivered = instant
+        await settle(completions.completions, step: step)
+    }
+
+    mutating func tryAcquire(_ permits: Int64, priority: RateLimitPriority, step: Int) async {
+        let expected = model.tryAcquire(permits, priority: priority, at: .fromManual(now))
+        lastDelivered = .fromManual(now)
+        let got = await adapter.tryAcquire(permits, priority: priority)
+        check("\(got)" == "\(expected.outcome)", "step \(step) tryAcquire: got \(got), want \(expected.outcome)")
+        await settle(expected.effects.completions, step: step)
+    }
+
+    /// The clock moves to `position`: the adapter's timer fires for what fell due.
+    mutating func move(to position: Int64, step: Int) async {
+        now = position
+        RateLimitAdapterTests.move(clock, to: now)
+        log.append("  advance to \(now)")
+        await settle(timerWakeUps(to: now), step: step)
+    }
+
+    /// Cancels the task of a waiting `ticket` (the adapter must be cancellable).
+    mutating func cancel(_ ticket: WaitTicket, step: Int) async {
+        guard model.isWaiting(ticket) else { return }
+        tasks[ticket]?.cancel()
+        lastDelivered = .fromManual(now)
+        await settle(model.cancel(ticket, at: .fromManual(now)).completions, step: step)
+    }
+
+    mutating func release(_ permits: Int64, step: Int) async {
+        let expected = model.release(permits, at: .fromManual(now))
+        lastDelivered = .fromManual(now)
+        let got = await adapter.release(permits)
+        check(got == expected.result, "step \(step) release: got \(got), want \(expected.result)")
+        await settle(expected.effects.completions, step: step)
+    }
+
+    mutating func reset(step: Int) async {
+        let expected = model.reset(at: .fromManual(now))
+        lastDelivered = .fromManual(now)
+        let got = await adapter.reset()
+        check(got == expected.result, "step \(step) reset: got \(got), want \(expected.result)")
+        await settle(expected.effects.completions, step: step)
+    }
+
+    /// Every request left gets an outcome: scheduled starts run once the clock reaches them, and
+    /// closing the limiter closes the rest (WQ-9). None may be left hanging.
+    mutating func finish(step: Int) async {
+        // Serving at a later instant can schedule more starts: repeat until none is ahead.
+        for round in 0..<100 {
+            guard let last = deferred.map(\.2).max(), last > now else { break }
+            await move(to: last, step: step + round)
+        }
+        for (ticket, expected, _) in deferred {
+            guard let task = tasks.removeValue(forKey: ticket) else { continue }
+            let got = await finishes(within: 10) { await task.value }
+            check(
+                got.map { "\($0)" } == "\(expected)",
+                "\(ticket) (scheduled) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)")
+        }
+        if failed || !deferred.isEmpty && ProcessInfo.processInfo.environment["RATELIMIT_TRACE"] != nil {
+            print("TRACE \(adapter.name) \(S.identifier):\n" + log.joined(separator: "\n"))
+        }
+        let closing = model.close(at: .fromManual(now)).completions
+        await adapter.close()
+        await settle(closing, step: -1)
+    }
 }
 
 /// Waiting requests through every queueing adapter: outcomes, order and wake-ups equal the model's.
@@ -88,70 +235,11 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
         for (adapter, clock) in try adapters(strategy, queueLimit: queueLimit) where adapter.queues {
             // the same script for every adapter
             var rng = TestSeed.generator("\(name) script \(S.identifier)", trace: trace)
-            var model = try WaitQueue(strategy, queueLimit: queueLimit, at: .origin)
-            var waiting = Waiting()
-            var now: Int64 = 0
-            var failed = false
-            /// The instant of the adapter's last operation or wake-up, from which it armed its timer.
-            var lastDelivered = RateLimitInstant.origin
-
-            /// The adapter's timer, mirrored on the model: every wake-up the clock has reached, each
-            /// served at its own instant (WQ-7), as the adapter's timer does.
-            func timerWakeUps(to position: Int64) -> [WaitCompletion] {
-                var completions: [WaitCompletion] = []
-                while let wake = model.nextWakeUp(at: lastDelivered), wake.nanoseconds <= position,
-                    completions.count < 100_000
-                {
-                    completions += model.advance(to: wake).completions
-                    lastDelivered = wake
-                }
-                return completions
-            }
-
-            /// Awaits the adapter's outcomes for the model's completions and compares them.
-            func settle(_ completions: [WaitCompletion], step: Int) async {
-                log.append("  completions \(completions.map { "\($0.ticket) \($0.outcome)" })")
-                for completion in completions {
-                    guard let task = waiting.tasks.removeValue(forKey: completion.ticket) else { continue }
-                    let expected = completion.outcome.grant(permits: waiting.permits[completion.ticket] ?? 0)
-                    if case .success(let grant) = expected, case .delayed(let wait, _)? = grant.answer {
-                        waiting.deferred.append((completion.ticket, expected, completion.at.nanoseconds + wait))
-                        waiting.tasks[completion.ticket] = task
-                        continue
-                    }
-                    let got = await finishes(within: 10) { await task.value }
-                    if !holds(
-                        got.map { "\($0)" } == "\(expected)",
-                        "\(adapter.name) \(S.identifier) step \(step): \(completion.ticket) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)",
-                        replay: replay)
-                    {
-                        failed = true
-                    }
-                }
-                // The adapter has processed the step once its queue matches the model's (waiters,
-                // plus granted requests whose scheduled start the clock has not reached).
-                for (ticket, _, start) in waiting.deferred where start <= now { waiting.started.insert(ticket) }
-                let scheduled = waiting.deferred.filter { !waiting.started.contains($0.0) }.count
-                let deadline = Date().addingTimeInterval(10)
-                var counts = (await adapter.waitingCount(), await adapter.scheduledCount())
-                while counts != (model.waitingCount, scheduled), Date() < deadline {
-                    await Task.yield()
-                    counts = (await adapter.waitingCount(), await adapter.scheduledCount())
-                }
-                if !holds(
-                    counts == (model.waitingCount, scheduled),
-                    "\(adapter.name) \(S.identifier) step \(step): \(counts) waiting and scheduled, model \((model.waitingCount, scheduled))",
-                    replay: replay)
-                {
-                    failed = true
-                }
-            }
-
-            var log: [String] = []
-            for step in 0..<60 where !failed {
+            var run = try ModelReplay(
+                adapter: adapter, clock: clock, strategy: strategy, queueLimit: queueLimit, replay: replay)
+            for step in 0..<60 where !run.failed {
                 let roll = rng.int(in: 0...99)
-                log.append("step \(step) roll \(roll) now \(now) model waiting \(model.waitingCount)")
-                let instant = RateLimitInstant.fromManual(now)
+                run.log.append("step \(step) roll \(roll) now \(run.now) model waiting \(run.model.waitingCount)")
                 switch roll {
                 case 0..<45:  // a waiting acquire
                     let permits =
@@ -160,34 +248,11 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                         : rng.int(in: 1...max(1, min(3, strategy.maximumPermits)))
                     let priority = rng.chance(5) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high])
                     let timeout: Duration? = rng.chance(40) ? .nanoseconds(rng.int(in: 0...times(span, 3))) : nil
-                    let (ticket, completions) = model.acquire(
-                        permits, priority: priority,
-                        deadline: timeout.map {
-                            ClockTimeline(clock: ManualClock()).deadline(after: $0, from: instant)
-                        },
-                        at: instant)
-                    waiting.permits[ticket] = permits
-                    log.append(
-                        "  acquire \(ticket) permits \(permits) \(priority) timeout \(timeout.map { "\($0)" } ?? "none") wake \(model.nextWakeUp(at: instant).map { "\($0)" } ?? "none")"
-                    )
-                    waiting.tasks[ticket] = Task {
-                        await adapter.acquire(permits, priority: priority, timeout: timeout)
-                    }
-                    lastDelivered = instant
-                    await settle(completions.completions, step: step)
+                    await run.acquire(permits, priority: priority, timeout: timeout, step: step)
                 case 45..<55:
-                    let permits = rng.int(in: 1...3)
-                    let expected = model.tryAcquire(permits, priority: .normal, at: instant)
-                    lastDelivered = instant
-                    let got = await adapter.tryAcquire(permits, priority: .normal)
-                    if !holds(
-                        "\(got)" == "\(expected.outcome)",
-                        "\(adapter.name) step \(step) tryAcquire: got \(got), want \(expected.outcome)", replay: replay)
-                    {
-                        failed = true
-                    }
-                    await settle(expected.effects.completions, step: step)
+                    await run.tryAcquire(rng.int(in: 1...3), priority: .normal, step: step)
                 case 55..<80:  // time passes (or, with drift, jumps)
+                    var now = run.now
                     if drift, rng.chance(30) {
                         let jump = rng.pick([1_000_000_000, 86_400_000_000_000, times(span, 5)] as [Int64])
                         now = rng.chance(50) ? max(0, now - jump) : (now > Int64.max - jump ? Int64.max : now + jump)
@@ -195,67 +260,20 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                         let delta = rng.int(in: 0...times(span, 2))
                         now = now > Int64.max - delta ? Int64.max : now + delta
                     }
-                    move(clock, to: now)
-                    log.append("  advance to \(now)")
-                    await settle(timerWakeUps(to: now), step: step)
+                    await run.move(to: now, step: step)
                 case 80..<88 where adapter.cancellable:
-                    let tickets = waiting.tasks.keys.sorted()
+                    let tickets = run.tasks.keys.sorted()
                     guard !tickets.isEmpty else { continue }
-                    let ticket = tickets[Int(rng.int(in: 0...Int64(tickets.count - 1)))]
-                    guard model.isWaiting(ticket) else { continue }
-                    waiting.tasks[ticket]?.cancel()
-                    lastDelivered = instant
-                    await settle(model.cancel(ticket, at: instant).completions, step: step)
+                    await run.cancel(tickets[Int(rng.int(in: 0...Int64(tickets.count - 1)))], step: step)
                 case 88..<94:
-                    let permits = rng.int(in: 0...2)
-                    let expected = model.release(permits, at: instant)
-                    lastDelivered = instant
-                    let got = await adapter.release(permits)
-                    if !holds(
-                        got == expected.result,
-                        "\(adapter.name) step \(step) release: got \(got), want \(expected.result)", replay: replay)
-                    {
-                        failed = true
-                    }
-                    await settle(expected.effects.completions, step: step)
+                    await run.release(rng.int(in: 0...2), step: step)
                 case 94..<100:
-                    let expected = model.reset(at: instant)
-                    lastDelivered = instant
-                    let got = await adapter.reset()
-                    if !holds(
-                        got == expected.result,
-                        "\(adapter.name) step \(step) reset: got \(got), want \(expected.result)", replay: replay)
-                    {
-                        failed = true
-                    }
-                    await settle(expected.effects.completions, step: step)
+                    await run.reset(step: step)
                 default:
                     continue
                 }
             }
-            // Every request left gets an outcome: scheduled starts run once the clock reaches them,
-            // and closing the limiter closes the rest (WQ-9). None may be left hanging.
-            // Serving at a later instant can schedule more starts: repeat until none is ahead.
-            for round in 0..<100 {
-                guard let last = waiting.deferred.map(\.2).max(), last > now else { break }
-                now = last
-                move(clock, to: now)
-                await settle(timerWakeUps(to: now), step: 60 + round)
-            }
-            for (ticket, expected, _) in waiting.deferred {
-                guard let task = waiting.tasks.removeValue(forKey: ticket) else { continue }
-                let got = await finishes(within: 10) { await task.value }
-                holds(
-                    got.map { "\($0)" } == "\(expected)",
-                    "\(adapter.name) \(ticket) (scheduled) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)",
-                    replay: replay)
-            }
-            if failed || !waiting.deferred.isEmpty && ProcessInfo.processInfo.environment["RATELIMIT_TRACE"] != nil {
-                print("TRACE \(adapter.name) \(S.identifier) trace \(trace):\n" + log.joined(separator: "\n"))
-            }
-            let closing = model.close(at: .fromManual(now)).completions
-            await adapter.close()
-            await settle(closing, step: -1)
+            await run.finish(step: 60)
         }
     }
 }

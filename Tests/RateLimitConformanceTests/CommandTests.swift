@@ -6,9 +6,9 @@ import Testing
 
 private let fixtures = "Tests/RateLimitConformanceTests/Fixtures"
 
-/// The command for the misbehaving fixture in `mode`.
-private func misbehaving(_ mode: String, at event: Int = 1) -> String {
-    "python3 \(fixtures)/misbehave.py --mode \(mode) --at \(event)"
+/// The command for the misbehaving fixture in `mode`, accepting a window (pipelining) when `pipelined`.
+private func misbehaving(_ mode: String, at event: Int = 1, pipelined: Bool = false) -> String {
+    "python3 \(fixtures)/misbehave.py --mode \(mode) --at \(event)\(pipelined ? " --window" : "")"
 }
 
 @Suite("The ratelimit-conformance command", .serialized)
@@ -162,15 +162,20 @@ struct CommandTests {
             ("crash", "closed its output (exit status 3)", nil),
         ] as [(String, String, String?)])
     func misbehaviour(_ mode: String, _ message: String, _ received: String?) async throws {
-        let run = try await runCommand([
-            "--exec", misbehaving(mode, at: 2), "--strategy", "fixed-window", "--case", "fixed-window/window-edges",
-        ])
-        #expect(run.status == 1, "\(run.output)")
-        let line = try #require(
-            run.output.split(separator: "\n").first { $0.hasPrefix("FAIL fixed-window/window-edges") }, "\(run.output)")
-        #expect(line.contains("step 2 at 9 ns"), "\(line)")
-        #expect(line.contains(message), "\(line)")
-        if let received { #expect(line.contains("received: ") && line.contains(received), "\(line)") }
+        // One request at a time, and pipelined (every request of the case sent ahead).
+        for pipelined in [false, true] {
+            let run = try await runCommand([
+                "--exec", misbehaving(mode, at: 2, pipelined: pipelined), "--strategy", "fixed-window", "--case",
+                "fixed-window/window-edges",
+            ])
+            #expect(run.status == 1, "\(run.output)")
+            let line = try #require(
+                run.output.split(separator: "\n").first { $0.hasPrefix("FAIL fixed-window/window-edges") },
+                "\(run.output)")
+            #expect(line.contains("step 2 at 9 ns"), "pipelined \(pipelined): \(line)")
+            #expect(line.contains(message), "\(line)")
+            if let received { #expect(line.contains("received: ") && line.contains(received), "\(line)") }
+        }
     }
 
     @Test("A hanging implementation times out, is killed and reaped; the harness never hangs")
@@ -190,6 +195,9 @@ struct CommandTests {
         let run = try await runCommand(["--exec", misbehaving("bad-hello")])
         #expect(run.status == 2)
         #expect(run.errors.contains("did not start properly"), "\(run.errors)")
+        let window = try await runCommand(["--exec", misbehaving("bad-window")])
+        #expect(window.status == 2)
+        #expect(window.errors.contains("\"window\" is an integer from 1 to the 64 offered"), "\(window.errors)")
     }
 
     @Test("After a crash the next case runs in a new process")
@@ -227,6 +235,77 @@ struct CommandTests {
         #expect(bugs >= 10)
         #expect(run.output.contains("mutation score: \(bugs)/\(bugs) injected bugs caught"), "\(run.output)")
         #expect(run.output.contains("the implementation without bugs: passes at level exact"))
+    }
+
+    @Test("--exhaustive replays every transition of the walk against the Python example, which conforms on every path")
+    func exhaustivePython() async throws {
+        let run = try await runCommand(["--exec", Repository.python, "--exhaustive", "2"])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.contains("exhaustive pass to depth 2"), "\(run.output)")
+        #expect(run.output.contains("strategy                level  states  transitions  depth  paths  steps"))
+        #expect(run.output.contains("PASS: 9 of 9 strategies conform on every path at level exact"), "\(run.output)")
+        let json = try JSONValue(parsing: try await runCommand(["--exhaustive", "1", "--json"]).output)
+        let strategies = try #require(json["strategies"]?.array)
+        #expect(strategies.count == 9 && strategies.allSatisfy { ($0["transitions"]?.int64 ?? 0) > 10 })
+    }
+
+    @Test(
+        "CORE-8 --exhaustive finds an injected bug, shrinks the first failing path, and --path replays it against the bug and the reference"
+    )
+    func exhaustiveFindsABug() async throws {
+        let buggy = Repository.python + " --bug refill-on-rejection"
+        let run = try await runCommand(["--exec", buggy, "--exhaustive", "default", "--strategy", "token-bucket"])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("exhaustive pass to depth \(ExhaustiveOptions.defaultDepth)"), "\(run.output)")
+        #expect(run.output.contains("FAIL token-bucket: path "), "\(run.output)")
+        #expect(run.output.contains("shrunk from "), "\(run.output)")
+        #expect(run.output.contains("<- here"))
+        let replay = try #require(
+            run.output.split(separator: "\n").first { $0.hasPrefix("replay: ") }.map { String($0.dropFirst(8)) })
+        #expect(replay.contains("--exhaustive \(ExhaustiveOptions.defaultDepth) --strategy token-bucket --path "))
+        let path = try #require(replay.split(separator: " ").last.map(String.init))
+        let again = try await runCommand([
+            "--exec", buggy, "--exhaustive", "\(ExhaustiveOptions.defaultDepth)", "--strategy", "token-bucket",
+            "--path", path,
+        ])
+        #expect(again.status == 1 && again.output.contains("FAIL token-bucket: path \(path) "), "\(again.output)")
+        let reference = try await runCommand([
+            "--exhaustive", "\(ExhaustiveOptions.defaultDepth)", "--strategy", "token-bucket", "--path", path,
+        ])
+        #expect(reference.status == 0, "\(reference.output)")
+        #expect(try await runCommand(["--exhaustive", "0"]).status == 2)
+        #expect(try await runCommand(["--path", "1"]).status == 2)
+    }
+
+    /// `json` without the members that measure time, which differ between any two runs.
+    private func untimed(_ json: JSONValue) -> JSONValue {
+        switch json {
+        case .object(let members): .object(members.filter { $0.0 != "milliseconds" }.map { ($0.0, untimed($0.1)) })
+        case .array(let items): .array(items.map(untimed))
+        case .null, .bool, .integer, .otherNumber, .string: json
+        }
+    }
+
+    @Test(
+        "Pipelined (a window of requests sent ahead) and one request at a time give the same report on the same traces, from a correct implementation and from buggy ones"
+    )
+    func pipelinedVerdicts() async throws {
+        let runs: [(bug: String, arguments: [String])] = [
+            ("", ["--random", "5", "--seed", "9"]),
+            ("float-accumulation", ["--strategy", "token-bucket", "--no-vectors", "--random", "30", "--seed", "9"]),
+            ("count-rejected", ["--strategy", "fixed-window", "--random", "10", "--seed", "9"]),
+            ("refill-on-rejection", ["--strategy", "token-bucket,gcra", "--exhaustive", "3"]),
+        ]
+        for (bug, arguments) in runs {
+            let command = Repository.python + (bug.isEmpty ? "" : " --bug \(bug)")
+            let run = ["--exec", command, "--json"] + arguments
+            let strict = try await runCommand(run + ["--window", "1"])
+            let pipelined = try await runCommand(run)
+            #expect(strict.status == pipelined.status && strict.status == (bug.isEmpty ? 0 : 1), "\(bug) \(arguments)")
+            #expect(
+                untimed(try JSONValue(parsing: strict.output)) == untimed(try JSONValue(parsing: pipelined.output)),
+                "\(bug) \(arguments): the reports differ")
+        }
     }
 
     @Test(
@@ -281,6 +360,7 @@ struct CommandTests {
                 "answer", "bye",
             ])
         #expect(lines.contains { $0.contains("\"profiles\"") }, "the Python example declares its profile")
+        #expect(lines.contains { $0.contains("\"window\"") }, "and accepts a window (pipelining)")
     }
 
     @Test(

@@ -1,106 +1,124 @@
 import RateLimitCore
+import RateLimitTestSupport
 import Testing
 
 @testable import RateLimitConformance
 
-/// Every reachable state of small limiters (ExhaustiveChecker), not a sample.
-///
-/// Bounds: capacities and limits of 2–3, periods, intervals and windows of 2–4 ns, a timeline of
-/// 4 windows (16 ns), events at offsets −3, −1, 0, 1, 2, 3, 4, 5 and a jump to the end from the
-/// latest instant, every acquire from −1 (invalid) to one more than the limit can ever admit, and
-/// resets. That covers every window and period edge (±1 around each), time going backwards, an
-/// idle stretch longer than any refill (the jump), and each fraction a period can leave, while each
-/// walk stays within a few thousand states (printed), so the whole suite runs in about a second.
+/// Every reachable state of small limiters (ExhaustiveChecker), not a sample: the standard
+/// spaces of `ExhaustiveSpaces.swift` (their bounds, and why they are enough, are written there),
+/// each to its fixpoint: every reachable state.
 @Suite("Exhaustive: every reachable state of small limiters")
 struct ExhaustiveTests {
-    static let horizon: Int64 = 16
-    static let offsets: [Int64] = [-3, -1, 0, 1, 2, 3, 4, 5, 16]
-
-    static func events<S: RateLimitStrategy>(_ strategy: S, releases: Bool = false) -> [RateLimitEvent<S>] {
-        var events = (-1...(strategy.maximumPermits + 1)).map { RateLimitEvent<S>.acquire($0) } + [.reset]
-        if releases { events += [.release(1), .release(2), .release(-1)] }
-        return events
-    }
-
-    static func expectComplete(_ report: ExhaustiveChecker.Report) {
-        print("exhaustive: \(report)")
-        #expect(report.complete, "\(report)")
+    static func expectClean(_ report: ExhaustiveChecker.Report, elapsed: Duration) {
+        print("exhaustive: \(report) in \(elapsed)")
         #expect(report.states > 10, "the walk reached more than the start: \(report)")
         #expect(report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
     }
 
-    static func walk<S: RateLimitStrategy>(_ strategy: S, releases: Bool = false) -> ExhaustiveChecker.Report {
-        ExhaustiveChecker.walk(
-            strategy, name: "\(S.identifier) \(strategy)", horizon: horizon, offsets: offsets,
-            events: events(strategy, releases: releases))
-    }
-
-    @Test("CORE-5 CORE-6 CORE-7 CORE-8 CORE-10 every reachable state of each strategy keeps the Spec's relations")
-    func everyStrategy() throws {
-        let reports = [
-            Self.walk(try TokenBucket(capacity: 3, permitsPerPeriod: 2, periodNanoseconds: 4)),
-            Self.walk(try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 3, initialTokens: 0)),
-            Self.walk(
-                try IntervalTokenBucket(capacity: 3, tokensPerInterval: 2, intervalNanoseconds: 4, initialTokens: 0)),
-            Self.walk(try GCRA(burst: 3, emissionIntervalNanoseconds: 2)),
-            Self.walk(try FixedWindow(limit: 3, windowNanoseconds: 4)),
-            Self.walk(try SlidingWindowLog(limit: 3, windowNanoseconds: 4)),
-            Self.walk(try SlidingWindowCounter(limit: 3, windowNanoseconds: 4)),
-            Self.walk(try LeakyBucketMeter(capacity: 3, leakPermitsPerPeriod: 2, periodNanoseconds: 4)),
-            Self.walk(try LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 3)),
-            Self.walk(try ConcurrencyLimiter(limit: 3), releases: true),
-        ]
-        for report in reports { Self.expectComplete(report) }
-    }
-
-    @Test("TB-1 LBM-1 GCRA-1 TBI-1 FW-1 the equivalences between strategies hold on every reachable pair of states")
-    func equivalences() throws {
-        let pairs = [
-            ExhaustiveChecker.walkPair(
-                try TokenBucket(capacity: 3, permitsPerPeriod: 2, periodNanoseconds: 4, initialTokens: 1),
-                try LeakyBucketMeter(capacity: 3, leakPermitsPerPeriod: 2, periodNanoseconds: 4, initialLevel: 2),
-                name: "token bucket (3, 2, 4, 1) ≡ leaky bucket meter (3, 2, 4, 2)", horizon: Self.horizon,
-                offsets: Self.offsets, permits: -1...4),
-            ExhaustiveChecker.walkPair(
-                try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 2),
-                try GCRA(burst: 3, emissionIntervalNanoseconds: 2),
-                name: "token bucket (3, 1, 2, 3) ≡ GCRA (3, 2)", horizon: Self.horizon, offsets: Self.offsets,
-                permits: -1...4),
-            ExhaustiveChecker.walkPair(
-                try IntervalTokenBucket(capacity: 3, tokensPerInterval: 3, intervalNanoseconds: 4),
-                try FixedWindow(limit: 3, windowNanoseconds: 4),
-                name: "interval token bucket (3, 3, 4, 3) ≡ fixed window (3, 4)", horizon: Self.horizon,
-                offsets: Self.offsets, permits: -1...4),
-        ]
-        for report in pairs { Self.expectComplete(report) }
-    }
-
-    @Test("CORE-7 the checker finds a retry-after one nanosecond short (a model of it, not the Spec)")
-    func findsAShortRetryAfter() throws {
-        // A token bucket whose refusals claim one nanosecond less than the Spec's wait.
-        struct ShortRetry: RateLimitStrategy {
-            static let identifier = "short-retry"
-            let inner: TokenBucket
-            var maximumPermits: Int64 { inner.maximumPermits }
-            func initialState(at now: RateLimitInstant) -> TokenBucket.State { inner.initialState(at: now) }
-            func step(_ state: inout TokenBucket.State, _ event: RateLimitEvent<ShortRetry>, at now: RateLimitInstant)
-                -> RateLimitResult
-            {
-                let mapped: RateLimitEvent<TokenBucket>
-                switch event {
-                case .acquire(let permits): mapped = .acquire(permits)
-                case .release(let permits): mapped = .release(permits)
-                case .reset: mapped = .reset
-                case .reconfigure(let other): mapped = .reconfigure(other.inner)
-                }
-                let result = inner.step(&state, mapped, at: now)
-                if case .rejected(let wait) = result, wait > 1 { return .rejected(retryAfterNanoseconds: wait - 1) }
-                return result
+    /// `strategy` in the standard space of its kind, without reconfigures (their targets are of
+    /// the standard configuration's type, not `S`).
+    static func space<S: RateLimitStrategy>(_ strategy: S) throws -> ExhaustiveSpace<S> {
+        let standard = try #require(ExhaustiveSpace.standard(S.identifier))
+        let events = standard.events.compactMap { event -> RateLimitEvent<S>? in
+            switch event {
+            case .acquire(let permits): .acquire(permits)
+            case .release(let permits): .release(permits)
+            case .reset: .reset
+            case .reconfigure: nil
             }
-            func isIdle(_ state: TokenBucket.State, at now: RateLimitInstant) -> Bool { inner.isIdle(state, at: now) }
         }
-        let report = Self.walk(
-            ShortRetry(inner: try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 3)))
-        #expect(report.violations.contains { $0.contains("CORE-7 retry-after") && $0.contains("not honoured") })
+        return standard.with(strategy, events: events)
+    }
+
+    @Test(
+        "CORE-5 CORE-6 CORE-7 CORE-8 CORE-10 CORE-13 and each strategy's clause 11 hold on every reachable state",
+        arguments: AnyRateLimitStrategy.identifiers)
+    func everyStrategy(_ identifier: String) async throws {
+        let space = try #require(ExhaustiveSpace.standard(identifier))
+        await offThePool {
+            var report: ExhaustiveChecker.Report!
+            let elapsed = ContinuousClock().measure {
+                report = ExhaustiveChecker.walk(space, name: identifier).report
+            }
+            Self.expectClean(report, elapsed: elapsed)
+            #expect(report.complete, "the walk reaches its fixpoint: \(report)")
+        }
+    }
+
+    @Test(
+        "TB-12 LBM-12 GCRA-12 TBI-12 FW-12 the equivalences between strategies hold on every reachable pair of states")
+    func equivalences() async throws {
+        let spaces = (
+            try Self.space(TokenBucket(capacity: 3, permitsPerPeriod: 2, periodNanoseconds: 3, initialTokens: 1)),
+            try Self.space(
+                LeakyBucketMeter(capacity: 3, leakPermitsPerPeriod: 2, periodNanoseconds: 3, initialLevel: 2)),
+            try Self.space(TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 2)),
+            try Self.space(GCRA(burst: 3, emissionIntervalNanoseconds: 2)),
+            try Self.space(IntervalTokenBucket(capacity: 3, tokensPerInterval: 3, intervalNanoseconds: 4)),
+            try Self.space(FixedWindow(limit: 3, windowNanoseconds: 4))
+        )
+        await offThePool {
+            let pairs = [
+                ExhaustiveChecker.walkPair(
+                    spaces.0, spaces.1, name: "token bucket (3, 2, 3, 1) ≡ leaky bucket meter (3, 2, 3, 2)"),
+                ExhaustiveChecker.walkPair(spaces.2, spaces.3, name: "token bucket (3, 1, 2, 3) ≡ GCRA (3, 2)"),
+                ExhaustiveChecker.walkPair(
+                    spaces.4, spaces.5, name: "interval token bucket (3, 3, 4, 3) ≡ fixed window (3, 4)"),
+            ]
+            for report in pairs {
+                print("exhaustive: \(report)")
+                #expect(report.complete && report.violations.isEmpty, "\(report.violations.joined(separator: "\n"))")
+            }
+        }
+    }
+
+    /// A configuration that admits more than the standard one, whose bound the walk then checks.
+    static let generous: [String: AnyRateLimitStrategy] = {
+        var configurations: [String: AnyRateLimitStrategy] = [:]
+        configurations[TokenBucket.identifier] = try? .tokenBucket(
+            TokenBucket(capacity: 3, permitsPerPeriod: 3, periodNanoseconds: 3))
+        configurations[IntervalTokenBucket.identifier] = try? .intervalTokenBucket(
+            IntervalTokenBucket(capacity: 3, tokensPerInterval: 3, intervalNanoseconds: 4, initialTokens: 0))
+        configurations[GCRA.identifier] = try? .gcra(GCRA(burst: 3, emissionIntervalNanoseconds: 1))
+        configurations[FixedWindow.identifier] = try? .fixedWindow(FixedWindow(limit: 4, windowNanoseconds: 4))
+        configurations[SlidingWindowLog.identifier] = try? .slidingWindowLog(
+            SlidingWindowLog(limit: 3, windowNanoseconds: 3))
+        configurations[SlidingWindowCounter.identifier] = try? .slidingWindowCounter(
+            SlidingWindowCounter(limit: 4, windowNanoseconds: 4))
+        configurations[LeakyBucketMeter.identifier] = try? .leakyBucketMeter(
+            LeakyBucketMeter(capacity: 4, leakPermitsPerPeriod: 2, periodNanoseconds: 3))
+        configurations[LeakyBucketQueue.identifier] = try? .leakyBucketQueue(
+            LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 2))
+        configurations[ConcurrencyLimiter.identifier] = try? .concurrency(ConcurrencyLimiter(limit: 4))
+        return configurations
+    }()
+
+    @Test(
+        "TB-11 TBI-11 GCRA-11 FW-11 SWL-11 SWC-11 LBM-11 LBQ-11 CL-11 the walk finds admissions beyond each bound (a more generous configuration)",
+        arguments: AnyRateLimitStrategy.identifiers)
+    func boundsAreChecked(_ identifier: String) async throws {
+        var space = try #require(ExhaustiveSpace.standard(identifier))
+        let bound = AdmissionBound(space.strategy)
+        space.strategy = try #require(Self.generous[identifier])
+        space.events.removeAll { if case .reconfigure = $0 { true } else { false } }
+        let report = await offThePool {
+            ExhaustiveChecker.walk(space, name: identifier, depthLimit: 3, bound: { _ in bound }).report
+        }
+        #expect(
+            report.violations.contains { $0.contains("\(bound.clause) ") }, "\(bound.clause) unchecked: \(report)")
+    }
+
+    @Test("CORE-7 CORE-8 the walk finds a retry-after rounded down and a refusal that records its refill")
+    func relationsAreChecked() async throws {
+        let tokenBucket = try #require(ExhaustiveSpace.standard(TokenBucket.identifier))
+        for (mutation, clause) in [(Mutation.roundingFlip, "CORE-7 retry-after"), (.refillOnRejection, "CORE-8 ")] {
+            let space = tokenBucket.with(
+                Mutant(inner: tokenBucket.strategy, mutation: mutation),
+                events: tokenBucket.events.compactMap { if case .acquire(let n) = $0 { .acquire(n) } else { nil } })
+            let report = await offThePool {
+                ExhaustiveChecker.walk(space, name: mutation.rawValue, depthLimit: 3).report
+            }
+            #expect(report.violations.contains { $0.contains(clause) }, "\(mutation): \(report)")
+        }
     }
 }

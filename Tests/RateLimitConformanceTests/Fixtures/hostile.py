@@ -154,6 +154,9 @@ for line in sys.stdin:
         sys.exit(0)
     if kind == "hello":
         answer = ratelimiter.handle(message, limiters)
+        # One request at a time: its misbehaviours are placed on the step that sent it (the
+        # example it wraps would accept a window, Spec/protocol.md "Pipelining").
+        answer.pop("window", None)
         if profile is not None:
             answer["protocol"] = 2
             answer["profiles"] = {strategy: profile for strategy in answer["strategies"]}

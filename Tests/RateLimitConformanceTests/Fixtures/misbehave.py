@@ -2,7 +2,8 @@
 """An implementation that misbehaves on purpose, one way per --mode, for the harness's tests.
 
 It greets properly (except in mode bad-hello), creates every limiter, answers the first events
-with a plausible result, and misbehaves on the event number given by --at (default 1)."""
+with a plausible result, and misbehaves on the event number given by --at (default 1). With
+--window it speaks protocol 2 and accepts the window the harness offers (pipelining)."""
 import json, sys, time
 
 mode = sys.argv[sys.argv.index("--mode") + 1]
@@ -19,6 +20,12 @@ for line in sys.stdin:
     if kind == "hello":
         if mode == "bad-hello":
             send({"type": "hello", "protocol": 99})
+        elif mode == "bad-window":
+            send({"type": "hello", "protocol": 2, "implementation": "misbehave " + mode, "strategies": ["fixed-window"],
+                  "window": 100000})
+        elif "--window" in sys.argv and message.get("window"):
+            send({"type": "hello", "protocol": 2, "implementation": "misbehave " + mode, "strategies": ["fixed-window"],
+                  "window": message["window"]})
         else:
             send({"type": "hello", "protocol": 1, "implementation": "misbehave " + mode, "strategies": ["fixed-window"]})
     elif kind == "create":

@@ -1,0 +1,314 @@
+import RateLimitCore
+
+// The exhaustive pass against an implementation (`ratelimit-conformance --exhaustive DEPTH`):
+// the reference model's walk of a strategy's standard space (ExhaustiveSpaces.swift) within the
+// implementation's profile, to DEPTH events, and every transition it found replayed against the
+// implementation from creation (an implementation offers no snapshot of its state). The
+// transitions are grouped into paths: each path starts from creation, goes the shortest way to a
+// state with a transition not yet taken, then takes untried transitions for as long as the state
+// it reaches has one, so that every transition is replayed once and few steps are spent getting
+// somewhere. Each path is judged as a trace is (the Judge, on the implementation's own history);
+// the first failing path is shrunk.
+
+/// What an exhaustive pass asks.
+public struct ExhaustiveOptions: Sendable {
+    /// The most events on a path: every transition of a state reachable in fewer is replayed.
+    public var depth: Int
+    /// Only these strategies (all when `nil`).
+    public var strategies: Set<String>?
+    /// The level a path must reach to pass: `exact` (every answer the Spec's) or `safety`.
+    public var level: ConformanceLevel
+    /// The tolerance T in nanoseconds, instead of the one each profile declares (CONF-6).
+    public var toleranceNanoseconds: Int64?
+    /// Only this path (an index of the strategy's paths at `depth`), to replay one failure.
+    public var onlyPath: Int?
+    /// Stop at the first strategy that fails (a mutation score only needs to know that one does).
+    public var stopAtFirstFailure = false
+
+    /// The depth `--exhaustive default` runs: every transition of every state within 2 events,
+    /// which finds every mutant of the model and every bug the Python example injects
+    /// (README.md, "Exhaustive checking"), and replays against that example in under 2 minutes.
+    public static let defaultDepth = 3
+
+    public init(
+        depth: Int = ExhaustiveOptions.defaultDepth, strategies: Set<String>? = nil, level: ConformanceLevel = .exact,
+        toleranceNanoseconds: Int64? = nil, onlyPath: Int? = nil
+    ) {
+        self.depth = depth
+        self.strategies = strategies
+        self.level = level
+        self.toleranceNanoseconds = toleranceNanoseconds
+        self.onlyPath = onlyPath
+    }
+}
+
+/// One strategy's exhaustive pass.
+public struct ExhaustiveStrategyReport: Sendable {
+    public var strategy: String
+    public var profile: ImplementationProfile = .full
+    /// Why the strategy did not run (not implemented, or its configuration unsupported).
+    public var skippedBecause: String?
+    /// The walk of the reference model: states found, transitions, the depth reached, and whether
+    /// that depth is the fixpoint (no state is further away).
+    public var states = 0
+    public var transitions = 0
+    public var depth = 0
+    public var complete = false
+    /// Paths in the cover, paths run (fewer when one failed), and the steps sent.
+    public var paths = 0
+    public var pathsRun = 0
+    public var steps = 0
+    /// The first path below the level asked, its index, and the depth of its first failing
+    /// transition in the walk (the fewest events that reach it).
+    public var failure: CaseOutcome?
+    public var failingPath: Int?
+    public var failingDepth: Int?
+    /// That path shrunk (as a random trace is).
+    public var shrunk: ShrunkFailure?
+    public var seconds: Double = 0
+
+    public init(strategy: String) { self.strategy = strategy }
+
+    /// `skipped`, `failed`, or the level every path reached.
+    public var level: ConformanceLevel {
+        if skippedBecause != nil { return .skipped }
+        return failure?.level ?? worstPassing
+    }
+
+    /// The lowest level among the paths that passed (`safety` when one differed within it).
+    public var worstPassing: ConformanceLevel = .exact
+}
+
+/// The results of an exhaustive pass.
+public struct ExhaustiveReport: Sendable {
+    public var implementation: String
+    public var depth: Int
+    public var strategies: [ExhaustiveStrategyReport]
+
+    /// True when some strategy ran and every one that ran reached `level` on every path.
+    public func passes(at level: ConformanceLevel) -> Bool {
+        let ran = strategies.filter { $0.skippedBecause == nil }
+        return !ran.isEmpty && ran.allSatisfy { $0.failure == nil && $0.worstPassing >= level }
+    }
+}
+
+extension ConformanceSuite {
+    /// Runs the exhaustive pass against `subject`: for each strategy, every transition the
+    /// reference reaches within `options.depth` events of its standard space (within the
+    /// subject's profile), replayed from creation and judged; the first failing path is shrunk.
+    /// `progress` receives a line now and then.
+    public static func exhaustive<S: ConformanceSubject>(
+        _ subject: inout S, options: ExhaustiveOptions, clock: () -> Double = { 0 },
+        progress: (String) -> Void = { _ in }
+    ) -> ExhaustiveReport {
+        var reports: [ExhaustiveStrategyReport] = []
+        for strategy in AnyRateLimitStrategy.identifiers where options.strategies?.contains(strategy) ?? true {
+            if options.stopAtFirstFailure, reports.contains(where: { $0.failure != nil }) { break }
+            var report = ExhaustiveStrategyReport(strategy: strategy)
+            guard subject.strategies.contains(strategy) else {
+                report.skippedBecause = "\(subject.name) does not implement \(strategy)"
+                reports.append(report)
+                continue
+            }
+            let started = clock()
+            let profile = subject.profile(for: strategy)
+            report.profile = profile
+            guard let cover = ExhaustiveCover(strategy, profile: profile, depth: options.depth) else {
+                report.skippedBecause = "no exhaustive space for \(strategy)"
+                reports.append(report)
+                continue
+            }
+            (report.states, report.transitions, report.depth, report.complete) = (
+                cover.walk.states, cover.walk.transitions, cover.walk.depth, cover.walk.complete
+            )
+            report.paths = cover.paths.count
+            var run = StrategyRun(
+                strategy: strategy, profile: profile,
+                tolerance: options.toleranceNanoseconds ?? profile.toleranceNanoseconds)
+            let indexes = options.onlyPath.map { $0 < cover.paths.count ? [$0] : [] } ?? Array(cover.paths.indices)
+            for index in indexes {
+                if index % 200 == 0 {
+                    progress(
+                        "\(strategy) exhaustive depth \(options.depth): path \(index + 1)/\(cover.paths.count), \(report.steps) steps"
+                    )
+                }
+                let path = cover.paths[index]
+                let id = "\(strategy)/exhaustive-depth-\(options.depth)-path-\(index)"
+                let outcome = run.trace(
+                    path.trace, id: id, origin: .exhaustive(depth: options.depth, path: index), on: &subject)
+                report.pathsRun += 1
+                report.steps += outcome.steps
+                if outcome.skippedBecause != nil, report.pathsRun == 1 {
+                    report.skippedBecause = outcome.skippedBecause
+                    break
+                }
+                guard outcome.level < options.level, outcome.skippedBecause == nil else {
+                    if outcome.level == .safety { report.worstPassing = .safety }
+                    continue
+                }
+                report.failure = outcome
+                report.failingPath = index
+                let step = (outcome.primary?.step ?? 1) - 1
+                report.failingDepth = path.depths.indices.contains(step) ? path.depths[step] : nil
+                progress("\(strategy) shrinking \(id)")
+                var shrunk = Shrinker.shrink(
+                    outcome, strategy: strategy, seed: 0, index: index, randomSteps: 0, run: &run, on: &subject)
+                shrunk.exhaustiveDepth = options.depth
+                report.shrunk = shrunk
+                break
+            }
+            report.seconds = clock() - started
+            reports.append(report)
+        }
+        return ExhaustiveReport(implementation: subject.name, depth: options.depth, strategies: reports)
+    }
+}
+
+/// The walk of a strategy's standard space and the paths that replay each of its transitions.
+package struct ExhaustiveCover: Sendable {
+    /// One path from creation: the trace to send and, for each step, the depth of its transition
+    /// in the walk (the fewest events that reach it).
+    package struct Path: Sendable {
+        package var trace: Trace
+        package var depths: [Int]
+    }
+
+    package var walk: ExhaustiveChecker.Report
+    package var paths: [Path]
+
+    /// The cover of `strategy`'s standard space within `profile`, to `depth` events; `nil` for
+    /// a strategy without one.
+    package init?(_ strategy: String, profile: ImplementationProfile, depth: Int) {
+        guard let space = ExhaustiveSpace.standard(strategy, profile: profile) else { return nil }
+        let (walk, recorded) = ExhaustiveChecker.walk(
+            space, name: strategy, depthLimit: depth,
+            allows: { event, result in !result.isInvalid || profile.events.contains(.invalid) }, recordGraph: true)
+        guard let graph = recorded else { return nil }
+        self.walk = walk
+        var paths: [Path] = []
+        var next = graph.edges.map { _ in 0 }  // per state, its first transition not yet taken
+        for state in graph.edges.indices {
+            while next[state] < graph.edges[state].count {
+                var edges = graph.path(to: state)
+                var depths = edges.indices.map { $0 + 1 }
+                var current = state
+                while current < graph.edges.count, next[current] < graph.edges[current].count {
+                    let edge = graph.edges[current][next[current]]
+                    next[current] += 1
+                    edges.append(edge)
+                    depths.append(graph.depths[current] + 1)
+                    current = edge.target
+                }
+                let steps = edges.map { TraceStep(now: $0.now, event: ConformanceEvent(space.events[$0.event])) }
+                var trace = Trace(configuration: space.strategy, createdAt: graph.createdAt[state], steps: steps)
+                if profile.timeUnitNanoseconds > 1 {
+                    guard let scaled = trace.scaled(by: profile.timeUnitNanoseconds) else { continue }
+                    trace = scaled
+                }
+                if profile.createdAtFirstEvent, let first = trace.steps.first { trace.createdAt = first.now }
+                paths.append(Path(trace: trace, depths: depths))
+            }
+        }
+        self.paths = paths
+    }
+}
+
+extension ConformanceEvent {
+    /// The event of a limiter of any strategy.
+    init(_ event: RateLimitEvent<AnyRateLimitStrategy>) {
+        switch event {
+        case .acquire(let permits): self = .acquire(permits)
+        case .release(let permits): self = .release(permits)
+        case .reset: self = .reset
+        case .reconfigure(let configuration): self = .reconfigure(configuration)
+        }
+    }
+}
+
+extension ExhaustiveReport {
+    /// The per-strategy table: the walk's size and what was replayed.
+    package var table: [String] {
+        let header = ["strategy", "level", "states", "transitions", "depth", "paths", "steps", "time"]
+        let rows = strategies.map { report -> [String] in
+            guard report.skippedBecause == nil else { return [report.strategy, "skipped", "", "", "", "", "", ""] }
+            return [
+                report.strategy, report.level.rawValue, "\(report.states)", "\(report.transitions)",
+                "\(report.depth)\(report.complete ? " (all)" : "")",
+                report.pathsRun == report.paths ? "\(report.paths)" : "\(report.pathsRun)/\(report.paths)",
+                "\(report.steps)", ConformanceReport.seconds(report.seconds),
+            ]
+        }
+        return TextTable.render(header: header, rows: rows, rightAligned: [2, 3, 5, 6, 7])
+    }
+
+    /// What was skipped or left unchecked, and each failing path with its shrunk form.
+    package var lines: [String] {
+        var lines: [String] = []
+        for report in strategies {
+            if let reason = report.skippedBecause {
+                lines.append("SKIP \(report.strategy): \(reason)")
+                continue
+            }
+            for line in report.profile.notChecked(strategy: report.strategy) {
+                lines.append("NOT CHECKED \(report.strategy): \(line)")
+            }
+        }
+        for report in strategies {
+            guard let failure = report.failure, let path = report.failingPath, let primary = failure.primary else {
+                continue
+            }
+            lines.append("")
+            let depth =
+                report.failingDepth.map { ", a transition \($0) event\($0 == 1 ? "" : "s") from creation" } ?? ""
+            lines.append(
+                "\(primary.kind.failsSafety ? "FAIL" : "DIFF") \(report.strategy): path \(path) \(ConformanceReport.describe(primary))\(depth)"
+            )
+            guard let shrunk = report.shrunk else { continue }
+            lines.append(
+                "shrunk from \(shrunk.original.trace?.steps.count ?? 0) to \(shrunk.trace.steps.count) steps in \(shrunk.runs) runs:"
+            )
+            lines += shrunk.lines
+        }
+        return lines
+    }
+
+    /// The report for machines.
+    package var json: JSONValue {
+        .object([
+            ("implementation", .string(implementation)), ("exhaustiveDepth", .integer(Int64(depth))),
+            (
+                "strategies",
+                .array(
+                    strategies.map { report in
+                        var fields: [(String, JSONValue)] = [
+                            ("strategy", .string(report.strategy)), ("level", .string(report.level.rawValue)),
+                        ]
+                        if let reason = report.skippedBecause { fields.append(("skipped", .string(reason))) }
+                        fields += [
+                            ("states", .integer(Int64(report.states))),
+                            ("transitions", .integer(Int64(report.transitions))),
+                            ("depth", .integer(Int64(report.depth))), ("fixpoint", .bool(report.complete)),
+                            ("paths", .integer(Int64(report.paths))), ("pathsRun", .integer(Int64(report.pathsRun))),
+                            ("steps", .integer(Int64(report.steps))),
+                            ("milliseconds", .integer(Int64(report.seconds * 1_000))),
+                        ]
+                        if let failure = report.failure, let primary = failure.primary {
+                            var failing: [(String, JSONValue)] = [
+                                ("path", .integer(Int64(report.failingPath ?? 0))), ("finding", primary.json),
+                            ]
+                            if let depth = report.failingDepth { failing.append(("depth", .integer(Int64(depth)))) }
+                            if let shrunk = report.shrunk {
+                                failing.append(("shrunkSteps", .integer(Int64(shrunk.trace.steps.count))))
+                                if let finding = shrunk.outcome.primary {
+                                    failing.append(("shrunkFinding", finding.json))
+                                }
+                                failing.append(("vector", shrunk.vectorFile.json))
+                            }
+                            fields.append(("failure", .object(failing)))
+                        }
+                        return .object(fields)
+                    })
+            ),
+        ])
+    }
+}

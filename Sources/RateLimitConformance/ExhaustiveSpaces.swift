@@ -1,0 +1,109 @@
+import RateLimitCore
+
+// The spaces the exhaustive pass walks (Spec/README.md, "Exhaustive checking"): one small
+// configuration per strategy and one to reconfigure to, every acquire from −1 to one more than
+// either can ever admit, resets, reconfigures both ways (releases for the concurrency limiter),
+// at offsets that reach every edge of their periods and windows.
+//
+// Why these bounds are enough (the small-scope hypothesis): every clause is a comparison of
+// counts against a limit and of instants against a period or window edge. Limits of 2–3 and
+// periods of 2–4 ns already give each comparison its three sides (one below, at, one above), a
+// period that does not divide evenly (fractions of a permit: 2 permits per 4 ns, 1 per 3 ns), a
+// weighted acquire larger than one refill and one larger than the limit, more than one window,
+// and backward steps of 1 and 3 (within a period and across one). A 16 ns timeline holds four
+// windows, so a state's window, the one before and the one before that are all seen; the jump
+// to 16 is an idle stretch longer than any refill, and the jump to the end of the timeline
+// reaches CORE-7's admissions that would lie past it. Limiters are created at 0 and at 1, off
+// every window and interval boundary, so that a grid aligned to the creation is seen.
+
+extension ExhaustiveSpace where S == AnyRateLimitStrategy {
+    /// The standard space of `identifier` (one of ``AnyRateLimitStrategy/identifiers``), within
+    /// `profile`: in the profile's time unit (each trace is scaled by it before it is sent), up to
+    /// its largest instant, without backward steps on a monotonic clock, with only the events it
+    /// has (an answer the Spec gives as `invalid` is left out by the walk when it has none).
+    /// `nil` for an identifier this function does not know.
+    package static func standard(_ identifier: String, profile: ImplementationProfile = .full) -> Self? {
+        guard let (configuration, other) = standardConfigurations(identifier) else { return nil }
+        let horizon: Int64 = 16
+        var offsets: [Int64] = [-3, -1, 0, 1, 2, 3, 4, 5]
+        if profile.monotonic { offsets.removeAll { $0 < 0 } }
+        let end = profile.largestInstantNanoseconds / profile.timeUnitNanoseconds
+        var moves = offsets.map(Move.offset) + [.to(horizon)]
+        if end > horizon + 8 { moves.append(.to(end)) }
+        let maximum = max(configuration.maximumPermits, other.maximumPermits)
+        var events = (-1...(maximum + 1)).compactMap { permits -> RateLimitEvent<AnyRateLimitStrategy>? in
+            if permits > 1, !profile.events.contains(.weighted) { return nil }
+            if permits == 0, !profile.events.contains(.query) { return nil }
+            if permits < 0, !profile.events.contains(.invalid) { return nil }
+            return .acquire(permits)
+        }
+        if profile.events.contains(.reset) { events.append(.reset) }
+        if profile.events.contains(.reconfigure) { events += [.reconfigure(other), .reconfigure(configuration)] }
+        if identifier == ConcurrencyLimiter.identifier {
+            events += [.release(1), .release(2)]
+            if profile.events.contains(.invalid) { events.append(.release(-1)) }
+        }
+        return ExhaustiveSpace(
+            strategy: configuration, horizon: horizon, end: end, endMargin: end > horizon + 8 ? 4 : 0, moves: moves,
+            events: events, creations: [0, 1])
+    }
+
+    /// The configuration walked and the one it is reconfigured to.
+    static func standardConfigurations(_ identifier: String) -> (AnyRateLimitStrategy, AnyRateLimitStrategy)? {
+        // The values are valid by construction; `try?` only because the initializers validate.
+        switch identifier {
+        case TokenBucket.identifier:
+            guard let a = try? TokenBucket(capacity: 3, permitsPerPeriod: 2, periodNanoseconds: 3, initialTokens: 3),
+                let b = try? TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 3, initialTokens: 0)
+            else { return nil }
+            return (.tokenBucket(a), .tokenBucket(b))
+        case IntervalTokenBucket.identifier:
+            guard
+                let a = try? IntervalTokenBucket(
+                    capacity: 3, tokensPerInterval: 2, intervalNanoseconds: 4, initialTokens: 0),
+                let b = try? IntervalTokenBucket(capacity: 2, tokensPerInterval: 1, intervalNanoseconds: 3)
+            else { return nil }
+            return (.intervalTokenBucket(a), .intervalTokenBucket(b))
+        case GCRA.identifier:
+            guard let a = try? GCRA(burst: 3, emissionIntervalNanoseconds: 2),
+                let b = try? GCRA(burst: 2, emissionIntervalNanoseconds: 3)
+            else { return nil }
+            return (.gcra(a), .gcra(b))
+        case FixedWindow.identifier:
+            guard let a = try? FixedWindow(limit: 3, windowNanoseconds: 4),
+                let b = try? FixedWindow(limit: 2, windowNanoseconds: 3)
+            else { return nil }
+            return (.fixedWindow(a), .fixedWindow(b))
+        case SlidingWindowLog.identifier:
+            guard let a = try? SlidingWindowLog(limit: 3, windowNanoseconds: 4),
+                let b = try? SlidingWindowLog(limit: 2, windowNanoseconds: 3)
+            else { return nil }
+            return (.slidingWindowLog(a), .slidingWindowLog(b))
+        case SlidingWindowCounter.identifier:
+            guard let a = try? SlidingWindowCounter(limit: 3, windowNanoseconds: 4),
+                let b = try? SlidingWindowCounter(limit: 2, windowNanoseconds: 3)
+            else { return nil }
+            return (.slidingWindowCounter(a), .slidingWindowCounter(b))
+        case LeakyBucketMeter.identifier:
+            guard
+                let a = try? LeakyBucketMeter(
+                    capacity: 3, leakPermitsPerPeriod: 2, periodNanoseconds: 3, initialLevel: 0),
+                let b = try? LeakyBucketMeter(
+                    capacity: 2, leakPermitsPerPeriod: 1, periodNanoseconds: 3, initialLevel: 2)
+            else { return nil }
+            return (.leakyBucketMeter(a), .leakyBucketMeter(b))
+        case LeakyBucketQueue.identifier:
+            guard let a = try? LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 3),
+                let b = try? LeakyBucketQueue(queueCapacity: 1, intervalNanoseconds: 2)
+            else { return nil }
+            return (.leakyBucketQueue(a), .leakyBucketQueue(b))
+        case ConcurrencyLimiter.identifier:
+            guard let a = try? ConcurrencyLimiter(limit: 3), let b = try? ConcurrencyLimiter(limit: 1) else {
+                return nil
+            }
+            return (.concurrency(a), .concurrency(b))
+        default:
+            return nil
+        }
+    }
+}

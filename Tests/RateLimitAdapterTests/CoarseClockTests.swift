@@ -235,7 +235,7 @@ struct CoarseClockTests {
     }
 
     @Test(
-        "CORE-17 CONF-6 on a clock up to R late, TB, GCRA, LBM, SWL, LBQ and CL conform within T = 2R (the coarse clock profile)",
+        "CORE-17 CONF-5 CONF-6 on a clock up to R late, TB, GCRA, LBM, SWL, LBQ and CL conform within T = 2R (the coarse clock profile; its refusals within T are no sustained refusal)",
         arguments: resolutions)
     func lateClockConformsWithinTheResolution(resolution: Int64) async throws {
         try await offThePool {

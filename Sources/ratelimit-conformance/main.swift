@@ -730,7 +730,11 @@ if options.mutationScore, let command = options.exec {
                 ("bug", .string(bug.name)), ("level", .string(bug.level.rawValue)), ("caught", .bool(found != nil)),
             ]
             if let found {
-                fields += [("depth", .integer(Int64(found.depth))), ("finding", .string(found.finding))]
+                // Depth 0: caught by the scenarios, which the exhaustive pass does not walk.
+                fields += [
+                    found.depth == 0 ? ("caughtBy", .string("scenarios")) : ("depth", .integer(Int64(found.depth))),
+                    ("finding", .string(found.finding)),
+                ]
             }
             results.append(.object(fields))
         }

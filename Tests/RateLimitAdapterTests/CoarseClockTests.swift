@@ -41,6 +41,8 @@ final class LaggingClock: Clock, @unchecked Sendable {
 
     var minimumResolution: Duration { .nanoseconds(resolution) }
 
+    /// Waits on the manual clock, which the test advances: nothing waits in real time. A timer
+    /// armed on a lagging clock fires up to a resolution late, as on a coarse clock.
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         try await manual.sleep(until: deadline.advanced(by: .nanoseconds(resolution)), tolerance: tolerance)
     }

@@ -68,7 +68,7 @@ struct CompositeScenario: ScenarioModel {
 }
 
 /// A strategy's configuration from every one of its fields, or the Spec's refusal of it.
-private func readConfiguration(_ strategy: String, _ fields: JSONValue) -> Result<
+func readConfiguration(_ strategy: String, _ fields: JSONValue) -> Result<
     AnyRateLimitStrategy, RateLimitInputError
 > {
     do {
@@ -89,8 +89,7 @@ private func readConfiguration(_ strategy: String, _ fields: JSONValue) -> Resul
 struct WaitQueueScenario: ScenarioModel {
     var queue: WaitQueue<AnyRateLimitStrategy>
     let strategy: String
-    var tickets: [Int64: WaitTicket] = [:]
-    var names: [WaitTicket: Int64] = [:]
+    var tickets = ScenarioTickets()
     var latest: Int64
     var closed = false
 
@@ -127,61 +126,46 @@ struct WaitQueueScenario: ScenarioModel {
         latest = now
         let instant = RateLimitInstant.generated(now)
         guard let kind = event["kind"]?.string else { throw ConformanceFormatError("an event needs a string \"kind\"") }
-        func members(_ required: [String], optional: [String] = []) throws(ConformanceFormatError) {
-            let given = Set(event.keys)
-            guard given.isSuperset(of: required + ["kind"]), given.isSubset(of: required + optional + ["kind"]) else {
-                throw ConformanceFormatError(
-                    "a \(kind) event has \((["kind"] + required).joined(separator: ", "))\(optional.isEmpty ? "" : " and optionally \(optional.joined(separator: ", "))")"
-                )
-            }
-        }
+        let read = FormReader(event)
         switch kind {
         case "acquire":
-            try members(["ticket", "permits", "priority"], optional: ["deadline"])
-            let name = try Self.integer(event, "ticket")
-            guard name >= 1, tickets[name] == nil else {
-                throw ConformanceFormatError("ticket \(name) is not a new positive integer")
-            }
+            try read.members(["ticket", "permits", "priority"], optional: ["deadline"])
+            let name = try tickets.newName(read)
             let deadline = try event["deadline"].map { _ throws(ConformanceFormatError) in
-                try RateLimitInstant.generated(Self.instant(event, "deadline"))
+                try RateLimitInstant.generated(read.instant("deadline"))
             }
             let (ticket, effects) = queue.acquire(
-                try Self.integer(event, "permits"), priority: try Self.priority(event), deadline: deadline, at: instant)
-            tickets[name] = ticket
-            names[ticket] = name
+                try read.integer("permits"), priority: try read.priority(), deadline: deadline, at: instant)
+            tickets.record(name, ticket)
             return answer(effects, at: instant)
         case "tryAcquire":
-            try members(["permits", "priority"])
+            try read.members(["permits", "priority"])
             let (outcome, effects) = queue.tryAcquire(
-                try Self.integer(event, "permits"), priority: try Self.priority(event), at: instant)
+                try read.integer("permits"), priority: try read.priority(), at: instant)
             return answer(effects, at: instant, ("outcome", outcome.json))
         case "availability":
-            try members(["permits", "priority"])
+            try read.members(["permits", "priority"])
             let outcome = queue.availability(
-                of: try Self.integer(event, "permits"), priority: try Self.priority(event), at: instant)
+                of: try read.integer("permits"), priority: try read.priority(), at: instant)
             return .object([("outcome", outcome.json)])
         case "cancel":
-            try members(["ticket"])
-            let name = try Self.integer(event, "ticket")
-            guard let ticket = tickets[name] else {
-                throw ConformanceFormatError("cancel of ticket \(name), never issued")
-            }
-            let effects = queue.cancel(ticket, at: instant)
+            try read.members(["ticket"])
+            let effects = queue.cancel(try tickets.issued(read), at: instant)
             return answer(effects, at: instant)
         case "advance":
-            try members([])
+            try read.members([])
             let effects = queue.advance(to: instant)
             return answer(effects, at: instant)
         case "release":
-            try members(["permits"])
-            let (result, effects) = queue.release(try Self.integer(event, "permits"), at: instant)
+            try read.members(["permits"])
+            let (result, effects) = queue.release(try read.integer("permits"), at: instant)
             return answer(effects, at: instant, ("result", result.json))
         case "reset":
-            try members([])
+            try read.members([])
             let (result, effects) = queue.reset(at: instant)
             return answer(effects, at: instant, ("result", result.json))
         case "reconfigure":
-            try members(["configuration"])
+            try read.members(["configuration"])
             guard case .success(let configuration) = readConfiguration(strategy, event["configuration"] ?? .null) else {
                 throw ConformanceFormatError(
                     "a wait-queue reconfigure carries a configuration of \(strategy) the Spec accepts")
@@ -189,7 +173,7 @@ struct WaitQueueScenario: ScenarioModel {
             let (result, effects) = queue.reconfigure(configuration, at: instant)
             return answer(effects, at: instant, ("result", result.json))
         case "close":
-            try members([])
+            try read.members([])
             closed = true
             let effects = queue.close(at: instant)
             return answer(effects, at: instant)
@@ -204,29 +188,89 @@ struct WaitQueueScenario: ScenarioModel {
     private func answer(_ effects: RateLimitEffects, at now: RateLimitInstant, _ first: (String, JSONValue)...)
         -> JSONValue
     {
-        let completions = effects.completions.map { completion in
-            JSONValue.object([
-                ("ticket", names[completion.ticket].map(JSONValue.integer) ?? .null),
-                ("outcome", completion.outcome.json), ("at", .integer(completion.at.nanoseconds)),
-            ])
-        }
         let wake = queue.nextWakeUp(at: now).map { JSONValue.integer($0.nanoseconds) } ?? .null
-        return .object(first + [("completions", .array(completions)), ("nextWakeUp", wake)])
+        return .object(first + [("completions", tickets.json(effects.completions)), ("nextWakeUp", wake)])
+    }
+}
+
+/// A story's names for its requests that may wait (new positive integers), and the machine's tickets.
+struct ScenarioTickets {
+    private var tickets: [Int64: WaitTicket] = [:]
+    private var names: [WaitTicket: Int64] = [:]
+
+    /// The event's `ticket`, a name not used before.
+    func newName(_ read: FormReader) throws(ConformanceFormatError) -> Int64 {
+        let name = try read.integer("ticket")
+        guard name >= 1, tickets[name] == nil else {
+            throw ConformanceFormatError("ticket \(name) is not a new positive integer")
+        }
+        return name
     }
 
-    private static func integer(_ event: JSONValue, _ name: String) throws(ConformanceFormatError) -> Int64 {
-        guard let value = event[name]?.int64 else { throw ConformanceFormatError("\"\(name)\" must be an integer") }
+    mutating func record(_ name: Int64, _ ticket: WaitTicket) {
+        tickets[name] = ticket
+        names[ticket] = name
+    }
+
+    /// The machine's ticket for the event's `ticket`.
+    func issued(_ read: FormReader) throws(ConformanceFormatError) -> WaitTicket {
+        let name = try read.integer("ticket")
+        guard let ticket = tickets[name] else { throw ConformanceFormatError("cancel of ticket \(name), never issued") }
+        return ticket
+    }
+
+    /// `[{"ticket": name, "outcome": {...}, "at": instant}, ...]`, in order.
+    func json(_ completions: [WaitCompletion]) -> JSONValue {
+        .array(
+            completions.map { completion in
+                .object([
+                    ("ticket", names[completion.ticket].map(JSONValue.integer) ?? .null),
+                    ("outcome", completion.outcome.json), ("at", .integer(completion.at.nanoseconds)),
+                ])
+            })
+    }
+}
+
+/// The members of an event (or any object of a form), read strictly: a member missing, of the
+/// wrong type or not of the form is a ``ConformanceFormatError`` naming it.
+struct FormReader {
+    let json: JSONValue
+    /// The event's `kind` (empty for an object that has none).
+    let kind: String
+
+    init(_ json: JSONValue) {
+        self.json = json
+        kind = json["kind"]?.string ?? ""
+    }
+
+    /// Checks that the object has `kind`, every `required` member and no member beyond `optional`.
+    func members(_ required: [String], optional: [String] = []) throws(ConformanceFormatError) {
+        let given = Set(json.keys)
+        guard given.isSuperset(of: required + ["kind"]), given.isSubset(of: required + optional + ["kind"]) else {
+            throw ConformanceFormatError(
+                "a \(kind) event has \((["kind"] + required).joined(separator: ", "))\(optional.isEmpty ? "" : " and optionally \(optional.joined(separator: ", "))")"
+            )
+        }
+    }
+
+    func integer(_ name: String) throws(ConformanceFormatError) -> Int64 {
+        guard let value = json[name]?.int64 else { throw ConformanceFormatError("\"\(name)\" must be an integer") }
         return value
     }
 
-    private static func instant(_ event: JSONValue, _ name: String) throws(ConformanceFormatError) -> Int64 {
-        let value = try integer(event, name)
+    func string(_ name: String) throws(ConformanceFormatError) -> String {
+        guard let value = json[name]?.string else { throw ConformanceFormatError("\"\(name)\" must be a string") }
+        return value
+    }
+
+    func instant(_ name: String) throws(ConformanceFormatError) -> Int64 {
+        let value = try integer(name)
         guard value >= 0 else { throw ConformanceFormatError("\"\(name)\" is an instant, not \(value)") }
         return value
     }
 
-    private static func priority(_ event: JSONValue) throws(ConformanceFormatError) -> RateLimitPriority {
-        guard let name = event["priority"]?.string, let priority = RateLimitPriority(name: name) else {
+    func priority() throws(ConformanceFormatError) -> RateLimitPriority {
+        guard let name = json["priority"]?.string, let priority = RateLimitPriority(name: name) else {
             throw ConformanceFormatError("\"priority\" is one of low, normal, high, critical")
         }
         return priority

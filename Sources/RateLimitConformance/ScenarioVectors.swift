@@ -1,7 +1,7 @@
 import RateLimitCore
 
 // The scenario vectors of Spec/vectors/scenarios/: the machines beyond the nine strategies
-// (composite limits, the wait queue), one file per machine. A scenario is one
+// (composite limits, the wait queue, the registry), one file per machine. A scenario is one
 // machine made from a configuration at `createdAt`, and ordered steps: an event at an instant and
 // the answer worked out by hand from the Spec, with a comment saying what the step checks.
 // Answers are compared exactly (objects member by member in any order, arrays in order): the
@@ -12,13 +12,55 @@ import RateLimitCore
 package enum ScenarioMachine: String, CaseIterable, Hashable, Sendable {
     case composite
     case waitQueue = "wait-queue"
+    case registry
 
     /// The Spec file whose clauses the machine's answers follow.
     package var specFile: String {
         switch self {
         case .composite: "CompositeLimit.md"
         case .waitQueue: "WaitQueue.md"
+        case .registry: "Registry.md"
         }
+    }
+}
+
+/// How the Spec refuses a machine's configuration: `{"field", "problem", "maximum"}` as an
+/// `invalid` result names it (CORE-3), or, for a registry, `{"error", "rule", ...}` (REG-1).
+package struct ScenarioRefusal: Error, Hashable, Sendable {
+    package var json: JSONValue
+
+    /// The refusal of a strategy's input error: its field, problem and maximum.
+    package init(_ error: RateLimitInputError) {
+        guard case .object(let members) = RateLimitResult.invalid(error).json else {
+            json = .null
+            return
+        }
+        json = .object(members.filter { $0.0 != "kind" })
+    }
+
+    /// A refusal read from a file or an implementation, checked to be one of the two forms.
+    ///
+    /// - Throws: ``ConformanceFormatError`` naming what is malformed.
+    package init(json: JSONValue) throws(ConformanceFormatError) {
+        if json["error"] != nil {
+            try RegistryScenario.checkRefusal(json)
+            self.json = json
+            return
+        }
+        self.json = try Self.inputError(json)
+    }
+
+    /// The field, problem and maximum of an input error's refusal, read as an `invalid` result reads.
+    private static func inputError(_ json: JSONValue) throws(ConformanceFormatError) -> JSONValue {
+        let probe: JSONValue
+        switch json {
+        case .object(let members): probe = .object([("kind", .string("invalid"))] + members)
+        case .null, .bool, .integer, .otherNumber, .string, .array: probe = json
+        }
+        guard case .invalid(let error) = try RateLimitResult(json: probe) else {
+            throw ConformanceFormatError("a refusal names a field and a problem, got \(json.compactText)")
+        }
+        return ScenarioRefusal(error).json
     }
 }
 
@@ -37,11 +79,12 @@ extension ScenarioMachine {
     ///
     /// - Throws: ``ConformanceFormatError`` for a malformed configuration.
     package func reference(_ configuration: JSONValue, at now: Int64) throws(ConformanceFormatError)
-        -> Result<any ScenarioModel, RateLimitInputError>
+        -> Result<any ScenarioModel, ScenarioRefusal>
     {
         switch self {
-        case .composite: try CompositeScenario.make(configuration, at: now)
-        case .waitQueue: try WaitQueueScenario.make(configuration, at: now)
+        case .composite: try CompositeScenario.make(configuration, at: now).mapError(ScenarioRefusal.init)
+        case .waitQueue: try WaitQueueScenario.make(configuration, at: now).mapError(ScenarioRefusal.init)
+        case .registry: try RegistryScenario.make(configuration, at: now)
         }
     }
 }
@@ -80,8 +123,8 @@ package struct ScenarioCase: Hashable, Sendable {
     package enum Body: Hashable, Sendable {
         /// A machine made at `createdAt`, then the steps in order.
         case story(createdAt: Int64, steps: [ScenarioStep])
-        /// Making the machine MUST fail naming the error's field and problem (and maximum).
-        case refusal(RateLimitInputError)
+        /// Making the machine MUST fail with this refusal.
+        case refusal(ScenarioRefusal)
     }
 
     /// Stable identifier: `<machine>/<name>`.
@@ -105,15 +148,9 @@ package struct ScenarioCase: Hashable, Sendable {
         switch body {
         case .story(let createdAt, let steps):
             return .object(head + [("createdAt", .integer(createdAt)), ("steps", .array(steps.map(\.json)))])
-        case .refusal(let error):
-            return .object(head + [("expect", Self.refusalJSON(error))])
+        case .refusal(let refusal):
+            return .object(head + [("expect", refusal.json)])
         }
-    }
-
-    /// `{"field": ..., "problem": ..., "maximum": ...}`: an `invalid` result without its kind.
-    package static func refusalJSON(_ error: RateLimitInputError) -> JSONValue {
-        guard case .object(let members) = RateLimitResult.invalid(error).json else { return .null }
-        return .object(members.filter { $0.0 != "kind" })
     }
 
     package init(
@@ -137,10 +174,11 @@ package struct ScenarioCase: Hashable, Sendable {
             guard json.keys.sorted() == ["clauses", "configuration", "description", "expect", "id"] else {
                 throw ConformanceFormatError("refusal \(id): unexpected members \(json.keys)")
             }
-            guard case .invalid(let error) = try RateLimitResult(json: Self.kindInvalid(expect)) else {
-                throw ConformanceFormatError("refusal \(id): expect names a field and a problem")
+            let refusal: ScenarioRefusal
+            do { refusal = try ScenarioRefusal(json: expect) } catch {
+                throw ConformanceFormatError("refusal \(id): \(error.message)")
             }
-            self.init(id: id, summary: summary, clauses: clauses, configuration: configuration, body: .refusal(error))
+            self.init(id: id, summary: summary, clauses: clauses, configuration: configuration, body: .refusal(refusal))
             return
         }
         guard json.keys.sorted() == ["clauses", "configuration", "createdAt", "description", "id", "steps"],
@@ -166,11 +204,6 @@ package struct ScenarioCase: Hashable, Sendable {
             body: .story(createdAt: createdAt, steps: steps))
     }
 
-    private static func kindInvalid(_ expect: JSONValue) -> JSONValue {
-        guard case .object(let members) = expect else { return expect }
-        return .object([("kind", .string("invalid"))] + members)
-    }
-
     /// Where the reference model answers otherwise than the case, one line per step (`<id> step 3
     /// at 10 ns {...}: the case expects {...}, the reference model answers {...}`).
     ///
@@ -187,15 +220,14 @@ package struct ScenarioCase: Hashable, Sendable {
     {
         let made = try driver.make(machine, configuration, at: createdAtOrZero)
         switch (body, made) {
-        case (.refusal(let expected), .refused(let error)):
-            let (want, got) = (Self.refusalJSON(expected), Self.refusalJSON(error))
-            return want.canonical == got.canonical
-                ? [] : ["refused with \(got.compactText), expected \(want.compactText)"]
+        case (.refusal(let expected), .refused(let refusal)):
+            return expected.json.canonical == refusal.json.canonical
+                ? [] : ["refused with \(refusal.json.compactText), expected \(expected.json.compactText)"]
         case (.refusal(let expected), .made(var handle)):
             try driver.drop(&handle)
-            return ["accepted a configuration the Spec refuses with \(Self.refusalJSON(expected).compactText)"]
-        case (.story, .refused(let error)):
-            return ["refused the configuration with \(Self.refusalJSON(error).compactText)"]
+            return ["accepted a configuration the Spec refuses with \(expected.json.compactText)"]
+        case (.story, .refused(let refusal)):
+            return ["refused the configuration with \(refusal.json.compactText)"]
         case (.story(_, let steps), .made(var handle)):
             var lines: [String] = []
             for (index, step) in steps.enumerated() {
@@ -292,7 +324,7 @@ package struct ScenarioVectorFile: Hashable, Sendable {
 /// A machine made from a configuration, or the implementation's refusal of it.
 package enum ScenarioMade<Handle> {
     case made(Handle)
-    case refused(RateLimitInputError)
+    case refused(ScenarioRefusal)
 }
 
 /// What runs scenarios: the reference model, or an implementation over the protocol.

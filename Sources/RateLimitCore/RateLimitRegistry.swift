@@ -333,14 +333,11 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
                 key: key, state: .accepting, status: Self.status(remaining, threshold: rules[rule].warningThreshold),
                 remaining: remaining, statistics: KeyStatistics())
         }
-        let limiter = limiter(slot)
-        let entry = entries[Int(slot)]
         var statistics = statistics(slot)
         statistics.waiting = queues[slot]?.waitingCount ?? 0
         return KeyQuota(
             key: key, state: keyState(slot, at: instant), status: status(slot, at: instant),
-            remaining: entry.disabled ? limiter.strategy.maximumPermits : limiter.remaining(at: instant),
-            statistics: statistics)
+            remaining: remaining(slot, at: instant), statistics: statistics)
     }
 
     /// The keys held now (used, and neither forgotten nor removed since), sorted.

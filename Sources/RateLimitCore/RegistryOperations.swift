@@ -21,6 +21,7 @@ extension RateLimitRegistry {
             let due = RateLimitInstant(validated: first.deadline)
             inQueue(slot, at: due, &effects) { $0.advance(to: due).completions }
         }
+        dropStaleWakeUps()
         return (instant, effects)
     }
 
@@ -236,7 +237,7 @@ extension RateLimitRegistry {
         if status != reported {
             effects.append(
                 .statusChanged(
-                    key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: instant), at: instant))
+                    key: key, from: reported, to: status, remaining: remaining(slot, at: instant), at: instant))
             entries[Int(slot)].reported = status
         }
         recoveries[slot] = nextRecovery(slot, from: instant)

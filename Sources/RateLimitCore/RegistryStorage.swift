@@ -111,6 +111,7 @@ extension RateLimitRegistry {
         recoveries[slot] = nil
         scheduled[slot] = nil
         carries[slot] = nil
+        dropStaleWakeUps()
     }
 
     // MARK: Counters (REG-9)
@@ -202,6 +203,13 @@ extension RateLimitRegistry {
     @inlinable func status(_ slot: UInt32, at instant: RateLimitInstant) -> QuotaStatus {
         if entries[Int(slot)].disabled { return .ok }
         return Self.status(limiter(slot).remaining(at: instant), threshold: warningThreshold(slot))
+    }
+
+    /// REG-6: the key's remaining quota, as its quota and its status events report it (0 while
+    /// throttled; the limit's maximum while disabled, since every request passes).
+    @inlinable func remaining(_ slot: UInt32, at instant: RateLimitInstant) -> Int64 {
+        let limiter = limiter(slot)
+        return entries[Int(slot)].disabled ? limiter.strategy.maximumPermits : limiter.remaining(at: instant)
     }
 
     /// The key's throttle (0: none), without building its limiter.

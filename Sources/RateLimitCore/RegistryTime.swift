@@ -63,11 +63,18 @@ extension RateLimitRegistry {
         if entries[Int(slot)].throttleReported { next = min(next ?? until, until) }
         if let recovery = recoveries[slot] { next = min(next ?? recovery, recovery) }
         // Never before `instant`: everything due by then was served (a queue's cancelled deadlines linger).
-        guard let next = next.map({ max($0, instant.nanoseconds) }), scheduled[slot].map({ next < $0 }) ?? true else {
-            return
-        }
-        scheduled[slot] = next
-        wakeUps.insert(deadline: next, slot)
+        let wake = next.map { max($0, instant.nanoseconds) }
+        guard wake != scheduled[slot] else { return }
+        scheduled[slot] = wake
+        if let wake { wakeUps.insert(deadline: wake, slot) }
+        dropStaleWakeUps()
+    }
+
+    /// REG-11: keeps the heap's top a live wake-up, so that `nextWakeUp` is exact (a wake-up that
+    /// would change nothing is never named). An entry a reschedule superseded, or whose key was
+    /// forgotten, stays in the heap until it reaches the top.
+    @inlinable mutating func dropStaleWakeUps() {
+        while let first = wakeUps.first, scheduled[first.payload] != first.deadline { wakeUps.removeFirst() }
     }
 }
 

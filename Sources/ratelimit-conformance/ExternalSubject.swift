@@ -287,7 +287,7 @@ final class ExternalSubject: ConformanceSubject {
         case "unsupported":
             return .unsupported(reason: answer["reason"]?.string ?? "(no reason given)")
         case "refused":
-            let error = try refusal(answer)
+            let error = try inputRefusal(answer)
             return .refused(field: error.field, problem: error.problem)
         default:
             // `exchange` accepts only the types it expects.
@@ -357,7 +357,7 @@ final class ExternalSubject: ConformanceSubject {
         }
     }
 
-    /// Makes a machine of the scenario vectors (extensions `composite`, `wait-queue`): its id, or
+    /// Makes a machine of the scenario vectors (extensions `composite`, `wait-queue`, `registry`): its id, or
     /// the implementation's refusal of the configuration.
     func scenario(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64) throws(SubjectFailure)
         -> ScenarioMade<String>
@@ -371,11 +371,11 @@ final class ExternalSubject: ConformanceSubject {
                 ("configuration", configuration), ("now", .integer(now)),
             ]), expecting: ["created", "refused"], id: id)
         guard answer["type"]?.string == "refused" else { return .made(id) }
-        return .refused(try refusal(answer))
+        return .refused(try scenarioRefusal(answer))
     }
 
-    /// The field, problem and maximum of a `refused` answer, read as an `invalid` result reads.
-    private func refusal(_ answer: JSONValue) throws(SubjectFailure) -> RateLimitInputError {
+    /// The field, problem and maximum of a strategy's `refused` answer, read as an `invalid` result reads.
+    private func inputRefusal(_ answer: JSONValue) throws(SubjectFailure) -> RateLimitInputError {
         let probe = JSONValue.object(
             [("kind", .string("invalid"))]
                 + answer.keys.filter { $0 != "type" && $0 != "id" }.map { ($0, answer[$0] ?? .null) })
@@ -386,6 +386,15 @@ final class ExternalSubject: ConformanceSubject {
         case .failure(let error):
             throw fail(
                 "a refusal needs string \"field\" and \"problem\" (\(error.message))", received: answer.compactText)
+        }
+    }
+
+    /// The refusal a scenario's `refused` answer carries: its members but `type` and `id`.
+    private func scenarioRefusal(_ answer: JSONValue) throws(SubjectFailure) -> ScenarioRefusal {
+        let members = JSONValue.object(
+            answer.keys.filter { $0 != "type" && $0 != "id" }.map { ($0, answer[$0] ?? .null) })
+        do { return try ScenarioRefusal(json: members) } catch {
+            throw fail("malformed refusal: \(error.message)", received: answer.compactText)
         }
     }
 

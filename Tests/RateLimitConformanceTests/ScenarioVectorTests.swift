@@ -37,7 +37,7 @@ private struct ReversedCompletions: ScenarioDriver {
 @Suite("Scenario vector files (Spec/vectors/scenarios)")
 struct ScenarioVectorTests {
     @Test(
-        "COMP-2 COMP-4 COMP-5 COMP-6 COMP-7 COMP-8 WQ-1 WQ-2 WQ-3 WQ-4 WQ-5 WQ-6 WQ-7 WQ-8 WQ-9 WQ-12 WQ-14 regenerating the scenario vectors reproduces the committed files byte for byte (make vectors)"
+        "COMP-2 COMP-4 COMP-5 COMP-6 COMP-7 COMP-8 WQ-1 WQ-2 WQ-3 WQ-4 WQ-5 WQ-6 WQ-7 WQ-8 WQ-9 WQ-12 WQ-14 REG-1 REG-2 REG-3 REG-4 REG-5 REG-6 REG-7 REG-8 REG-9 REG-10 REG-11 REG-12 regenerating the scenario vectors reproduces the committed files byte for byte (make vectors)"
     )
     func regenerationIsByteForByte() throws {
         let files = try ScenarioVectorGenerator.files()
@@ -107,6 +107,7 @@ struct ScenarioVectorTests {
     func generationChecksTheModels() throws {
         #expect(try ScenarioVectorGenerator.checked(.composite).1 == [])
         #expect(try ScenarioVectorGenerator.checked(.waitQueue).1 == [])
+        #expect(try ScenarioVectorGenerator.checked(.registry).1 == [])
         let composite = try #require(ScenarioCatalogue.cases(.composite).first)
         guard case .story(let createdAt, var steps) = composite.body else {
             Issue.record("the first composite case is a story")
@@ -159,11 +160,79 @@ struct ScenarioVectorTests {
     }
 
     @Test(
+        "REG-1 REG-10 the registry schema refuses an unknown status, a state of another name, an event without its instant and a refusal of another error"
+    )
+    func registrySchemaCatchesDefects() throws {
+        let validator = JSONSchemaValidator(root: try Repository.json("\(scenarioFolder)/schema.json"))
+        let good = try JSONValue(parsing: try committedText(.registry)).compactText
+        #expect(validator.violations(of: try JSONValue(parsing: good)).isEmpty)
+        for (from, to) in [
+            (#""to":"limited""#, #""to":"exhausted""#),
+            (#""state":"disabled""#, #""state":"paused""#),
+            (#","at":20}"#, "}"),
+            (#""error":"duplicateRule""#, #""error":"sameRule""#),
+            (#""match":"prefix""#, #""match":"suffix""#),
+        ] {
+            #expect(good.contains(from), "the file has no \(from)")
+            let broken = try JSONValue(parsing: good.replacingOccurrences(of: from, with: to))
+            #expect(!validator.violations(of: broken).isEmpty, "the schema accepted a file with \(to)")
+        }
+    }
+
+    @Test(
+        "REG-1 a registry refusal is read only in its own form, and an event of the registry is read strictly"
+    )
+    func registryFormsAreStrict() throws {
+        let rule = #"{"match": "any"}"#
+        for good in [
+            #"{"error": "invalidMaximumKeys"}"#, #"{"error": "emptyKey", "rule": {"match": "exact", "key": ""}}"#,
+            #"{"error": "invalidRule", "rule": \#(rule), "field": "queueLimit", "problem": "mustNotBeNegative"}"#,
+        ] {
+            #expect(try ScenarioRefusal(json: try JSONValue(parsing: good)).json == (try JSONValue(parsing: good)))
+        }
+        for bad in [
+            #"{"error": "invalidMaximumKeys", "rule": \#(rule)}"#, #"{"error": "emptyKey"}"#,
+            #"{"error": "invalidRule", "rule": \#(rule)}"#, #"{"error": "tooMany", "rule": \#(rule)}"#,
+            #"{"error": "unknownRule", "rule": {"match": "exact"}}"#,
+        ] {
+            #expect(throws: ConformanceFormatError.self, "read \(bad)") {
+                try ScenarioRefusal(json: try JSONValue(parsing: bad))
+            }
+        }
+        let configuration = try JSONValue(
+            parsing: #"""
+                {"rules": [{"keys": {"match": "any"}, "limit": {"strategy": "concurrency", "configuration": {"limit": 1}},
+                            "overflow": {"policy": "reject"}, "warningThreshold": 0}], "maximumKeys": 2}
+                """#)
+        guard case .success(var model) = try ScenarioMachine.registry.reference(configuration, at: 5) else {
+            Issue.record("the configuration is valid")
+            return
+        }
+        for bad in [
+            #"{"kind": "tryAcquire", "permits": 1, "priority": "normal"}"#,
+            #"{"kind": "throttle", "key": "k", "until": -1}"#,
+            #"{"kind": "reconfigure", "key": "k", "limit": {"strategy": "concurrency", "configuration": {"limit": 0}}}"#,
+            #"{"kind": "acquire", "key": "k", "ticket": 1, "permits": 1, "priority": "normal", "timeoutNanoseconds": -1}"#,
+            #"{"kind": "wake"}"#,
+        ] {
+            #expect(throws: ConformanceFormatError.self, "applied \(bad)") {
+                try model.apply(try JSONValue(parsing: bad), at: 6)
+            }
+        }
+        #expect(throws: ConformanceFormatError.self) {
+            try ScenarioMachine.registry.reference(.object([("rules", .array([]))]), at: 0)
+        }
+    }
+
+    @Test(
         "COMP-2 WQ-1 a scan reads the scenario files apart; --vectors runs them, and the Python example answers every scenario as the Spec does"
     )
     func runsFromTheCommand() async throws {
         let scanned = try VectorFiles.scan(directory: Repository.path("Spec/vectors"))
-        #expect(scanned.scenarios.map(\.path) == ["scenarios/composite.json", "scenarios/wait-queue.json"])
+        #expect(
+            scanned.scenarios.map(\.path) == [
+                "scenarios/composite.json", "scenarios/registry.json", "scenarios/wait-queue.json",
+            ])
         let reference = try await runCommand(["--vectors", Repository.path("Spec/vectors"), "--case", "wait-queue"])
         #expect(reference.status == 0, "\(reference.output)")
         #expect(

@@ -293,6 +293,17 @@ private func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
                 harness.failed = true
             }
         }
+        // REG-11: and something happens at it (the wake-up is exact, never a stale one).
+        if let wake = harness.registry.nextWakeUp {
+            var probe = harness.registry
+            let due = probe.advance(to: wake)
+            if !holds(
+                !due.completions.isEmpty || !due.events.isEmpty,
+                "REG-11 nothing happened at the next wake-up \(wake) at \(context)", replay: harness.replay)
+            {
+                harness.failed = true
+            }
+        }
         waitingTickets.removeAll { harness.ended[$0] != nil }
     }
     // REG-9: the totals account for every request.

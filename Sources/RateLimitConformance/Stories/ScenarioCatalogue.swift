@@ -10,6 +10,7 @@ package enum ScenarioCatalogue {
         switch machine {
         case .composite: compositeCases()
         case .waitQueue: waitQueueCases()
+        case .registry: registryCases()
         }
     }
 
@@ -32,7 +33,7 @@ package enum ScenarioCatalogue {
     ) -> ScenarioCase {
         ScenarioCase(
             id: "\(machine.rawValue)/\(name)", summary: summary, clauses: clauses, configuration: configuration,
-            body: .refusal(RateLimitInputError(field: field, value: nil, problem: problem)))
+            body: .refusal(ScenarioRefusal(RateLimitInputError(field: field, value: nil, problem: problem))))
     }
 
     // MARK: Configurations
@@ -74,5 +75,23 @@ package enum ScenarioCatalogue {
     static let never = VectorCatalogue.never.json
     static func invalid(_ field: String, _ problem: RateLimitInputError.Problem) -> JSONValue {
         VectorCatalogue.invalid(field, problem).json
+    }
+
+    // MARK: Outcomes of requests that may wait (WQ-2)
+
+    static func granted(_ result: JSONValue) -> JSONValue {
+        .object([("kind", .string("granted")), ("result", result)])
+    }
+    static func outcome(_ kind: String) -> JSONValue { .object([("kind", .string(kind))]) }
+    static func refused(_ reason: String, _ members: (String, JSONValue)...) -> JSONValue {
+        .object([("kind", .string("rejected")), ("reason", .string(reason))] + members)
+    }
+    static func limited(_ retryAfter: Int64) -> JSONValue {
+        refused("limited", ("retryAfterNanoseconds", .integer(retryAfter)))
+    }
+
+    /// `[{"ticket": t, "outcome": o, "at": i}, ...]`: the outcomes decided, in order.
+    static func completions(_ completions: [(Int64, JSONValue, Int64)]) -> JSONValue {
+        .array(completions.map { .object([("ticket", .integer($0.0)), ("outcome", $0.1), ("at", .integer($0.2))]) })
     }
 }

@@ -49,13 +49,7 @@ extension ScenarioCatalogue {
         {
             .object(
                 first + [
-                    (
-                        "completions",
-                        .array(
-                            completions.map {
-                                .object([("ticket", .integer($0.0)), ("outcome", $0.1), ("at", .integer($0.2))])
-                            })
-                    ),
+                    ("completions", self.completions(completions)),
                     ("nextWakeUp", wake.map(JSONValue.integer) ?? .null),
                 ])
         }
@@ -66,14 +60,6 @@ extension ScenarioCatalogue {
             -> JSONValue
         {
             served(completions, wake: wake, ("result", result))
-        }
-        func granted(_ result: JSONValue) -> JSONValue { .object([("kind", .string("granted")), ("result", result)]) }
-        func outcome(_ kind: String) -> JSONValue { .object([("kind", .string(kind))]) }
-        func refused(_ reason: String, _ members: (String, JSONValue)...) -> JSONValue {
-            .object([("kind", .string("rejected")), ("reason", .string(reason))] + members)
-        }
-        func limited(_ retryAfter: Int64) -> JSONValue {
-            refused("limited", ("retryAfterNanoseconds", .integer(retryAfter)))
         }
         let bypassed = outcome("bypassed")
         let timedOut = outcome("timedOut")

@@ -27,7 +27,7 @@ struct JSONSchemaValidator {
         "additionalProperties", "propertyNames", "minProperties", "items", "minItems", "maxItems", "uniqueItems",
         "minimum",
         "maximum",
-        "minLength", "pattern", "oneOf", "$ref",
+        "minLength", "pattern", "oneOf", "anyOf", "$ref",
     ]
 
     private func resolve(_ reference: String, from document: String) -> (JSONValue, String)? {
@@ -135,6 +135,15 @@ struct JSONSchemaValidator {
             if matching.count != 1 {
                 found.append("\(path): matches \(matching.count) of the oneOf alternatives, not exactly 1")
             }
+        }
+        if let alternatives = schema["anyOf"]?.array,
+            !alternatives.contains(where: { alternative in
+                var inner: [String] = []
+                validate(value, against: alternative, document: document, path: path, into: &inner)
+                return inner.isEmpty
+            })
+        {
+            found.append("\(path): matches none of the anyOf alternatives")
         }
     }
 

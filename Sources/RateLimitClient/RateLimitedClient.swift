@@ -311,7 +311,9 @@ where C.Duration == Duration {
                 }
             }
             let taken = grant.answer != nil
-            if taken, liftedBeforeGrant(endpoint) { forget(endpoint) }
+            if taken, liftedBeforeGrant(endpoint), await registryAccepts(endpoint), liftedBeforeGrant(endpoint) {
+                forget(endpoint)
+            }
             guard case .wait(let wait) = quotas[endpoint, default: newQuota].permit(at: timeline.now()) else {
                 return taken
             }
@@ -386,6 +388,14 @@ where C.Duration == Duration {
         let now = timeline.now()
         guard hold.until > now, let wait = quotas[endpoint]?.wait(at: now) else { return false }
         return (now.advanced(byNanoseconds: wait) ?? .end) <= hold.until
+    }
+
+    /// Whether the registry decides `endpoint`'s requests by its limit now. A grant that reaches
+    /// the client after a hold landed was decided either before the hold landed (the registry is
+    /// still throttled: the hold stands) or after the app resumed the key (accepting).
+    private func registryAccepts(_ endpoint: String) async -> Bool {
+        guard case .accepting? = await limiter.quota(of: endpoint)?.state else { return false }
+        return true
     }
 
     /// Forgets everything the client learned of `endpoint`'s server and its hold on the key.

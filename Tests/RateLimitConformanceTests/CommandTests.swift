@@ -45,6 +45,7 @@ struct CommandTests {
     @Test("Bad usage and an empty vector folder exit with status 2 and say why")
     func badUsage() async throws {
         let empty = try Repository.temporaryDirectory()
+        defer { Repository.remove(empty) }
         let noVectors = try await runCommand(["--vectors", empty])
         #expect(noVectors.status == 2)
         #expect(noVectors.errors.contains("no vector files"))
@@ -57,6 +58,7 @@ struct CommandTests {
     @Test("--vectors runs files from a folder; --write-vectors writes the committed files")
     func vectorFolders() async throws {
         let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
         let written = try await runCommand(["--write-vectors", folder])
         #expect(written.status == 0)
         for file in try VectorGenerator.files() {
@@ -82,6 +84,7 @@ struct CommandTests {
     )
     func httpVectorFolder() async throws {
         let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
         #expect(try await runCommand(["--write-vectors", folder]).status == 0)
         let run = try await runCommand(["--vectors", folder, "--case", "server-feedback/delay-seconds"])
         #expect(run.output.contains("http: 1 cases, all as HTTP.md says"), "\(run.output)")
@@ -103,6 +106,7 @@ struct CommandTests {
     @Test("CONF-2 A vector file whose answer is not the model's is refused, naming the story and the step")
     func foreignAnswerRefused() async throws {
         let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
         #expect(try await runCommand(["--write-vectors", folder]).status == 0)
         let path = folder + "/gcra.json"
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -123,6 +127,7 @@ struct CommandTests {
     )
     func vectorFolderIgnoresOtherJSON() async throws {
         let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
         let regressions = (folder as NSString).appendingPathComponent("regressions")
         #expect(try await runCommand(["--write-vectors", regressions]).status == 0)
         // A report saved with --json inside the folder, and the schema, are not vector files.
@@ -143,6 +148,7 @@ struct CommandTests {
         #expect(json["passed"] == .bool(true))
         // Only non-vector files: nothing to run, said with what was ignored.
         let onlyReports = try Repository.temporaryDirectory()
+        defer { Repository.remove(onlyReports) }
         try report.output.write(toFile: onlyReports + "/report.json", atomically: true, encoding: .utf8)
         let nothing = try await runCommand(["--vectors", onlyReports])
         #expect(nothing.status == 2)
@@ -313,6 +319,7 @@ struct CommandTests {
     )
     func shrunkRegression() async throws {
         let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
         let buggy = Repository.python + " --bug float-accumulation"
         let run = try await runCommand([
             "--exec", buggy, "--strategy", "token-bucket", "--no-vectors",
@@ -338,7 +345,9 @@ struct CommandTests {
 
     @Test("Every message of a session validates against Spec/protocol.schema.json")
     func protocolTranscript() async throws {
-        let log = (try Repository.temporaryDirectory() as NSString).appendingPathComponent("transcript.jsonl")
+        let logFolder = try Repository.temporaryDirectory()
+        defer { Repository.remove(logFolder) }
+        let log = (logFolder as NSString).appendingPathComponent("transcript.jsonl")
         let run = try await runCommand(
             ["--exec", "python3 \(fixtures)/recorder.py " + Repository.python, "--random", "2", "--seed", "1"],
             environment: ["RECORD_FILE": log])
@@ -398,7 +407,9 @@ struct FeedbackExtensionTests {
         "HTTP-2 HTTP-3 an implementation declaring server-feedback is asked every HTTP case; one reading only Retry-After agrees on those cases and differs, named, on the rest"
     )
     func retryAfterOnlyImplementation() async throws {
-        let log = (try Repository.temporaryDirectory() as NSString).appendingPathComponent("transcript.jsonl")
+        let logFolder = try Repository.temporaryDirectory()
+        defer { Repository.remove(logFolder) }
+        let log = (logFolder as NSString).appendingPathComponent("transcript.jsonl")
         let run = try await runCommand(
             ["--exec", "python3 \(fixtures)/recorder.py \(retryAfterOnly)"], environment: ["RECORD_FILE": log])
         #expect(run.status == 1, "\(run.output)\(run.errors)")
@@ -620,6 +631,7 @@ struct VerdictTests {
 
     private func signalsEndTheGroupNow(_ signal: Int32) async throws {
         let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
         let pids = (folder as NSString).appendingPathComponent("pids")
         guard mkfifo(pids, 0o600) == 0 else {
             Issue.record("mkfifo failed")

@@ -174,6 +174,7 @@ struct HTTPVectorTests {
         #expect(scanned.ignored == ["http/schema.json", "scenarios/schema.json", "schema.json"])
         // A folder holding only HTTP vectors has no strategy vector file: the loader still fails.
         let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
         _ = try VectorFiles.write(try HTTPVectorGenerator.file(), to: folder)
         #expect(throws: ConformanceFormatError.self) { try VectorFiles.load(directory: folder) }
         // A file that declares the HTTP format and breaks it stops the scan, naming the file.

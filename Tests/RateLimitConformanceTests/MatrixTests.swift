@@ -15,6 +15,7 @@ struct MatrixTests {
     @Test("CONF-3 --matrix runs every implementation of a file and writes the matrix as text, JSON, Markdown and HTML")
     func matrixOutputs() async throws {
         let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
         let file = "\(folder)/matrix.json"
         try Data(
             """
@@ -118,6 +119,7 @@ struct MatrixTests {
     func rendersInBrowser() async throws {
         let browser = try #require(Browser.path)
         let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
         let file = "\(folder)/matrix.txt"
         try Data("bug | 1 | \(Self.example) --bug float-accumulation\n".utf8).write(to: URL(fileURLWithPath: file))
         let page = "\(folder)/matrix.html"

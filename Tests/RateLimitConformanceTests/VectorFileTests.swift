@@ -97,6 +97,7 @@ struct VectorFileTests {
 
     private func emptyFolderFailsOnThread() throws {
         let empty = try Repository.temporaryDirectory()
+        defer { Repository.remove(empty) }
         #expect(throws: ConformanceFormatError.self) { try VectorFiles.load(directory: empty) }
         #expect(throws: ConformanceFormatError.self) { try VectorFiles.load(directory: empty + "/missing") }
         let loaded = try VectorFiles.load(directory: Repository.path(vectorFolder))

@@ -28,11 +28,17 @@ enum Repository {
     /// The Python example implementation, as a command run from the repository root.
     static let python = "python3 Examples/python/ratelimiter.py"
 
-    /// A fresh empty directory under the system's temporary directory.
+    /// A fresh empty directory under the system's temporary directory; the test removes it
+    /// (`defer { Repository.remove(folder) }`), so runs leave nothing behind.
     static func temporaryDirectory() throws -> String {
         let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("ratelimit-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
+    }
+
+    /// Removes a directory of ``temporaryDirectory()`` and everything in it.
+    static func remove(_ directory: String) {
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }
 

@@ -126,6 +126,10 @@ where C.Duration == Duration {
     /// The keys held now, sorted (REG-8, REG-12).
     public var keys: [String] { shell.machine.keys }
 
+    /// The rule that governs `key` (REG-2), with its configuration now (REG-7); `nil` when no rule
+    /// matches it. The rate-limited client starts learning an endpoint's limit from it (HTTP-13).
+    public func rule(for key: String) -> RateLimitRule<Strategy>? { shell.machine.rule(for: key) }
+
     /// `key`'s state, quota status, remaining quota and statistics now, after serving what is due
     /// (REG-6, REG-9); `nil` when no rule matches it.
     public func quota(of key: String) -> KeyQuota? {

@@ -1030,10 +1030,10 @@ class WaitQueue:  # WQ
         self.arrivals = 0
         self.served_up_to = t0
 
-    def ordered(self):  # WQ-3: priority, then arrival
+    def ordered(self):  # WQ-3: priority, then arrival (its instant, then the order of requests)
         if bug("queue-newest-first"):
             return sorted(self.waiters, key=lambda w: (-w["priority"], -w["arrival"]))
-        return sorted(self.waiters, key=lambda w: (-w["priority"], w["arrival"]))
+        return sorted(self.waiters, key=lambda w: (-w["priority"], w["since"], w["arrival"]))
 
     def expire(self, now, inclusive, out):
         due = [w for w in self.waiters
@@ -1080,7 +1080,7 @@ class WaitQueue:  # WQ
             if (self.served_up_to, len(self.waiters)) == before:
                 return
 
-    def newcomer(self, n, priority, now):  # WQ-4 steps 1-4
+    def newcomer(self, n, priority, now, since=None):  # WQ-4 steps 1-4
         if n < 0:
             return rejected("invalid", field="permits", problem="mustNotBeNegative")
         if n > maximum_permits(self.limiter):
@@ -1090,7 +1090,9 @@ class WaitQueue:  # WQ
         if priority == 3:
             answer = self.limiter.acquire(n, now)
             return {"kind": "granted", "result": answer} if admitted(answer) else {"kind": "bypassed"}
-        if any(w["priority"] >= priority for w in self.waiters):
+        since = now if since is None else since
+        if any(w["priority"] > priority or (w["priority"] == priority and w["since"] <= since)
+               for w in self.waiters):  # WQ-3: a waiter that comes before it
             return rejected("waitersAhead")
         return outcome_of(self.limiter.acquire(n, now))
 
@@ -1098,10 +1100,11 @@ class WaitQueue:  # WQ
     def may_wait(outcome):
         return outcome["kind"] == "rejected" and outcome["reason"] in ("limited", "untilRelease", "waitersAhead")
 
-    def request(self, n, priority, now, out, ticket=None, deadline=None):
+    def request(self, n, priority, now, out, ticket=None, deadline=None, since=None):
         self.catch_up(now, out)
         self.serve(now, out)
-        outcome = self.newcomer(n, priority, now)
+        since = now if since is None else min(since, now)  # WQ-3: an arrival after its own is its own
+        outcome = self.newcomer(n, priority, now, since)
         if ticket is None:  # tryAcquire: answered at once
             if outcome["kind"] == "granted":
                 self.serve(now, out)
@@ -1117,7 +1120,7 @@ class WaitQueue:  # WQ
         else:
             self.arrivals += 1
             self.waiters.append({"ticket": ticket, "permits": n, "priority": priority,
-                                 "deadline": deadline, "arrival": self.arrivals})
+                                 "deadline": deadline, "arrival": self.arrivals, "since": since})
         return None
 
     def step(self, event, now):
@@ -1132,7 +1135,7 @@ class WaitQueue:  # WQ
             if kind == "tryAcquire":
                 answer["outcome"] = self.request(n, priority, now, out)
             else:
-                self.request(n, priority, now, out, event.get("ticket"), event.get("deadline"))
+                self.request(n, priority, now, out, event.get("ticket"), event.get("deadline"), event.get("arrival"))
         elif kind == "cancel":  # WQ-6
             self.catch_up(now, out)
             for w in self.waiters:

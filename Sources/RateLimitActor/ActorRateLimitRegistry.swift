@@ -49,15 +49,18 @@ where C.Duration == Duration {
 
     /// Takes `permits` on `key`, waiting when the key's rule queues (REG-5); the rule's timeout
     /// applies when `timeout` is `nil`. Cancelling the task cancels the wait. A `timeout` of zero
-    /// or less, or under a nanosecond, is granted or times out at once (WQ-11).
+    /// or less, or under a nanosecond, is granted or times out at once (WQ-11). A request that
+    /// continues an earlier one (a retry) names that one's `arrival` on the registry's timeline
+    /// and keeps its place among the waiters of its priority (WQ-3).
     ///
     /// - Throws: `RateLimitAcquireError`: rejected (with the limit's answer, `unknownKey`,
     ///   `tooManyKeys`), timed out, cancelled, or closed.
     public func acquire(
-        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
+        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        arrival: RateLimitInstant? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
         try await outcome(permits: permits) { registry, now in
-            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, at: now)
+            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: arrival, at: now)
         }
     }
 
@@ -164,7 +167,7 @@ extension ActorRateLimitRegistry where C == ContinuousClock {
 }
 
 extension ActorRateLimitRegistry where Strategy == ConcurrencyLimiter {
-    /// Runs `body` holding `permits` on `key`, acquired as ``acquire(_:permits:priority:timeout:)``
+    /// Runs `body` holding `permits` on `key`, acquired as ``acquire(_:permits:priority:timeout:arrival:)``
     /// does, and releases them however `body` ends: returning, throwing, or cancelled. `body` runs
     /// where the caller runs, not on the actor.
     public nonisolated(nonsending) func withPermits<T>(

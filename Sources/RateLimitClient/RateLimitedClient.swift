@@ -242,7 +242,7 @@ where C.Duration == Duration {
         var previousDelay: Int64?
         let learning = adaptation != nil ? await learner(for: endpoint) != nil : false
         while true {
-            let taken = try await admit(endpoint, permits, priority)
+            let taken = try await admit(endpoint, permits, priority, arrival: first)
             // Granted, but cancelled meanwhile: nothing more is sent.
             guard !Task.isCancelled else {
                 if taken { await giveBack(endpoint, permits) }
@@ -309,14 +309,21 @@ where C.Duration == Duration {
                 retries += 1
                 previousDelay = wait
                 emit(.retrying(endpoint: endpoint, afterNanoseconds: wait, at: now))
-                try await sleep(until: now.advanced(byNanoseconds: wait) ?? .end)
+                let until = now.advanced(byNanoseconds: wait) ?? .end
+                // A retry keeps its place (HTTP-11): when the endpoint's queue holds it until the
+                // server's wait ends anyway, it waits there from now, ordered by its first arrival,
+                // rather than asleep outside and then behind every request that came meanwhile.
+                if await waitsInQueue(endpoint, until: until, priority) { continue }
+                try await sleep(until: until)
             }
         }
     }
 
     /// Waits until both the endpoint's limit and the server's quota let one attempt go out;
     /// returns whether permits were taken (a critical request or a disabled key takes none).
-    private func admit(_ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority)
+    private func admit(
+        _ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority, arrival: RateLimitInstant
+    )
         async throws(RateLimitClientError) -> Bool
     {
         while true {
@@ -330,7 +337,7 @@ where C.Duration == Duration {
             }
             let grant: RateLimitGrant
             do {
-                grant = try await limiter.acquire(endpoint, permits: permits, priority: priority)
+                grant = try await limiter.acquire(endpoint, permits: permits, priority: priority, arrival: arrival)
             } catch {
                 switch error {
                 case .rejected(let reason): throw .limited(endpoint: endpoint, reason)
@@ -350,6 +357,16 @@ where C.Duration == Duration {
             if taken { await giveBack(endpoint, permits) }
             try await waitOut(endpoint, wait, priority, bypassing: !taken)
         }
+    }
+
+    /// Whether a retry due at `until` can wait for it in `endpoint`'s queue: the client holds the
+    /// endpoint at least that long for the server, the rule queues, and the request is not one the
+    /// registry lets through anyway (critical).
+    private func waitsInQueue(_ endpoint: String, until: RateLimitInstant, _ priority: RateLimitPriority) async -> Bool
+    {
+        guard priority != .critical, let hold = holds[endpoint], hold.until >= until else { return false }
+        guard case .queue? = await limiter.rule(for: endpoint)?.overflow else { return false }
+        return true
     }
 
     /// Waits out the server's wait of `nanoseconds` from now: by holding the endpoint (the

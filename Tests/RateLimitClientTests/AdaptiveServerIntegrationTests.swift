@@ -186,11 +186,26 @@ private struct LearningRun {
         #expect(stats.early.isEmpty, "retried before Retry-After: \(stats.early)", sourceLocation: sourceLocation)
     }
 
+    /// The share of first attempts and of retries the server refused (HTTP-11: a retry keeps its place).
+    var refusedShares: (first: Double, retries: Double) {
+        var seen: Set<String> = []
+        var (first, firstRefused, retries, retriesRefused) = (0, 0, 0, 0)
+        for (arrival, id) in zip(stats.arrivals, stats.arrivalIDs) {
+            let refused = arrival[1] == 429 ? 1 : 0
+            if seen.insert(id).inserted {
+                (first, firstRefused) = (first + 1, firstRefused + refused)
+            } else {
+                (retries, retriesRefused) = (retries + 1, retriesRefused + refused)
+            }
+        }
+        return (Double(firstRefused) / Double(max(1, first)), Double(retriesRefused) / Double(max(1, retries)))
+    }
+
     /// A row of the README's table.
     func row(_ name: String) -> String {
         let overall = Double(count) / (admitted.last ?? 1)
         return
-            "\(name): \(String(format: "%.1f", secondHalfRate)) per second over the second half (\(String(format: "%.1f", overall)) overall), \(stats.refused) refused of \(sent) (\(String(format: "%.1f", 100 * refusedShare))%), last refusal at \(lastRefusal.map { String(format: "%.2f s", $0) } ?? "none"), 90% reached at \(reached.map { String(format: "%.2f s", $0) } ?? "never"), \(changes.count) changes of the learned limit"
+            "\(name): \(String(format: "%.1f", secondHalfRate)) per second over the second half (\(String(format: "%.1f", overall)) overall), \(stats.refused) refused of \(sent) (\(String(format: "%.1f", 100 * refusedShare))%), last refusal at \(lastRefusal.map { String(format: "%.2f s", $0) } ?? "none"), 90% reached at \(reached.map { String(format: "%.2f s", $0) } ?? "never"), \(changes.count) changes of the learned limit; refused: \(String(format: "%.0f%%", 100 * refusedShares.first)) of first attempts, \(String(format: "%.0f%%", 100 * refusedShares.retries)) of retries"
     }
 
     /// Sends `count` requests with `tasks` tasks to a fresh server at 100 per second in bursts of

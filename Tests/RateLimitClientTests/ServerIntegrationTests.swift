@@ -294,6 +294,8 @@ struct ServerStats: Decodable {
     let admittedIDs: [String]
     /// (instant in nanoseconds since the server started, status) per request, in arrival order.
     let arrivals: [[Int64]]
+    /// The id of each of those requests.
+    let arrivalIDs: [String]
     /// What `/slow` did.
     let slow: SlowStats
 

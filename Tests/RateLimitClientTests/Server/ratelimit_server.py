@@ -27,7 +27,8 @@ GET /hostile?kind=<kind>   the first request of each kind gets a hostile reply, 
                            ratelimit    200, RateLimit: "default";r=0;t=999999999999999;
                            date         429, Date: Thu, 01 Jan 1970 00:00:00 GMT and a date-form
                                         Retry-After 2 s after the server's own wall clock.
-GET /stats                 JSON: admitted, refused, early, the ids admitted, arrival instants; and
+GET /stats                 JSON: admitted, refused, early, the ids admitted, arrival instants and
+                           their ids; and
                            "slow": served, refused, the ids served, (arrival, requests in flight
                            then, latency) per request served.
 """
@@ -67,6 +68,7 @@ class Limit:
         self.early = []             # ids retried before their Retry-After expired
         self.refused_until = {}     # id -> instant its last Retry-After expires
         self.arrivals = []          # (instant, status)
+        self.arrival_ids = []       # the id of each arrival
         self.origin = time.monotonic_ns()
 
     def decide(self, request_id):
@@ -82,6 +84,7 @@ class Limit:
                 self.refused += 1
                 self.refused_until[request_id] = now + retry_after * SECOND
                 self.arrivals.append((now, 429))
+                self.arrival_ids.append(request_id)
                 if self.fields == "none":
                     return 429, {}
                 if self.fields == "retry-after":
@@ -93,6 +96,7 @@ class Limit:
             left = (self.tolerance - (self.tat - now)) // self.interval + 1
             self.admitted.append(request_id)
             self.arrivals.append((now, 200))
+            self.arrival_ids.append(request_id)
             if self.fields in ("none", "retry-after"):
                 return 200, {}
             if self.fields == "policy":
@@ -106,7 +110,7 @@ class Limit:
         with self.lock:
             return {
                 "admitted": len(self.admitted), "refused": self.refused, "early": self.early,
-                "admittedIDs": self.admitted, "arrivals": self.arrivals,
+                "admittedIDs": self.admitted, "arrivals": self.arrivals, "arrivalIDs": self.arrival_ids,
             }
 
 

@@ -89,7 +89,7 @@ extension ServerIntegrationTests {
     }
 
     @Test(
-        "HTTP-13 against a server whose latency grows beyond its 4 workers, the adaptive concurrency settles between 4 and 9 in flight without a refusal, at 80% of the best throughput",
+        "HTTP-13 against a server whose latency grows beyond its 4 workers, the adaptive concurrency settles between 4 and 10 in flight without a refusal, at 80% of the best throughput",
         arguments: [Int64(2), 12])
     func concurrency(start: Int64) async throws {
         // The best concurrency is the workers' count, 4: fewer leaves a worker idle, more waits in
@@ -130,7 +130,9 @@ extension ServerIntegrationTests {
         limits.append(current)
         let throughput = rate(secondHalf.map { $0[0] })
         let inFlight = Double(secondHalf.map { $0[1] }.reduce(0, +)) / Double(max(1, secondHalf.count))
-        #expect(limits.allSatisfy { (workers...(workers + 5)).contains($0) }, "limits over the second half: \(limits)")
+        // Vegas keeps alpha to beta (2 to 4) requests waiting: K + beta + 1 in the model (ADAPT-16),
+        // one more here for the real server's timing (measured: 6 to 9).
+        #expect(limits.allSatisfy { (workers...(workers + 6)).contains($0) }, "limits over the second half: \(limits)")
         #expect(throughput >= 0.8 * 160, "\(throughput) per second")
         print(
             "HTTP-13 concurrency from \(start), 4 workers of 25 ms: limit \(limits.min() ?? 0) … \(limits.max() ?? 0) over the second half, \(String(format: "%.1f", inFlight)) in flight at the server on average, \(String(format: "%.1f", throughput)) per second of 160, 0 refused"

@@ -66,6 +66,8 @@ let package = Package(
         .executableTarget(name: "example-atomic", dependencies: ["RateLimitAtomic"], path: "Examples/Swift/Atomic"),
         .executableTarget(name: "example-http", dependencies: ["RateLimitHTTP"], path: "Examples/Swift/HTTP"),
         .executableTarget(name: "example-client", dependencies: ["RateLimitClient"], path: "Examples/Swift/Client"),
+        .executableTarget(
+            name: "example-adaptive", dependencies: ["RateLimitClient"], path: "Examples/Swift/Adaptive"),
         .executableTarget(name: "example-redis", dependencies: ["RateLimitRedis"], path: "Examples/Swift/Redis"),
         .executableTarget(
             name: "example-conformance", dependencies: ["RateLimitConformance"], path: "Examples/Swift/Conformance"),

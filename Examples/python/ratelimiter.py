@@ -2,7 +2,8 @@
 """A rate limiter written from the Spec alone (Spec/*.md), speaking the
 ratelimit-conformance JSON-lines protocol (Spec/protocol.md) on stdin/stdout.
 
-Nine strategies, exact integer arithmetic (Python ints are arbitrary precision,
+Nine strategies (and composite limits, the wait queue and the adaptive rate and concurrency
+of the scenario vectors), exact integer arithmetic (Python ints are arbitrary precision,
 so every "128-bit" product of the Spec is exact here), no floating point in any
 decision.
 
@@ -103,6 +104,10 @@ BUGS = {
         "a composite lets every limit that admitted record the request even when another refused it",
     "queue-newest-first":
         "the wait queue serves the newest waiter of a priority first (LIFO), so an early waiter starves",
+    "adaptive-no-cool-down":
+        "the adaptive rate decreases on every refusal, so that one burst of 429s is many decreases",
+    "vegas-every-sample":
+        "the adaptive concurrency moves on every sample, those of requests sent before the last change included",
 }
 
 # The weakest level that must catch each bug: "safety" when the bug over-admits, answers outside
@@ -116,6 +121,7 @@ SAFETY_BUGS = {
     "zero-permits-consumes", "queue-no-spacing", "retry-after-from-evaluation-instant",
     "retry-after-in-microseconds", "negative-permits-add-tokens", "counter-rounds-nearest",
     "last-updated-before-refill", "composite-records-refused", "queue-newest-first",
+    "adaptive-no-cool-down", "vegas-every-sample",
 }
 
 BUG = None  # the name of the injected bug, or None
@@ -1024,10 +1030,10 @@ class WaitQueue:  # WQ
         self.arrivals = 0
         self.served_up_to = t0
 
-    def ordered(self):  # WQ-3: priority, then arrival
+    def ordered(self):  # WQ-3: priority, then arrival (its instant, then the order of requests)
         if bug("queue-newest-first"):
             return sorted(self.waiters, key=lambda w: (-w["priority"], -w["arrival"]))
-        return sorted(self.waiters, key=lambda w: (-w["priority"], w["arrival"]))
+        return sorted(self.waiters, key=lambda w: (-w["priority"], w["since"], w["arrival"]))
 
     def expire(self, now, inclusive, out):
         due = [w for w in self.waiters
@@ -1074,7 +1080,7 @@ class WaitQueue:  # WQ
             if (self.served_up_to, len(self.waiters)) == before:
                 return
 
-    def newcomer(self, n, priority, now):  # WQ-4 steps 1-4
+    def newcomer(self, n, priority, now, since=None):  # WQ-4 steps 1-4
         if n < 0:
             return rejected("invalid", field="permits", problem="mustNotBeNegative")
         if n > maximum_permits(self.limiter):
@@ -1084,7 +1090,9 @@ class WaitQueue:  # WQ
         if priority == 3:
             answer = self.limiter.acquire(n, now)
             return {"kind": "granted", "result": answer} if admitted(answer) else {"kind": "bypassed"}
-        if any(w["priority"] >= priority for w in self.waiters):
+        since = now if since is None else since
+        if any(w["priority"] > priority or (w["priority"] == priority and w["since"] <= since)
+               for w in self.waiters):  # WQ-3: a waiter that comes before it
             return rejected("waitersAhead")
         return outcome_of(self.limiter.acquire(n, now))
 
@@ -1092,10 +1100,11 @@ class WaitQueue:  # WQ
     def may_wait(outcome):
         return outcome["kind"] == "rejected" and outcome["reason"] in ("limited", "untilRelease", "waitersAhead")
 
-    def request(self, n, priority, now, out, ticket=None, deadline=None):
+    def request(self, n, priority, now, out, ticket=None, deadline=None, since=None):
         self.catch_up(now, out)
         self.serve(now, out)
-        outcome = self.newcomer(n, priority, now)
+        since = now if since is None else min(since, now)  # WQ-3: an arrival after its own is its own
+        outcome = self.newcomer(n, priority, now, since)
         if ticket is None:  # tryAcquire: answered at once
             if outcome["kind"] == "granted":
                 self.serve(now, out)
@@ -1111,7 +1120,7 @@ class WaitQueue:  # WQ
         else:
             self.arrivals += 1
             self.waiters.append({"ticket": ticket, "permits": n, "priority": priority,
-                                 "deadline": deadline, "arrival": self.arrivals})
+                                 "deadline": deadline, "arrival": self.arrivals, "since": since})
         return None
 
     def step(self, event, now):
@@ -1126,7 +1135,7 @@ class WaitQueue:  # WQ
             if kind == "tryAcquire":
                 answer["outcome"] = self.request(n, priority, now, out)
             else:
-                self.request(n, priority, now, out, event.get("ticket"), event.get("deadline"))
+                self.request(n, priority, now, out, event.get("ticket"), event.get("deadline"), event.get("arrival"))
         elif kind == "cancel":  # WQ-6
             self.catch_up(now, out)
             for w in self.waiters:
@@ -1158,7 +1167,233 @@ class WaitQueue:  # WQ
         return answer
 
 
-MACHINES = {"composite": Composite, "wait-queue": WaitQueue}
+# ---------------------------------------------------------------------------
+# The adaptive rate and concurrency (Spec/AdaptiveLimits.md), run as the scenarios of
+# Spec/vectors/scenarios (protocol extensions "adaptive-rate" and "adaptive-concurrency"):
+# machines that learn a limit from the server's responses and answer the limit in force.
+# ---------------------------------------------------------------------------
+
+
+def percent(cfg, name):  # ADAPT-2, ADAPT-10: 1 ... 99
+    v = positive(cfg, name)
+    at_most(name, v, 99)
+    return v
+
+
+def response_class(status):  # ADAPT-1
+    if status in (429, 503):
+        return "rejection"
+    if 100 <= status <= 499:
+        return "served"
+    if 500 <= status <= 599:
+        return "serverError"
+    return "none"
+
+
+def check_feedback(event):
+    """ADAPT-1: the first bad field of a response, as an invalid answer, or None."""
+    status, latency, in_flight = event.get("status"), event.get("latencyNanoseconds"), event.get("inFlight")
+    if status < 0:
+        return invalid("status", "mustNotBeNegative")
+    if status > 999:
+        return invalid("status", "exceedsMaximum", 999)
+    if latency < 0:
+        return invalid("latencyNanoseconds", "mustNotBeNegative")
+    if in_flight < 0:
+        return invalid("inFlight", "mustNotBeNegative")
+    stated = event.get("stated")
+    if stated is not None:
+        if stated["permits"] < 0:
+            return invalid("stated.permits", "mustNotBeNegative")
+        if stated["windowNanoseconds"] < 1:
+            return invalid("stated.windowNanoseconds", "mustBePositive")
+    return None
+
+
+class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
+    @staticmethod
+    def validate(cfg):  # ADAPT-2, in the table's order
+        p = positive(cfg, "periodNanoseconds")
+        maximum = positive(cfg, "maximumRate")
+        initial = positive(cfg, "initialRate")
+        at_most("initialRate", initial, maximum)
+        minimum = positive(cfg, "minimumRate")
+        at_most("minimumRate", minimum, initial)
+        burst = positive(cfg, "burst")
+        at_most("burst", burst, INT64_MAX // p)
+        start = non_negative(cfg, "startIncrease", None)
+        step = non_negative(cfg, "increase", None)
+        d = percent(cfg, "decreasePercent")
+        steep = percent(cfg, "steepDecreasePercent")
+        cool = non_negative(cfg, "coolDownNanoseconds", None)
+        return (p, maximum, initial, minimum, burst, start, step, d, steep, cool)
+
+    def __init__(self, cfg, t0):
+        self.cfg = cfg
+        self.start(t0)
+
+    def start(self, e):  # ADAPT-3
+        p, maximum, initial, minimum, burst, _, _, _, _, _ = self.cfg
+        self.rate, self.burst, self.ceiling, self.stated = initial, burst, maximum, None
+        self.decreased = self.unmeasured = False
+        self.cool_until, self.served, self.k, self.round_start, self.measured, self.last = e, 0, 0, e, None, e
+
+    def answer(self, change):
+        return {"kind": "limit", "rate": self.rate, "burst": self.burst, "change": change}
+
+    def adopt(self, stated):  # ADAPT-7
+        p, maximum, _, minimum = self.cfg[:4]
+        rate = min(INT64_MAX, stated["permits"] * p // stated["windowNanoseconds"])
+        if rate == self.stated:
+            return False
+        self.stated = rate
+        self.ceiling = max(minimum, min(maximum, rate))
+        self.rate, self.k, self.measured = self.ceiling, 0, None
+        return True
+
+    def serve(self, e):  # ADAPT-4: whether the rate went up
+        p, start, step = self.cfg[0], self.cfg[5], self.cfg[6]
+        self.served = min(INT64_MAX, self.served + 1)
+        if self.k == 0:
+            self.round_start = e
+        self.k += 1
+        if self.k < self.rate:
+            return False
+        span = e - self.round_start
+        self.measured = INT64_MAX if span == 0 else min(INT64_MAX, self.k * p // span)
+        self.k = 0
+        if span > min(INT64_MAX, 2 * p):
+            return False
+        before = self.rate
+        self.rate = min(self.ceiling, min(INT64_MAX, self.rate + (step if self.decreased else start)))
+        return self.rate > before
+
+    def decrease(self, e):  # ADAPT-5, ADAPT-6: whether the rate or the burst went down
+        minimum, d, steep, cool = self.cfg[3], self.cfg[7], self.cfg[8], self.cfg[9]
+        if e < self.cool_until and not bug("adaptive-no-cool-down"):
+            return False
+        before = (self.rate, self.burst)
+        if self.measured is not None:
+            lowered = min(self.rate, self.measured) * (100 - d) // 100
+        elif not self.unmeasured:
+            lowered = self.rate * (100 - d) // 100
+        else:
+            lowered = self.rate * (100 - steep) // 100
+        self.rate = min(self.rate, max(minimum, lowered))
+        if self.served <= self.burst:
+            self.burst = max(1, self.served * (100 - steep) // 100)
+        self.unmeasured = self.measured is None
+        self.decreased = True
+        self.cool_until = min(INT64_MAX, e + cool)
+        self.served, self.k, self.measured = 0, 0, None
+        return self.rate < before[0] or self.burst < before[1]
+
+    def step(self, event, now):  # ADAPT-1
+        kind = event.get("kind")
+        e = max(now, self.last)
+        if kind == "reset":  # ADAPT-8
+            self.start(e)
+            return self.answer("reset")
+        if kind == "failure":  # ADAPT-8
+            self.last = e
+            return self.answer("unchanged")
+        if kind != "response":
+            return None
+        error = check_feedback(event)
+        if error is not None:
+            return error
+        self.last = e
+        adopted = event.get("stated") is not None and self.adopt(event["stated"])
+        change = "adopted" if adopted else "unchanged"
+        klass = response_class(event["status"])
+        if klass == "served" and self.serve(e) and not adopted:
+            change = "increased"
+        elif klass == "rejection" and self.decrease(e):
+            change = "decreased"
+        return self.answer(change)
+
+
+class AdaptiveConcurrency:  # ADAPT-10 ... ADAPT-14
+    @staticmethod
+    def validate(cfg):  # ADAPT-10, in the table's order
+        maximum = positive(cfg, "maximumLimit")
+        initial = positive(cfg, "initialLimit")
+        at_most("initialLimit", initial, maximum)
+        minimum = positive(cfg, "minimumLimit")
+        at_most("minimumLimit", minimum, initial)
+        alpha = non_negative(cfg, "alpha", None)
+        beta = non_negative(cfg, "beta", None)
+        d = percent(cfg, "decreasePercent")
+        cool = non_negative(cfg, "coolDownNanoseconds", None)
+        window = positive(cfg, "baselineWindowNanoseconds")
+        return (maximum, initial, minimum, alpha, beta, d, cool, window)
+
+    def __init__(self, cfg, t0):
+        self.cfg = cfg
+        self.start(t0)
+
+    def start(self, e):  # ADAPT-11
+        self.limit = self.cfg[1]
+        self.window, self.current, self.previous = e // self.cfg[7], None, None
+        self.cool_until = self.changed_at = self.last = e
+
+    def roll(self, e):  # ADAPT-11: the baseline's windows, rolled to e
+        window = e // self.cfg[7]
+        if window == self.window + 1:
+            self.previous, self.current = self.current, None
+        elif window > self.window + 1:
+            self.previous = self.current = None
+        self.window, self.last = window, e
+
+    def serve(self, latency, in_flight, e):  # ADAPT-12
+        maximum, _, minimum, alpha, beta = self.cfg[:5]
+        self.current = latency if self.current is None else min(self.current, latency)
+        if e - latency < self.changed_at and not bug("vegas-every-sample"):
+            return
+        base = min(v for v in (self.current, self.previous) if v is not None)
+        queue = 0 if latency == 0 else ceil_div(self.limit * (latency - base), latency)
+        if queue > beta:
+            self.limit = max(minimum, self.limit - 1)
+        elif queue < alpha and 2 * in_flight >= self.limit:
+            self.limit = min(maximum, self.limit + 1)
+
+    def drop(self, e):  # ADAPT-13
+        minimum, d, cool = self.cfg[2], self.cfg[5], self.cfg[6]
+        if e < self.cool_until:
+            return
+        self.limit = max(minimum, self.limit * (100 - d) // 100)
+        self.cool_until = min(INT64_MAX, e + cool)
+
+    def step(self, event, now):  # ADAPT-1
+        kind = event.get("kind")
+        e = max(now, self.last)
+        before = self.limit
+        if kind == "reset":  # ADAPT-13
+            self.start(e)
+            return {"kind": "limit", "limit": self.limit, "change": "reset"}
+        if kind == "failure":
+            self.roll(e)
+            self.drop(e)
+        elif kind == "response":
+            error = check_feedback(event)
+            if error is not None:
+                return error
+            self.roll(e)
+            klass = response_class(event["status"])
+            if klass == "served":
+                self.serve(event["latencyNanoseconds"], event["inFlight"], e)
+            elif klass == "rejection":
+                self.drop(e)
+        else:
+            return None
+        if self.limit != before:
+            self.changed_at = e
+        change = "decreased" if self.limit < before else "increased" if self.limit > before else "unchanged"
+        return {"kind": "limit", "limit": self.limit, "change": change}
+
+
+MACHINES = {"composite": Composite, "wait-queue": WaitQueue, "adaptive-rate": AdaptiveRate,
+            "adaptive-concurrency": AdaptiveConcurrency}
 
 
 # ---------------------------------------------------------------------------

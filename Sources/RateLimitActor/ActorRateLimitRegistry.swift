@@ -49,15 +49,18 @@ where C.Duration == Duration {
 
     /// Takes `permits` on `key`, waiting when the key's rule queues (REG-5); the rule's timeout
     /// applies when `timeout` is `nil`. Cancelling the task cancels the wait. A `timeout` of zero
-    /// or less, or under a nanosecond, is granted or times out at once (WQ-11).
+    /// or less, or under a nanosecond, is granted or times out at once (WQ-11). A request that
+    /// continues an earlier one (a retry) names that one's `arrival` on the registry's timeline
+    /// and keeps its place among the waiters of its priority (WQ-3).
     ///
     /// - Throws: `RateLimitAcquireError`: rejected (with the limit's answer, `unknownKey`,
     ///   `tooManyKeys`), timed out, cancelled, or closed.
     public func acquire(
-        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
+        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        arrival: RateLimitInstant? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
         try await outcome(permits: permits) { registry, now in
-            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, at: now)
+            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: arrival, at: now)
         }
     }
 
@@ -126,6 +129,10 @@ where C.Duration == Duration {
     /// The keys held now, sorted (REG-8, REG-12).
     public var keys: [String] { shell.machine.keys }
 
+    /// The rule that governs `key` (REG-2), with its configuration now (REG-7); `nil` when no rule
+    /// matches it. The rate-limited client starts learning an endpoint's limit from it (HTTP-13).
+    public func rule(for key: String) -> RateLimitRule<Strategy>? { shell.machine.rule(for: key) }
+
     /// `key`'s state, quota status, remaining quota and statistics now, after serving what is due
     /// (REG-6, REG-9); `nil` when no rule matches it.
     public func quota(of key: String) -> KeyQuota? {
@@ -160,7 +167,7 @@ extension ActorRateLimitRegistry where C == ContinuousClock {
 }
 
 extension ActorRateLimitRegistry where Strategy == ConcurrencyLimiter {
-    /// Runs `body` holding `permits` on `key`, acquired as ``acquire(_:permits:priority:timeout:)``
+    /// Runs `body` holding `permits` on `key`, acquired as ``acquire(_:permits:priority:timeout:arrival:)``
     /// does, and releases them however `body` ends: returning, throwing, or cancelled. `body` runs
     /// where the caller runs, not on the actor.
     public nonisolated(nonsending) func withPermits<T>(

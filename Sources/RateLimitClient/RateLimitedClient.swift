@@ -88,6 +88,9 @@ public enum ClientEvent: Hashable, Sendable {
     case retrying(endpoint: String, afterNanoseconds: Int64, at: RateLimitInstant)
     /// The caller's fallback answered instead of the server.
     case fellBack(endpoint: String, at: RateLimitInstant)
+    /// The limit the client learned of the endpoint changed (HTTP-13); the registry enforces it
+    /// from then on.
+    case limitChanged(endpoint: String, LearnedLimit, at: RateLimitInstant)
 }
 
 /// Sends requests through per-endpoint limits, respects what the server says, retries with
@@ -101,7 +104,7 @@ where C.Duration == Duration {
     public nonisolated let limiter: ActorRateLimitRegistry<Strategy, C>
     public nonisolated let retryPolicy: RetryPolicy
     private let operation: @Sendable (Request) async throws -> Response
-    private let timeline: ClockTimeline<C>
+    let timeline: ClockTimeline<C>
     private let wallClock: @Sendable () -> HTTPDate
     private let newQuota: ServerQuota
     private var quotas: [String: ServerQuota] = [:]
@@ -118,6 +121,10 @@ where C.Duration == Duration {
         var until: RateLimitInstant
         var pending = 0
     }
+    /// How the client learns its endpoints' limits, when it does (HTTP-13).
+    let adaptation: Adaptation<Strategy>?
+    /// Each learning endpoint's machines.
+    var learners: [String: Learner<Strategy>] = [:]
     private var random: SeededGenerator
     private var subscribers: [Int: AsyncStream<ClientEvent>.Continuation] = [:]
     private var nextSubscriber = 0
@@ -141,6 +148,16 @@ where C.Duration == Duration {
         },
         operation: @escaping @Sendable (Request) async throws -> Response
     ) {
+        self.init(
+            limiter: limiter, retryPolicy: retryPolicy, serverQuota: serverQuota, seed: seed, wallClock: wallClock,
+            adaptation: nil, operation: operation)
+    }
+
+    init(
+        limiter: ActorRateLimitRegistry<Strategy, C>, retryPolicy: RetryPolicy, serverQuota: ServerQuota,
+        seed: UInt64, wallClock: @escaping @Sendable () -> HTTPDate, adaptation: Adaptation<Strategy>?,
+        operation: @escaping @Sendable (Request) async throws -> Response
+    ) {
         self.limiter = limiter
         self.retryPolicy = retryPolicy
         self.operation = operation
@@ -150,6 +167,7 @@ where C.Duration == Duration {
         template.forget()  // the configuration only: a quota's state belongs to its own endpoint and timeline
         self.newQuota = template
         self.random = SeededGenerator(seed: seed)
+        self.adaptation = adaptation
     }
 
     deinit {
@@ -209,7 +227,7 @@ where C.Duration == Duration {
 
     private func unsubscribe(_ id: Int) { subscribers[id] = nil }
 
-    private func emit(_ event: ClientEvent) {
+    func emit(_ event: ClientEvent) {
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
@@ -222,16 +240,19 @@ where C.Duration == Duration {
         let first = timeline.now()
         var retries = 0
         var previousDelay: Int64?
+        let learning = adaptation != nil ? await learner(for: endpoint) != nil : false
         while true {
-            let taken = try await admit(endpoint, permits, priority)
+            let taken = try await admit(endpoint, permits, priority, arrival: first)
             // Granted, but cancelled meanwhile: nothing more is sent.
             guard !Task.isCancelled else {
                 if taken { await giveBack(endpoint, permits) }
                 throw .cancelled
             }
             inFlight[endpoint, default: 0] += 1
+            let inFlightWhenSent = inFlight[endpoint] ?? 1
             let epoch = quotas[endpoint]?.rejectionEpoch ?? 0
-            emit(.sent(endpoint: endpoint, attempt: retries + 1, at: timeline.now()))
+            let sentAt = timeline.now()
+            emit(.sent(endpoint: endpoint, attempt: retries + 1, at: sentAt))
             let result: Result<Response, any Error>
             do { result = .success(try await operation(request)) } catch { result = .failure(error) }
             inFlight[endpoint, default: 1] -= 1
@@ -252,10 +273,18 @@ where C.Duration == Duration {
                 if let until = recorded, until != asked || holds[endpoint] == nil {
                     await hold(endpoint, until: until, at: now)
                 }
+                if learning {
+                    await learn(
+                        endpoint,
+                        .response(
+                            status: Int64(response.status), latencyNanoseconds: now.nanoseconds(since: sentAt),
+                            inFlight: inFlightWhenSent, stated: feedback.statedRate), at: now)
+                }
             case .failure:
                 if Task.isCancelled { throw .cancelled }
                 outcome = .networkFailure
                 emit(.failed(endpoint: endpoint, at: now))
+                if learning { await learn(endpoint, .failure, at: now) }
             }
             forgetIfIdle(endpoint, at: now)
             let decision = retryPolicy.decide(
@@ -280,14 +309,21 @@ where C.Duration == Duration {
                 retries += 1
                 previousDelay = wait
                 emit(.retrying(endpoint: endpoint, afterNanoseconds: wait, at: now))
-                try await sleep(until: now.advanced(byNanoseconds: wait) ?? .end)
+                let until = now.advanced(byNanoseconds: wait) ?? .end
+                // A retry keeps its place (HTTP-11): when the endpoint's queue holds it until the
+                // server's wait ends anyway, it waits there from now, ordered by its first arrival,
+                // rather than asleep outside and then behind every request that came meanwhile.
+                if await waitsInQueue(endpoint, until: until, priority) { continue }
+                try await sleep(until: until)
             }
         }
     }
 
     /// Waits until both the endpoint's limit and the server's quota let one attempt go out;
     /// returns whether permits were taken (a critical request or a disabled key takes none).
-    private func admit(_ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority)
+    private func admit(
+        _ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority, arrival: RateLimitInstant
+    )
         async throws(RateLimitClientError) -> Bool
     {
         while true {
@@ -301,7 +337,7 @@ where C.Duration == Duration {
             }
             let grant: RateLimitGrant
             do {
-                grant = try await limiter.acquire(endpoint, permits: permits, priority: priority)
+                grant = try await limiter.acquire(endpoint, permits: permits, priority: priority, arrival: arrival)
             } catch {
                 switch error {
                 case .rejected(let reason): throw .limited(endpoint: endpoint, reason)
@@ -321,6 +357,16 @@ where C.Duration == Duration {
             if taken { await giveBack(endpoint, permits) }
             try await waitOut(endpoint, wait, priority, bypassing: !taken)
         }
+    }
+
+    /// Whether a retry due at `until` can wait for it in `endpoint`'s queue: the client holds the
+    /// endpoint at least that long for the server, the rule queues, and the request is not one the
+    /// registry lets through anyway (critical).
+    private func waitsInQueue(_ endpoint: String, until: RateLimitInstant, _ priority: RateLimitPriority) async -> Bool
+    {
+        guard priority != .critical, let hold = holds[endpoint], hold.until >= until else { return false }
+        guard case .queue? = await limiter.rule(for: endpoint)?.overflow else { return false }
+        return true
     }
 
     /// Waits out the server's wait of `nanoseconds` from now: by holding the endpoint (the
@@ -426,5 +472,35 @@ where C.Duration == Duration {
         } catch {
             throw .cancelled
         }
+    }
+}
+
+extension RateLimitedClient where Strategy: AdaptableStrategy {
+    /// A client sending with `operation` through `limiter` that learns its endpoints' limits from
+    /// the server as `adaptive` says (HTTP-13): each endpoint's key then enforces the learned limit.
+    ///
+    /// - Parameters:
+    ///   - limiter: the registry of limiters by endpoint; its rules' limits are where learning starts.
+    ///   - adaptive: what to learn, and for which endpoints (`.standard`: the rate and the
+    ///     concurrency of every endpoint; `.off`: fixed limits, as the other initializer).
+    ///   - retryPolicy: when and how long to wait before retrying a refused or failed attempt.
+    ///   - serverQuota: the waits after a 429 that names none (HTTP-9), for every endpoint.
+    ///   - seed: the backoff jitter's seed (HTTP-7): a seed replays the waits of a sequence.
+    ///   - wallClock: the time of day, the reference for HTTP-dates of responses without `Date`.
+    ///   - operation: sends one request and returns the server's response (or throws when none came).
+    public init(
+        limiter: ActorRateLimitRegistry<Strategy, C>,
+        adaptive: AdaptivePolicy,
+        retryPolicy: RetryPolicy = .standard,
+        serverQuota: ServerQuota = .standard,
+        seed: UInt64 = .random(in: .min ... .max),
+        wallClock: @escaping @Sendable () -> HTTPDate = {
+            HTTPDate(secondsSinceEpoch: Int64(Date().timeIntervalSince1970.rounded(.down)))
+        },
+        operation: @escaping @Sendable (Request) async throws -> Response
+    ) {
+        self.init(
+            limiter: limiter, retryPolicy: retryPolicy, serverQuota: serverQuota, seed: seed, wallClock: wallClock,
+            adaptation: adaptive == .off ? nil : Adaptation(adaptive), operation: operation)
     }
 }

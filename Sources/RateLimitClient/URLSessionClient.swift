@@ -50,3 +50,21 @@ extension RateLimitedClient where Request == URLRequest, Response == URLSessionR
         }
     }
 }
+
+extension RateLimitedClient where Request == URLRequest, Response == URLSessionResponse, Strategy: AdaptableStrategy {
+    /// A client sending with `session` through `limiter` that learns its endpoints' limits from the
+    /// server as `adaptive` says (HTTP-13).
+    public init(
+        session: URLSession = .shared, limiter: ActorRateLimitRegistry<Strategy, C>, adaptive: AdaptivePolicy,
+        retryPolicy: RetryPolicy = .standard, serverQuota: ServerQuota = .standard,
+        seed: UInt64 = .random(in: .min ... .max)
+    ) {
+        self.init(
+            limiter: limiter, adaptive: adaptive, retryPolicy: retryPolicy, serverQuota: serverQuota, seed: seed
+        ) { request in
+            let (data, response) = try await session.data(for: request)
+            guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+            return URLSessionResponse(data: data, response: http)
+        }
+    }
+}

@@ -129,13 +129,17 @@ struct WaitQueueScenario: ScenarioModel {
         let read = FormReader(event)
         switch kind {
         case "acquire":
-            try read.members(["ticket", "permits", "priority"], optional: ["deadline"])
+            try read.members(["ticket", "permits", "priority"], optional: ["deadline", "arrival"])
             let name = try tickets.newName(read)
             let deadline = try event["deadline"].map { _ throws(ConformanceFormatError) in
                 try RateLimitInstant.generated(read.instant("deadline"))
             }
+            let arrival = try event["arrival"].map { _ throws(ConformanceFormatError) in
+                try RateLimitInstant.generated(read.instant("arrival"))
+            }
             let (ticket, effects) = queue.acquire(
-                try read.integer("permits"), priority: try read.priority(), deadline: deadline, at: instant)
+                try read.integer("permits"), priority: try read.priority(), deadline: deadline, arrival: arrival,
+                at: instant)
             tickets.record(name, ticket)
             return answer(effects, at: instant)
         case "tryAcquire":

@@ -13,6 +13,8 @@ package enum ScenarioMachine: String, CaseIterable, Hashable, Sendable {
     case composite
     case waitQueue = "wait-queue"
     case registry
+    case adaptiveRate = "adaptive-rate"
+    case adaptiveConcurrency = "adaptive-concurrency"
 
     /// The Spec file whose clauses the machine's answers follow.
     package var specFile: String {
@@ -20,6 +22,7 @@ package enum ScenarioMachine: String, CaseIterable, Hashable, Sendable {
         case .composite: "CompositeLimit.md"
         case .waitQueue: "WaitQueue.md"
         case .registry: "Registry.md"
+        case .adaptiveRate, .adaptiveConcurrency: "AdaptiveLimits.md"
         }
     }
 }
@@ -85,6 +88,10 @@ extension ScenarioMachine {
         case .composite: try CompositeScenario.make(configuration, at: now).mapError(ScenarioRefusal.init)
         case .waitQueue: try WaitQueueScenario.make(configuration, at: now).mapError(ScenarioRefusal.init)
         case .registry: try RegistryScenario.make(configuration, at: now)
+        case .adaptiveRate:
+            try AdaptiveScenario<AdaptiveRate>.make(configuration, at: now).mapError(ScenarioRefusal.init)
+        case .adaptiveConcurrency:
+            try AdaptiveScenario<AdaptiveConcurrency>.make(configuration, at: now).mapError(ScenarioRefusal.init)
         }
     }
 }

@@ -95,16 +95,18 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     // MARK: Requests (REG-5)
 
     /// A request for `permits` on `key`. Under a `queue` policy it may wait, and its outcome comes
-    /// in the effects of a later operation; otherwise this operation's effects hold it.
+    /// in the effects of a later operation; otherwise this operation's effects hold it. A request
+    /// that continues an earlier one (a retry) names that one's `arrival` and keeps its place among
+    /// the key's waiters of its priority (WQ-3, REG-5).
     @inlinable public mutating func acquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
-        at now: RateLimitInstant
+        arrival: RateLimitInstant? = nil, at now: RateLimitInstant
     ) -> (ticket: WaitTicket, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         let ticket = issue()
         request(
-            key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant,
-            &effects)
+            key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, arrival: arrival,
+            mayWait: true, at: instant, &effects)
         return (ticket, end(effects, now))
     }
 

@@ -41,7 +41,7 @@ extension RateLimitRegistry {
     /// common answer builds no array.
     @inlinable @discardableResult mutating func request(
         _ key: String, ticket: WaitTicket, permits: Int64, priority: RateLimitPriority, timeout: Duration?,
-        mayWait: Bool, at instant: RateLimitInstant, _ effects: inout RateLimitEffects
+        arrival: RateLimitInstant? = nil, mayWait: Bool, at instant: RateLimitInstant, _ effects: inout RateLimitEffects
     ) -> WaitOutcome? {
         guard let slot = slot(for: key, at: instant, &effects) else {
             let reason: WaitRejection = ruleIndex(for: key) == nil ? .unknownKey : .tooManyKeys
@@ -87,15 +87,16 @@ extension RateLimitRegistry {
             let rule = rules[Int(entries[Int(slot)].rule)]
             queues[slot] = WaitQueue(limiter: limiter, queueLimit: rule.queueLimit, at: instant)
             return request(
-                key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, mayWait: true, at: instant,
-                &effects)
+                key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, arrival: arrival,
+                mayWait: true, at: instant, &effects)
         }
         var completions: [WaitCompletion]
         var decided: WaitOutcome?
         if mayWait {
             let timeout = timeout.map(Self.nanoseconds) ?? rules[Int(entries[Int(slot)].rule)].timeoutNanoseconds
             let deadline = timeout.map { instant.advanced(byNanoseconds: $0) ?? .end }
-            var served = queue.acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: instant)
+            var served = queue.acquire(
+                permits, priority: priority, deadline: deadline, ticket: ticket, arrival: arrival, at: instant)
             decided = served.removeCompletion(of: ticket)?.outcome
             completions = served.completions
         } else {

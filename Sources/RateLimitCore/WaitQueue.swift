@@ -26,12 +26,17 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         var permits: Int64
         var priority: RateLimitPriority
         var deadline: Int64?
+        /// The instant it is ordered by within its priority: its arrival, or the earlier one of
+        /// the request it continues (WQ-3).
+        var arrival: Int64
     }
 
     @usableFromInline var waiters: [WaitTicket: Waiter] = [:]
-    /// One FIFO per waiting priority (low, normal, high), with the index of its first live entry.
+    /// One line per waiting priority (low, normal, high), in order of arrival (WQ-3), with the
+    /// index of its first live entry and the latest (arrival, ticket) enqueued in it.
     private var lines: [[WaitTicket]] = [[], [], []]
     private var lineStarts: [Int] = [0, 0, 0]
+    private var lineEnds: [(arrival: Int64, ticket: WaitTicket)?] = [nil, nil, nil]
     private var liveCounts: [Int] = [0, 0, 0]
     @usableFromInline var deadlines = DeadlineHeap<WaitTicket>()
     private var issued: UInt64 = 0
@@ -66,21 +71,26 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     // MARK: Requests
 
     /// A request that may wait (WQ-4). The effects hold this ticket's outcome when it was decided
-    /// at once, and the outcomes of other waiters served at `now`.
+    /// at once, and the outcomes of other waiters served at `now`. A request that continues an
+    /// earlier one (a retry) names that one's `arrival` and keeps its place: it is ordered among
+    /// the waiters of its priority as if it had arrived then (WQ-3).
     public mutating func acquire(
         _ permits: Int64, priority: RateLimitPriority = .normal, deadline: RateLimitInstant? = nil,
-        at now: RateLimitInstant
+        arrival: RateLimitInstant? = nil, at now: RateLimitInstant
     ) -> (ticket: WaitTicket, effects: RateLimitEffects) {
         let ticket = issue()
-        return (ticket, acquire(permits, priority: priority, deadline: deadline, ticket: ticket, at: now))
+        return (
+            ticket,
+            acquire(permits, priority: priority, deadline: deadline, ticket: ticket, arrival: arrival, at: now)
+        )
     }
 
-    /// ``acquire(_:priority:deadline:at:)`` with a ticket issued by the caller (a registry issues
-    /// tickets unique across its keys).
+    /// ``acquire(_:priority:deadline:arrival:at:)`` with a ticket issued by the caller (a registry
+    /// issues tickets unique across its keys).
     @usableFromInline
     mutating func acquire(
         _ permits: Int64, priority: RateLimitPriority, deadline: RateLimitInstant?, ticket: WaitTicket,
-        at now: RateLimitInstant
+        arrival: RateLimitInstant? = nil, at now: RateLimitInstant
     ) -> RateLimitEffects {
         var completions: [WaitCompletion] = []
         let outcome: WaitOutcome
@@ -89,7 +99,9 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
             outcome = Self.admitNewcomer(permits, priority: priority, waitersAhead: false, to: &storedLimiter, at: now)
         } else {
             completions = catchUp(before: now) + serve(at: now)
-            outcome = admitNewcomer(permits, priority: priority, at: now)
+            outcome = admitNewcomer(
+                permits, priority: priority, arrival: min(arrival?.nanoseconds ?? servedUpTo, servedUpTo),
+                ticket: ticket, at: now)
         }
         guard outcome.mayWait else {
             completions.append(WaitCompletion(ticket: ticket, outcome: outcome, at: now))
@@ -101,7 +113,10 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         } else if permits > queueLimit - waitingPermits {
             completions.append(WaitCompletion(ticket: ticket, outcome: .rejected(.queueFull), at: now))
         } else {
-            enqueue(ticket, Waiter(permits: permits, priority: priority, deadline: deadline?.nanoseconds))
+            // WQ-3: it arrived at the queue's instant, or at the earlier one it names.
+            let arrived = min(arrival?.nanoseconds ?? servedUpTo, servedUpTo)
+            enqueue(
+                ticket, Waiter(permits: permits, priority: priority, deadline: deadline?.nanoseconds, arrival: arrived))
         }
         return RateLimitEffects(completions: completions)
     }
@@ -149,12 +164,17 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
         return serve(at: now)
     }
 
-    /// WQ-4 steps 1–4 behind the waiters now in the queue.
-    private mutating func admitNewcomer(_ permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant)
-        -> WaitOutcome
-    {
-        Self.admitNewcomer(
-            permits, priority: priority, waitersAhead: hasWaiters(atLeast: priority), to: &storedLimiter, at: now)
+    /// WQ-4 steps 1–4 behind the waiters now in the queue that come before a request of
+    /// `priority` that arrived at `arrival` with `ticket` (WQ-3); `nil` for one arriving now.
+    private mutating func admitNewcomer(
+        _ permits: Int64, priority: RateLimitPriority, arrival: Int64? = nil, ticket: WaitTicket? = nil,
+        at now: RateLimitInstant
+    ) -> WaitOutcome {
+        let ahead =
+            if let arrival, let ticket { hasWaiters(before: priority, arrival: arrival, ticket: ticket) } else {
+                hasWaiters(atLeast: priority)
+            }
+        return Self.admitNewcomer(permits, priority: priority, waitersAhead: ahead, to: &storedLimiter, at: now)
     }
 
     /// WQ-4 steps 1–4 for `limiter`: the outcome decided now. A refusal that lets the request wait
@@ -349,8 +369,22 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     private mutating func enqueue(_ ticket: WaitTicket, _ waiter: Waiter) {
         waiters[ticket] = waiter
         waitingPermits += waiter.permits
-        lines[waiter.priority.rawValue].append(ticket)
-        liveCounts[waiter.priority.rawValue] += 1
+        let line = waiter.priority.rawValue
+        if let end = lineEnds[line], (waiter.arrival, ticket) < end {
+            // WQ-3: a request keeping an earlier arrival goes before the live waiters that arrived
+            // after it (dead entries, skipped later, may stay on either side).
+            var index = lines[line].count
+            while index > lineStarts[line] {
+                let other = lines[line][index - 1]
+                if let earlier = waiters[other], (earlier.arrival, other) < (waiter.arrival, ticket) { break }
+                index -= 1
+            }
+            lines[line].insert(ticket, at: index)
+        } else {
+            lines[line].append(ticket)  // a newcomer arrives after every waiter
+            lineEnds[line] = (waiter.arrival, ticket)
+        }
+        liveCounts[line] += 1
         if let deadline = waiter.deadline { deadlines.insert(deadline: deadline, ticket) }
     }
 
@@ -374,6 +408,20 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
 
     private func hasWaiters(atLeast priority: RateLimitPriority) -> Bool {
         (priority.rawValue..<3).contains { liveCounts[$0] > 0 }
+    }
+
+    /// Whether a waiter comes before a request of `priority` that arrived at `arrival` with
+    /// `ticket` (WQ-3): one of a higher priority, or of the same priority that arrived before it.
+    private func hasWaiters(before priority: RateLimitPriority, arrival: Int64, ticket: WaitTicket) -> Bool {
+        let line = Int(priority.rawValue)
+        guard line < 3 else { return false }  // critical requests never wait (WQ-4)
+        if ((line + 1)..<3).contains(where: { liveCounts[$0] > 0 }) { return true }
+        guard liveCounts[line] > 0 else { return false }
+        // The first live entry of a line arrived first.
+        for other in lines[line][lineStarts[line]...] {
+            if let earlier = waiters[other] { return (earlier.arrival, other) < (arrival, ticket) }
+        }
+        return false
     }
 
     /// The first waiter of the highest priority that has one (WQ-3), skipping removed tickets.

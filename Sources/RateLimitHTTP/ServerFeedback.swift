@@ -164,4 +164,27 @@ public struct ServerFeedback: Hashable, Sendable {
         }
         return nil
     }
+
+    /// The rate the server states, for an adaptive rate to adopt (HTTP-13, ADAPT-7): the
+    /// `RateLimit-Policy` member counting requests over a window that allows the fewest per second
+    /// (compared exactly, `q₁·w₂` against `q₂·w₁`; the first of equals); else the pace that spends
+    /// `X-RateLimit-Remaining` by `X-RateLimit-Reset` (read against ``reference``) when the reset
+    /// lies ahead. A `RateLimit` field alone states a quota left, not a rate: none.
+    public var statedRate: StatedRate? {
+        let rated = policies.compactMap { policy in
+            policy.unit == "requests" ? policy.windowSeconds.flatMap { $0 >= 1 ? (policy.quota, $0) : nil } : nil
+        }
+        if let slowest = rated.min(by: { first, second in
+            let left = first.0.multipliedFullWidth(by: second.1)
+            let right = second.0.multipliedFullWidth(by: first.1)
+            return left.high != right.high ? left.high < right.high : left.low < right.low
+        }) {
+            return StatedRate(permits: slowest.0, windowNanoseconds: saturatingNanoseconds(seconds: slowest.1))
+        }
+        if let remaining = github.remaining, let reset = github.reset {
+            let window = RetryAfter.date(reset).nanoseconds(after: reference)
+            if window > 0 { return StatedRate(permits: remaining, windowNanoseconds: window) }
+        }
+        return nil
+    }
 }

@@ -357,7 +357,8 @@ final class ExternalSubject: ConformanceSubject {
         }
     }
 
-    /// Makes a machine of the scenario vectors (extensions `composite`, `wait-queue`, `registry`): its id, or
+    /// Makes a machine of the scenario vectors (extensions `composite`, `wait-queue`, `registry`,
+    /// `adaptive-rate`, `adaptive-concurrency`): its id, or
     /// the implementation's refusal of the configuration.
     func scenario(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64) throws(SubjectFailure)
         -> ScenarioMade<String>

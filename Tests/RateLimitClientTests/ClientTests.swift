@@ -34,15 +34,18 @@ struct ClientTests {
                 .retrying(endpoint: "api", afterNanoseconds: 2_000_000_000, at: at(0)),
             ])
         let second = Task { try await client.send("b", to: "api").status }
-        #expect(await eventually { await client.limiter.waitingCount == 1 }, "b waits in the endpoint's queue")
+        #expect(
+            await eventually { await client.limiter.waitingCount == 2 }, "a's retry and b wait in the endpoint's queue")
         await advance(clock, to: .seconds(2))
         #expect(try await first.value == 200)
         #expect(try await second.value == 200)
         #expect(await server.sentAt == [.zero, .seconds(2), .seconds(2)])
         var after: [ClientEvent] = []
-        while after.count < 5, let event = await events.next() { after.append(event) }
+        while after.count < 6, let event = await events.next() { after.append(event) }
         let expected: [ClientEvent] = [
-            .serverWait(endpoint: "api", until: at(2), at: at(0)),  // b holds the endpoint before it queues
+            // a's retry, then b, hold the endpoint before they queue.
+            .serverWait(endpoint: "api", until: at(2), at: at(0)),
+            .serverWait(endpoint: "api", until: at(2), at: at(0)),
             .sent(endpoint: "api", attempt: 1, at: at(2)), .sent(endpoint: "api", attempt: 2, at: at(2)),
             .received(endpoint: "api", status: 200, at: at(2)), .received(endpoint: "api", status: 200, at: at(2)),
         ]
@@ -181,9 +184,8 @@ struct ClientTests {
         let (client, server, clock) = try scriptedClient(
             [.success(Reply(429)), .success(Reply(429)), .success(Reply(200))], backoff: backoff)
         let sending = Task { try await client.send("a", to: "api").status }
-        await advance(clock, to: .milliseconds(10))  // the backoff; the endpoint is still held until 1 s
+        // The backoff (10 ms) ends inside the endpoint's hold: the retry waits in the queue for its end.
         await advance(clock, to: .seconds(1))
-        await advance(clock, to: .seconds(1) + .milliseconds(10))
         await advance(clock, to: .seconds(3))
         #expect(try await sending.value == 200)
         #expect(await server.sentAt == [.zero, .seconds(1), .seconds(3)])
@@ -318,6 +320,36 @@ struct ClientTests {
         let why = await reason.value
         #expect(why.hasPrefix("api: the server still refused (429)"), "\(why)")
         #expect(await server.sentAt == [.zero], "no retry waits out 3 million years")
+    }
+
+    @Test(
+        "HTTP-11 WQ-3 a retry keeps its place: it waits out the server's wait in the endpoint's queue by its first arrival, before a request that came during the wait"
+    )
+    func retryKeepsItsPlace() async throws {
+        // One request per second, bursts of 1: at each second exactly one request can go.
+        let (client, server, clock) = try scriptedClient(
+            [.success(Reply(429, ["Retry-After": "1"])), .success(Reply(200))],
+            strategy: .tokenBucket(try TokenBucket(capacity: 1, permitsPerPeriod: 1, period: second)))
+        var events = await client.events().makeAsyncIterator()
+        let first = Task { try await client.send("a", to: "api").status }
+        while let event = await events.next() {
+            if case .retrying = event { break }
+        }
+        clock.advance(by: .milliseconds(500))
+        let second = Task { try await client.send("b", to: "api").status }
+        // Both wait in the queue: a's retry (arrived at 0) ahead of b (arrived at 0.5 s).
+        guard await eventually({ await client.limiter.waitingCount == 2 }) else {
+            Issue.record("a's retry must wait in the queue, not asleep: \(await client.limiter.waitingCount) waiting")
+            first.cancel()
+            second.cancel()
+            return
+        }
+        await advance(clock, to: .seconds(1))
+        #expect(try await first.value == 200)
+        await advance(clock, to: .seconds(2))
+        #expect(try await second.value == 200)
+        #expect(await server.requests == ["a", "a", "b"])
+        #expect(await server.sentAt == [.zero, .seconds(1), .seconds(2)], "the token of 1 s went to a's retry")
     }
 
     @Test("HTTP-11 the client forgets an endpoint's server quota once nothing it said matters any more")

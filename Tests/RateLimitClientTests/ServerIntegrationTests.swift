@@ -178,20 +178,20 @@ struct ServerIntegrationTests {
 }
 
 /// Sends `count` requests with `tasks` workers, each sending its next request when the last
-/// one ends (ids 0 ..< count); returns the statuses in id order.
-private func sendPooled(
-    _ count: Int, tasks: Int, through client: URLSessionRateLimitedClient<TokenBucket, ContinuousClock>,
-    to server: TestServer
+/// one ends (ids 0 ..< count, to `path`); returns the statuses in id order.
+func sendPooled<S: RateLimitStrategy>(
+    _ count: Int, tasks: Int, through client: URLSessionRateLimitedClient<S, ContinuousClock>,
+    to server: TestServer, path: String = "/limited", endpoint: String = "GET /limited"
 ) async throws -> [Int] {
     let ids = IDPool(count)
-    let base = server.url("/limited").absoluteString
+    let base = server.url(path).absoluteString
     return try await withThrowingTaskGroup(of: [(Int, Int)].self) { group in
         for _ in 0..<tasks {
             group.addTask {
                 var done: [(Int, Int)] = []
                 while let id = await ids.next() {
                     let request = URLRequest(url: URL(string: "\(base)?id=\(id)")!)
-                    done.append((id, try await client.send(request, to: "GET /limited").status))
+                    done.append((id, try await client.send(request, to: endpoint).status))
                 }
                 return done
             }
@@ -214,7 +214,7 @@ private actor IDPool {
 }
 
 /// Runs `Server/naive_client.py` against `url` and returns the requests per second it completed.
-private func runNaiveClient(url: URL, tasks: Int, total: Int) throws -> Double {
+func runNaiveClient(url: URL, tasks: Int, total: Int) throws -> Double {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
         "Server/naive_client.py")
     let process = Process()
@@ -247,7 +247,7 @@ private func send(
 }
 
 /// Requests per second from the first instant to the last (nanoseconds), over the gaps between.
-private func rate(_ instants: [Int64]) -> Double {
+func rate(_ instants: [Int64]) -> Double {
     guard let first = instants.min(), let last = instants.max(), last > first else { return 0 }
     return Double(instants.count - 1) / (Double(last - first) / 1e9)
 }
@@ -255,7 +255,7 @@ private func rate(_ instants: [Int64]) -> Double {
 private func rate(_ instants: [RateLimitInstant]) -> Double { rate(instants.map(\.nanoseconds)) }
 
 /// The client's events, collected as they come.
-private actor EventLog {
+actor EventLog {
     private var events: [ClientEvent] = []
 
     init(_ stream: AsyncStream<ClientEvent>) {
@@ -294,6 +294,18 @@ struct ServerStats: Decodable {
     let admittedIDs: [String]
     /// (instant in nanoseconds since the server started, status) per request, in arrival order.
     let arrivals: [[Int64]]
+    /// The id of each of those requests.
+    let arrivalIDs: [String]
+    /// What `/slow` did.
+    let slow: SlowStats
+
+    struct SlowStats: Decodable {
+        let served: Int
+        let refused: Int
+        let servedIDs: [String]
+        /// (arrival in nanoseconds since the server started, requests in flight then, latency) per request served.
+        let samples: [[Int64]]
+    }
 }
 
 /// `Server/ratelimit_server.py`, running for one test.
@@ -303,14 +315,23 @@ final class TestServer {
     private let input = Pipe()
     private let port: Int
 
-    init(rate: Int64, burst: Int64, silent: Bool = false) throws {
+    /// A server limiting `/limited` to `rate` per second in bursts of `burst`, answering with the
+    /// `fields` the script names (`ratelimit`, `retry-after`, `policy`, `none`), and serving `/slow`
+    /// with `workers` workers of `serviceMilliseconds` each, refusing beyond `refuseAbove` in flight.
+    init(
+        rate: Int64, burst: Int64, silent: Bool = false, fields: String = "ratelimit", workers: Int = 4,
+        serviceMilliseconds: Int = 25, refuseAbove: Int = 1_000
+    ) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
             "Server/ratelimit_server.py")
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
-            ["python3", script.path, "--rate", "\(rate)", "--burst", "\(burst)", "--lifetime", "90"]
-            + (silent ? ["--silent"] : [])
+            [
+                "python3", script.path, "--rate", "\(rate)", "--burst", "\(burst)", "--lifetime", "90", "--fields",
+                silent ? "none" : fields, "--workers", "\(workers)", "--service-ms", "\(serviceMilliseconds)",
+                "--refuse-above", "\(refuseAbove)",
+            ]
         process.standardInput = input
         process.standardOutput = output
         try process.run()

@@ -42,7 +42,8 @@ actor ScriptedServer {
 /// A client on a manual clock whose one endpoint, "api", has `rule`'s limit.
 func scriptedClient(
     _ replies: [Result<Reply, NetworkDown>], rule overflow: OverflowPolicy = .queue(limit: 100),
-    strategy: AnyRateLimitStrategy? = nil, backoff: Backoff = .default, seed: UInt64 = 1
+    strategy: AnyRateLimitStrategy? = nil, backoff: Backoff = .default, seed: UInt64 = 1,
+    adaptive: AdaptivePolicy = .off
 ) throws -> (RateLimitedClient<String, Reply, AnyRateLimitStrategy, ManualClock>, ScriptedServer, ManualClock) {
     let clock = ManualClock()
     let limit = try strategy ?? .tokenBucket(TokenBucket(capacity: 100, permitsPerPeriod: 100, period: .seconds(1)))
@@ -50,7 +51,7 @@ func scriptedClient(
         rules: [try RateLimitRule(.exact("api"), limit, overflow: overflow)], clock: clock)
     let server = ScriptedServer(replies, clock: clock)
     let client = RateLimitedClient(
-        limiter: registry, retryPolicy: try RetryPolicy(backoff: backoff), seed: seed,
+        limiter: registry, adaptive: adaptive, retryPolicy: try RetryPolicy(backoff: backoff), seed: seed,
         wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) },
         operation: { request in try await server.answer(request) })
     return (client, server, clock)

@@ -37,7 +37,7 @@ private struct ReversedCompletions: ScenarioDriver {
 @Suite("Scenario vector files (Spec/vectors/scenarios)")
 struct ScenarioVectorTests {
     @Test(
-        "COMP-2 COMP-4 COMP-5 COMP-6 COMP-7 COMP-8 WQ-1 WQ-2 WQ-3 WQ-4 WQ-5 WQ-6 WQ-7 WQ-8 WQ-9 WQ-12 WQ-14 REG-1 REG-2 REG-3 REG-4 REG-5 REG-6 REG-7 REG-8 REG-9 REG-10 REG-11 REG-12 regenerating the scenario vectors reproduces the committed files byte for byte (make vectors)"
+        "COMP-2 COMP-4 COMP-5 COMP-6 COMP-7 COMP-8 WQ-1 WQ-2 WQ-3 WQ-4 WQ-5 WQ-6 WQ-7 WQ-8 WQ-9 WQ-12 WQ-14 REG-1 REG-2 REG-3 REG-4 REG-5 REG-6 REG-7 REG-8 REG-9 REG-10 REG-11 REG-12 ADAPT-1 ADAPT-2 ADAPT-10 regenerating the scenario vectors reproduces the committed files byte for byte (make vectors)"
     )
     func regenerationIsByteForByte() throws {
         let files = try ScenarioVectorGenerator.files()
@@ -231,7 +231,8 @@ struct ScenarioVectorTests {
         let scanned = try VectorFiles.scan(directory: Repository.path("Spec/vectors"))
         #expect(
             scanned.scenarios.map(\.path) == [
-                "scenarios/composite.json", "scenarios/registry.json", "scenarios/wait-queue.json",
+                "scenarios/adaptive-concurrency.json", "scenarios/adaptive-rate.json", "scenarios/composite.json",
+                "scenarios/registry.json", "scenarios/wait-queue.json",
             ])
         let reference = try await runCommand(["--vectors", Repository.path("Spec/vectors"), "--case", "wait-queue"])
         #expect(reference.status == 0, "\(reference.output)")
@@ -255,5 +256,67 @@ struct ScenarioVectorTests {
             undeclared.output.contains(
                 "composite: not run (the implementation does not declare the composite extension)"),
             "\(undeclared.output)")
+    }
+
+    @Test(
+        "ADAPT-1 ADAPT-6 ADAPT-12 the Python example answers the adaptive scenarios as the Spec does, and its two adaptive bugs are caught at the step that shows them"
+    )
+    func adaptiveFromTheCommand() async throws {
+        let python = try await runCommand(["--exec", Repository.python, "--case", "adaptive-rate,adaptive-concurrency"])
+        #expect(python.status == 0, "\(python.output)")
+        for machine in [ScenarioMachine.adaptiveRate, .adaptiveConcurrency] {
+            #expect(
+                python.output.contains(
+                    "\(machine.rawValue): \(ScenarioCatalogue.cases(machine).count) cases, all as AdaptiveLimits.md says"
+                ),
+                "\(python.output)")
+        }
+        let noCoolDown = try await runCommand([
+            "--exec", "\(Repository.python) --bug adaptive-no-cool-down", "--case", "adaptive-rate",
+        ])
+        #expect(noCoolDown.status == 1)
+        #expect(noCoolDown.output.contains("DIFF adaptive-rate/cool-down: step 2 at 59 ns"), "\(noCoolDown.output)")
+        let everySample = try await runCommand([
+            "--exec", "\(Repository.python) --bug vegas-every-sample", "--case", "adaptive-concurrency",
+        ])
+        #expect(everySample.status == 1)
+        #expect(
+            everySample.output.contains("DIFF adaptive-concurrency/queue-estimate: step 2 at 150 ns"),
+            "\(everySample.output)")
+    }
+
+    @Test("ADAPT-1 an adaptive scenario refuses a malformed configuration or event as a format error, not an answer")
+    func adaptiveFormErrors() throws {
+        #expect(throws: ConformanceFormatError.self) {
+            try ScenarioMachine.adaptiveRate.reference(.object([("periodNanoseconds", .integer(1))]), at: 0)
+        }
+        let fields = JSONValue.object(
+            [
+                ("maximumLimit", 4), ("initialLimit", 2), ("minimumLimit", 1), ("alpha", 2), ("beta", 4),
+                ("decreasePercent", 10), ("coolDownNanoseconds", 0), ("baselineWindowNanoseconds", 10),
+            ].map { ($0.0, JSONValue.integer($0.1)) })
+        guard case .success(var model) = try ScenarioMachine.adaptiveConcurrency.reference(fields, at: 0) else {
+            Issue.record("a valid configuration is made")
+            return
+        }
+        let malformed: [JSONValue] = [
+            .object([("kind", .string("response")), ("status", .integer(200))]),
+            .object([("kind", .string("failure")), ("extra", .integer(1))]),
+            .object([("kind", .string("acquire")), ("permits", .integer(1))]),
+            .object([
+                ("kind", .string("response")), ("status", .integer(200)), ("latencyNanoseconds", .integer(1)),
+                ("inFlight", .integer(1)), ("stated", .object([("permits", .integer(1))])),
+            ]),
+        ]
+        for event in malformed {
+            #expect(throws: ConformanceFormatError.self, "\(event.compactText)") { try model.apply(event, at: 1) }
+        }
+        // A value out of range is not malformed: the machine answers it invalid (ADAPT-1).
+        let invalid = try model.apply(
+            .object([
+                ("kind", .string("response")), ("status", .integer(-1)), ("latencyNanoseconds", .integer(0)),
+                ("inFlight", .integer(0)),
+            ]), at: 1)
+        #expect(invalid["kind"]?.string == "invalid" && invalid["field"]?.string == "status")
     }
 }

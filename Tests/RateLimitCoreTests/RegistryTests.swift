@@ -442,6 +442,28 @@ struct RegistryTests {
     }
 
     @Test(
+        "REG-5 WQ-3 during a throttle a request naming an earlier arrival waits before the requests of its priority that arrived after it"
+    )
+    func arrivalKeepsItsPlace() throws {
+        let bucket = try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 100)
+        var registry = try RateLimitRegistry(
+            rules: [try RateLimitRule(.anyKey, bucket, overflow: .queue(limit: 5))], at: t(0))
+        _ = registry.throttle("k", until: t(1_000), at: t(10))
+        let (later, _) = registry.acquire("k", at: t(20))
+        let (retry, _) = registry.acquire("k", arrival: t(5), at: t(30))
+        let (high, _) = registry.acquire("k", priority: .high, at: t(40))
+        // At the throttle's end one token: the high request first (priority), then the retry
+        // (arrived at 5) before the request that arrived at 20, one token every 100 ns.
+        let served = registry.advance(to: t(1_200))
+        #expect(
+            served.completions == [
+                WaitCompletion(ticket: high, outcome: .granted(.allowed(remaining: 0)), at: t(1_000)),
+                WaitCompletion(ticket: retry, outcome: .granted(.allowed(remaining: 0)), at: t(1_100)),
+                WaitCompletion(ticket: later, outcome: .granted(.allowed(remaining: 0)), at: t(1_200)),
+            ])
+    }
+
+    @Test(
         "REG-4 REG-10 random throttles, disables and resumes: states chain event by event, nothing passes a throttle but critical requests",
         arguments: 0..<4)
     func randomStates(_ batch: Int) throws {

@@ -11,6 +11,8 @@ package enum ScenarioCatalogue {
         case .composite: compositeCases()
         case .waitQueue: waitQueueCases()
         case .registry: registryCases()
+        case .adaptiveRate: adaptiveRateCases()
+        case .adaptiveConcurrency: adaptiveConcurrencyCases()
         }
     }
 

@@ -20,14 +20,16 @@ extension ScenarioCatalogue {
             queue(TokenBucket.identifier, tokenBucket(capacity, initial: initial), queueLimit: queueLimit)
         }
         /// An acquire that may wait, named `ticket`.
-        func request(_ ticket: Int64, _ permits: Int64, _ priority: String = "normal", deadline: Int64? = nil)
-            -> JSONValue
-        {
+        func request(
+            _ ticket: Int64, _ permits: Int64, _ priority: String = "normal", deadline: Int64? = nil,
+            arrival: Int64? = nil
+        ) -> JSONValue {
             .object(
                 [
                     ("kind", .string("acquire")), ("ticket", .integer(ticket)), ("permits", .integer(permits)),
                     ("priority", .string(priority)),
-                ] + (deadline.map { [("deadline", JSONValue.integer($0))] } ?? []))
+                ] + (deadline.map { [("deadline", JSONValue.integer($0))] } ?? [])
+                    + (arrival.map { [("arrival", JSONValue.integer($0))] } ?? []))
         }
         func tryAcquire(_ permits: Int64, _ priority: String = "normal") -> JSONValue {
             .object([("kind", .string("tryAcquire")), ("permits", .integer(permits)), ("priority", .string(priority))])
@@ -65,6 +67,28 @@ extension ScenarioCatalogue {
         let timedOut = outcome("timedOut")
 
         return [
+            story(
+                machine, "keeps-its-place",
+                "a request naming an earlier arrival (a retry) is served before the waiters of its priority that arrived after it",
+                clauses: ["WQ-3", "WQ-4"], bucket(1, initial: 0),
+                [
+                    (0, request(1, 1), served([], wake: 10), "the bucket starts empty: #1 waits for the token of 10"),
+                    (2, request(2, 1), served([], wake: 10), "#1 is ahead: #2 waits"),
+                    (4, request(3, 1, arrival: 1), served([], wake: 10), "arrived at 1: after #1 (0), before #2 (2)"),
+                    (10, advance, served([(1, granted(allowed(0)), 10)], wake: 20), "#1 first"),
+                    (20, advance, served([(3, granted(allowed(0)), 20)], wake: 30), "then #3, which kept its place"),
+                    (30, advance, served([(2, granted(allowed(0)), 30)]), "then #2"),
+                    (31, request(4, 1), served([], wake: 40), "the token of 30 is taken: #4 waits for 40"),
+                    (35, request(5, 1, arrival: 31), served([], wake: 40), "the same arrival as #4, made after it"),
+                    (36, request(6, 1, arrival: 30), served([], wake: 40), "arrived at 30: before #4"),
+                    (40, advance, served([(6, granted(allowed(0)), 40)], wake: 50), "#6 first"),
+                    (50, advance, served([(4, granted(allowed(0)), 50)], wake: 60), "then #4"),
+                    (60, advance, served([(5, granted(allowed(0)), 60)]), "then #5"),
+                    (61, request(7, 1, arrival: 1_000), served([], wake: 70), "an arrival after its own counts as 61"),
+                    (62, request(8, 1), served([], wake: 70), "#7 arrived at 61: ahead"),
+                    (70, advance, served([(7, granted(allowed(0)), 70)], wake: 80), "#7 first"),
+                    (80, advance, served([(8, granted(allowed(0)), 80)]), "then #8"),
+                ]),
             story(
                 machine, "fifo-and-late-wake-up",
                 "waiters are served in arrival order, each at the instant its turn comes, however late the wake-up",

@@ -6,18 +6,31 @@ serves until its standard input closes (the test holds the other end: the server
 it) or --lifetime seconds pass.
 
 GET /limited?id=<request>  one request of the limited resource, admitted by GCRA in integer
-                           nanoseconds: --rate per second, bursts of --burst. Admitted: 200 with
-                           RateLimit-Policy and RateLimit (r = requests left now, t = seconds until
-                           the burst is whole again). Refused: 429 with Retry-After (whole seconds,
-                           rounded up) and RateLimit r=0, or with no field at all under --silent.
+                           nanoseconds (a leaky bucket): --rate per second, bursts of --burst. The
+                           fields it answers with depend on --fields:
+                           ratelimit    admitted: 200 with RateLimit-Policy "burst" and RateLimit
+                                        (r = requests left now, t = seconds until the burst is
+                                        whole again); refused: 429 with Retry-After (whole seconds,
+                                        rounded up) and RateLimit r=0 (the default);
+                           retry-after  admitted: 200 alone; refused: 429 with Retry-After alone;
+                           policy       every answer states the rate, RateLimit-Policy
+                                        "rate";q=<rate>;w=1; refused: 429 with Retry-After;
+                           none         429 with no field at all (also --silent).
                            A retry of a refused id that arrives before its Retry-After expired is
                            counted as early.
+GET /slow?id=<request>     one request to a server with --workers workers, each serving a request
+                           in --service-ms milliseconds, first come first served: more requests in
+                           flight than workers wait, so the latency grows with the requests in
+                           flight beyond the workers. More than --refuse-above in flight: 503.
 GET /hostile?kind=<kind>   the first request of each kind gets a hostile reply, later ones 200:
                            retry-after  429, Retry-After: 99999999 (three years);
                            ratelimit    200, RateLimit: "default";r=0;t=999999999999999;
                            date         429, Date: Thu, 01 Jan 1970 00:00:00 GMT and a date-form
                                         Retry-After 2 s after the server's own wall clock.
-GET /stats                 JSON: admitted, refused, early, the ids admitted, arrival instants.
+GET /stats                 JSON: admitted, refused, early, the ids admitted, arrival instants and
+                           their ids; and
+                           "slow": served, refused, the ids served, (arrival, requests in flight
+                           then, latency) per request served.
 """
 
 import argparse
@@ -40,12 +53,13 @@ class Limit:
     """GCRA: the theoretical arrival time `tat`; a request at t is admitted when
     tat - t <= (burst - 1) * interval, and then tat = max(tat, t) + interval."""
 
-    def __init__(self, rate, burst, silent=False):
+    def __init__(self, rate, burst, fields="ratelimit"):
         if SECOND % rate:
             raise SystemExit("--rate must divide 1,000,000,000 (an exact interval in nanoseconds)")
         self.interval = SECOND // rate
         self.burst = burst
-        self.silent = silent
+        self.fields = fields
+        self.rate = rate
         self.tolerance = (burst - 1) * self.interval
         self.tat = 0
         self.lock = threading.Lock()
@@ -54,6 +68,7 @@ class Limit:
         self.early = []             # ids retried before their Retry-After expired
         self.refused_until = {}     # id -> instant its last Retry-After expires
         self.arrivals = []          # (instant, status)
+        self.arrival_ids = []       # the id of each arrival
         self.origin = time.monotonic_ns()
 
     def decide(self, request_id):
@@ -69,13 +84,23 @@ class Limit:
                 self.refused += 1
                 self.refused_until[request_id] = now + retry_after * SECOND
                 self.arrivals.append((now, 429))
-                if self.silent:
+                self.arrival_ids.append(request_id)
+                if self.fields == "none":
                     return 429, {}
+                if self.fields == "retry-after":
+                    return 429, {"Retry-After": str(retry_after)}
+                if self.fields == "policy":
+                    return 429, {"Retry-After": str(retry_after), "RateLimit-Policy": f'"rate";q={self.rate};w=1'}
                 return 429, {"Retry-After": str(retry_after), "RateLimit": f'"burst";r=0;t={retry_after}'}
             self.tat = tat + self.interval
             left = (self.tolerance - (self.tat - now)) // self.interval + 1
             self.admitted.append(request_id)
             self.arrivals.append((now, 200))
+            self.arrival_ids.append(request_id)
+            if self.fields in ("none", "retry-after"):
+                return 200, {}
+            if self.fields == "policy":
+                return 200, {"RateLimit-Policy": f'"rate";q={self.rate};w=1'}
             return 200, {
                 "RateLimit-Policy": f'"burst";q={self.burst};w={ceil_seconds(self.burst * self.interval)}',
                 "RateLimit": f'"burst";r={max(0, left)};t={ceil_seconds(self.tat - now)}',
@@ -85,8 +110,46 @@ class Limit:
         with self.lock:
             return {
                 "admitted": len(self.admitted), "refused": self.refused, "early": self.early,
-                "admittedIDs": self.admitted, "arrivals": self.arrivals,
+                "admittedIDs": self.admitted, "arrivals": self.arrivals, "arrivalIDs": self.arrival_ids,
             }
+
+
+class Workers:
+    """A server whose latency grows with the requests in flight: `workers` serve one request each
+    for `service` seconds, first come first served; more than `refuse_above` in flight are refused."""
+
+    def __init__(self, workers, service_ms, refuse_above):
+        self.slots = threading.Semaphore(workers)
+        self.service = service_ms / 1000
+        self.refuse_above = refuse_above
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.served = []            # ids, in order
+        self.refused = 0
+        self.samples = []           # (arrival, in flight then, latency), nanoseconds
+        self.origin = time.monotonic_ns()
+
+    def serve(self, request_id):
+        arrival = time.monotonic_ns()
+        with self.lock:
+            self.in_flight += 1
+            in_flight = self.in_flight
+            if in_flight > self.refuse_above:
+                self.in_flight -= 1
+                self.refused += 1
+                return 503
+        with self.slots:
+            time.sleep(self.service)
+        with self.lock:
+            self.in_flight -= 1
+            self.served.append(request_id)
+            self.samples.append((arrival - self.origin, in_flight, time.monotonic_ns() - arrival))
+        return 200
+
+    def stats(self):
+        with self.lock:
+            return {"served": len(self.served), "refused": self.refused, "servedIDs": self.served,
+                    "samples": self.samples}
 
 
 HOSTILE_SEEN = set()
@@ -110,7 +173,7 @@ def hostile_reply(kind):
     return 404, {}
 
 
-def handler_for(limit):
+def handler_for(limit, workers):
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
             url = urlparse(self.path)
@@ -121,8 +184,13 @@ def handler_for(limit):
                 request_id = parse_qs(url.query).get("id", ["?"])[0]
                 status, fields = limit.decide(request_id)
                 self.reply(status, fields, b"ok\n" if status == 200 else b"slow down\n")
+            elif url.path == "/slow":
+                status = workers.serve(parse_qs(url.query).get("id", ["?"])[0])
+                self.reply(status, {}, b"ok\n" if status == 200 else b"busy\n")
             elif url.path == "/stats":
-                self.reply(200, {"Content-Type": "application/json"}, json.dumps(limit.stats()).encode())
+                stats = limit.stats()
+                stats["slow"] = workers.stats()
+                self.reply(200, {"Content-Type": "application/json"}, json.dumps(stats).encode())
             else:
                 self.reply(404, {}, b"not found\n")
 
@@ -149,9 +217,16 @@ def main():
     parser.add_argument("--rate", type=int, required=True, help="requests per second")
     parser.add_argument("--burst", type=int, required=True, help="requests at once")
     parser.add_argument("--lifetime", type=float, default=120.0, help="seconds before it stops anyway")
-    parser.add_argument("--silent", action="store_true", help="429 names no wait (no Retry-After, no RateLimit)")
+    parser.add_argument("--silent", action="store_true", help="429 names no wait (the same as --fields none)")
+    parser.add_argument("--fields", choices=["ratelimit", "retry-after", "policy", "none"], default="ratelimit",
+                        help="the rate-limit fields /limited answers with")
+    parser.add_argument("--workers", type=int, default=4, help="/slow: requests served at once")
+    parser.add_argument("--service-ms", type=float, default=25.0, help="/slow: milliseconds per request")
+    parser.add_argument("--refuse-above", type=int, default=1000, help="/slow: 503 beyond this many in flight")
     arguments = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(Limit(arguments.rate, arguments.burst, arguments.silent)))
+    limit = Limit(arguments.rate, arguments.burst, "none" if arguments.silent else arguments.fields)
+    workers = Workers(arguments.workers, arguments.service_ms, arguments.refuse_above)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(limit, workers))
     server.daemon_threads = True
     server.request_queue_size = 128
     threading.Thread(target=server.serve_forever, daemon=True).start()

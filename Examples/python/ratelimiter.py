@@ -2,7 +2,7 @@
 """A rate limiter written from the Spec alone (Spec/*.md), speaking the
 ratelimit-conformance JSON-lines protocol (Spec/protocol.md) on stdin/stdout.
 
-Nine strategies, exact integer arithmetic (Python ints are arbitrary precision,
+Every strategy of the Spec, exact integer arithmetic (Python ints are arbitrary precision,
 so every "128-bit" product of the Spec is exact here), no floating point in any
 decision.
 
@@ -27,6 +27,7 @@ STRATEGIES = [
     "token-bucket",
     "token-bucket-interval",
     "gcra",
+    "pay-later",
     "fixed-window",
     "sliding-window-log",
     "sliding-window-counter",
@@ -87,6 +88,15 @@ BUGS = {
         "GCRA keeps only tat and evaluates at max(now, tat - tau); a stale reset grants permits twice",
     "log-reconfigure-keeps-expired":
         "sliding window log reconfigure keeps entries that had expired under the old window",
+    "pay-later-charges-first":
+        "pay later admits only a request whose whole cost fits the tolerance, as GCRA does "
+        "(the textbook check), so a request larger than the burst is never allowed",
+    "pay-later-debt-as-tokens":
+        "pay later reconfigure converts a debt to the new interval as negative tokens "
+        "instead of keeping the instant it is paid",
+    "pay-later-remaining-as-gcra":
+        "pay later reports as remaining the whole permits of slack, as GCRA-5 does, "
+        "instead of any size (Int64.max) when not in debt",
     # Bugs the conformance levels must catch at level safety (CONF-1, CONF-4, CONF-5).
     "retry-after-in-microseconds":
         "token bucket computes the wait in whole microseconds, truncated: under 1 us it answers rejected(0)",
@@ -116,6 +126,7 @@ SAFETY_BUGS = {
     "zero-permits-consumes", "queue-no-spacing", "retry-after-from-evaluation-instant",
     "retry-after-in-microseconds", "negative-permits-add-tokens", "counter-rounds-nearest",
     "last-updated-before-refill", "composite-records-refused", "queue-newest-first",
+    "pay-later-charges-first", "pay-later-debt-as-tokens",
 }
 
 BUG = None  # the name of the injected bug, or None
@@ -253,6 +264,15 @@ def validate_gcra(cfg):  # GCRA-1
     t = positive(cfg, "emissionIntervalNanoseconds", span=True)
     at_most("emissionIntervalNanoseconds", t, INT64_MAX // b)
     return (b, t)
+
+
+def validate_pay_later(cfg):  # PL-1
+    b = positive(cfg, "burst")
+    t = positive(cfg, "emissionIntervalNanoseconds", span=True)
+    i = non_negative(cfg, "initialTokens", b)
+    at_most("initialTokens", i, b)
+    at_most("emissionIntervalNanoseconds", t, INT64_MAX // b)  # tolerance, checked last
+    return (b, t, i)
 
 
 def validate_window(cfg):  # FW-1, SWL-1, SWC-1
@@ -489,6 +509,66 @@ class GCRA:  # GCRA
         a2 = min(a * t2 // t, tau2)
         self.cfg = cfg
         self.tat, self.last = e + (tau2 - a2), e
+        return allowed(self.remaining(e))
+
+
+class PayLater:  # PL
+    validate = staticmethod(validate_pay_later)
+
+    def __init__(self, cfg, t0):
+        self.cfg = cfg
+        b, t, i = cfg
+        self.tat, self.last = t0 + (b - i) * t, t0  # PL-2
+
+    def tau(self):
+        return self.cfg[0] * self.cfg[1]
+
+    def in_debt(self, e):  # PL-3: less than one whole permit available
+        return self.tat - e > self.tau() - self.cfg[1]
+
+    def remaining(self, e):  # PL-5
+        if bug("pay-later-remaining-as-gcra"):
+            return max(0, (self.tau() - max(self.tat - e, 0)) // self.cfg[1])
+        return 0 if self.in_debt(e) else INT64_MAX
+
+    def acquire(self, n, now):
+        b, t, _ = self.cfg
+        e = max(now, self.last)  # PL-3
+        if bug("pay-later-charges-first") and n > 0:
+            if n > b:
+                return never()
+            if max(self.tat, e) - e + n * t > self.tau():
+                return refuse_at(self.tat - (self.tau() - n * t), now)
+        if self.in_debt(e):
+            if n == 0:
+                return allowed(0)  # PL-8
+            return refuse_at(self.tat - (self.tau() - t), now)  # PL-6: paid at tat - (tau - T)
+        if n == 0:
+            return allowed(self.remaining(e))  # PL-8
+        # PL-4: any size; a debt paid past the end of the timeline saturates (PL-2)
+        self.tat = min(max(self.tat, e) + n * t, INT64_MAX + 1 + self.tau())
+        self.last = e
+        return allowed(self.remaining(e))
+
+    def reset(self, now):  # PL-9
+        b, t, i = self.cfg
+        e = max(now, self.last)
+        self.tat, self.last = e + (b - i) * t, e
+        return allowed(self.remaining(e))
+
+    def reconfigure(self, cfg, now):  # PL-10
+        e = max(now, self.last)
+        tau, t = self.tau(), self.cfg[1]
+        b2, t2, _ = cfg
+        tau2 = b2 * t2
+        p = max(self.tat - e, 0)
+        if p <= tau or bug("pay-later-debt-as-tokens"):
+            a2 = min((tau - p) * t2 // t, tau2)  # tokens kept, rounded down, capped
+            tat = min(e + tau2 - a2, INT64_MAX + 1 + tau2)
+        else:
+            tat = (self.tat - tau) + tau2  # the instant the debt is paid is kept
+        self.cfg = cfg
+        self.tat, self.last = tat, e
         return allowed(self.remaining(e))
 
 
@@ -820,6 +900,7 @@ KINDS = {
     "token-bucket": TokenBucket,
     "token-bucket-interval": IntervalTokenBucket,
     "gcra": GCRA,
+    "pay-later": PayLater,
     "fixed-window": FixedWindow,
     "sliding-window-log": SlidingWindowLog,
     "sliding-window-counter": SlidingWindowCounter,
@@ -873,6 +954,8 @@ def maximum_permits(limiter):
     """X-7: the largest acquire the strategy ever admits."""
     if isinstance(limiter, LeakyBucketQueue):
         return limiter.cfg[0] + 1
+    if isinstance(limiter, PayLater):
+        return INT64_MAX  # PL-7: any size
     return limiter.cfg[0]
 
 

@@ -14,7 +14,10 @@ import RateLimitCore
 // windows, so a state's window, the one before and the one before that are all seen; the jump
 // to 16 is an idle stretch longer than any refill, and the jump to the end of the timeline
 // reaches CORE-7's admissions that would lie past it. Limiters are created at 0 and at 1, off
-// every window and interval boundary, so that a grid aligned to the creation is seen.
+// every window and interval boundary, so that a grid aligned to the creation is seen. A strategy
+// that admits any size (pay later) is tried with acquires up to 4, more than either burst (a debt
+// deeper than the tolerance: 4 permits of 2 ns from a rested burst of 3, τ = 6), and with
+// `Int64.max`, whose debt runs past the end of the timeline (PL-2).
 
 extension ExhaustiveSpace where S == AnyRateLimitStrategy {
     /// The standard space of `identifier` (one of ``AnyRateLimitStrategy/identifiers``), within
@@ -31,7 +34,8 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
         var moves = offsets.map(Move.offset) + [.to(horizon)]
         if end > horizon + 8 { moves.append(.to(end)) }
         let maximum = max(configuration.maximumPermits, other.maximumPermits)
-        var events = (-1...(maximum + 1)).compactMap { permits -> RateLimitEvent<AnyRateLimitStrategy>? in
+        let sizes: [Int64] = maximum == .max ? Array(-1...3) + [.max] : Array(-1...(maximum + 1))
+        var events = sizes.compactMap { permits -> RateLimitEvent<AnyRateLimitStrategy>? in
             if permits > 1, !profile.events.contains(.weighted) { return nil }
             if permits == 0, !profile.events.contains(.query) { return nil }
             if permits < 0, !profile.events.contains(.invalid) { return nil }
@@ -69,6 +73,11 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
                 let b = try? GCRA(burst: 2, emissionIntervalNanoseconds: 3)
             else { return nil }
             return (.gcra(a), .gcra(b))
+        case PayLater.identifier:
+            guard let a = try? PayLater(burst: 3, emissionIntervalNanoseconds: 2),
+                let b = try? PayLater(burst: 2, emissionIntervalNanoseconds: 3, initialTokens: 0)
+            else { return nil }
+            return (.payLater(a), .payLater(b))
         case FixedWindow.identifier:
             guard let a = try? FixedWindow(limit: 3, windowNanoseconds: 4),
                 let b = try? FixedWindow(limit: 2, windowNanoseconds: 3)

@@ -176,7 +176,7 @@ extension FindingCause {
             if admitted.contains(where: { earlier in instants.contains { $0 - earlier == s.windowNanoseconds } }) {
                 return (own(3, "an entry exactly one window old"), true)
             }
-        case .tokenBucket, .gcra, .leakyBucketMeter, .leakyBucketQueue, .concurrency: break
+        case .tokenBucket, .gcra, .payLater, .leakyBucketMeter, .leakyBucketQueue, .concurrency: break
         }
         // 3. A never-allowed answer on one side (the end of the timeline, here: history may explain it).
         if expected == .neverAllowed || got == .neverAllowed { return (.neverAllowed, false) }
@@ -255,7 +255,8 @@ enum HistoryFeature: CaseIterable {
             case .fixedWindow(let s): grid = s.windowNanoseconds
             case .slidingWindowCounter(let s): grid = s.windowNanoseconds
             case .intervalTokenBucket(let s): grid = s.intervalNanoseconds
-            case .tokenBucket, .gcra, .slidingWindowLog, .leakyBucketMeter, .leakyBucketQueue, .concurrency: return nil
+            case .tokenBucket, .gcra, .payLater, .slidingWindowLog, .leakyBucketMeter, .leakyBucketQueue, .concurrency:
+                return nil
             }
             let offset = prefix.createdAt % grid
             guard offset != 0, prefix.steps.allSatisfy({ $0.now >= offset }) else { return nil }

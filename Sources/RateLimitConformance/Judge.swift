@@ -386,6 +386,7 @@ struct Judge {
         case .tokenBucket(let s): return perPermit(s.periodNanoseconds, s.permitsPerPeriod)
         case .intervalTokenBucket(let s): return s.intervalNanoseconds
         case .gcra(let s): return s.emissionIntervalNanoseconds
+        case .payLater(let s): return s.emissionIntervalNanoseconds
         case .fixedWindow(let s): return s.windowNanoseconds
         case .slidingWindowLog(let s): return s.windowNanoseconds
         case .slidingWindowCounter(let s): return s.windowNanoseconds

@@ -98,6 +98,12 @@ package enum TraceGenerator {
                     initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
         case GCRA.identifier:
             return .gcra(try GCRA(burst: rng.count(), emissionIntervalNanoseconds: rng.span(small: 1...15)))
+        case PayLater.identifier:
+            let burst = rng.count()
+            return .payLater(
+                try PayLater(
+                    burst: burst, emissionIntervalNanoseconds: rng.span(small: 1...15),
+                    initialTokens: rng.chance(50) ? nil : rng.int(in: 0...burst)))
         case FixedWindow.identifier:
             return .fixedWindow(try FixedWindow(limit: rng.count(), windowNanoseconds: rng.span()))
         case SlidingWindowLog.identifier:
@@ -129,6 +135,7 @@ package enum TraceGenerator {
         case .tokenBucket(let s): max(1, s.periodNanoseconds / s.permitsPerPeriod)
         case .intervalTokenBucket(let s): s.intervalNanoseconds
         case .gcra(let s): s.emissionIntervalNanoseconds
+        case .payLater(let s): s.emissionIntervalNanoseconds
         case .fixedWindow(let s): s.windowNanoseconds
         case .slidingWindowLog(let s): s.windowNanoseconds
         case .slidingWindowCounter(let s): s.windowNanoseconds

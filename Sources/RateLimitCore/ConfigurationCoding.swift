@@ -6,7 +6,8 @@
 extension AnyRateLimitStrategy {
     /// Every strategy identifier, in the order of the Spec.
     public static let identifiers: [String] = [
-        TokenBucket.identifier, IntervalTokenBucket.identifier, GCRA.identifier, FixedWindow.identifier,
+        TokenBucket.identifier, IntervalTokenBucket.identifier, GCRA.identifier, PayLater.identifier,
+        FixedWindow.identifier,
         SlidingWindowLog.identifier, SlidingWindowCounter.identifier, LeakyBucketMeter.identifier,
         LeakyBucketQueue.identifier, ConcurrencyLimiter.identifier,
     ]
@@ -20,6 +21,7 @@ extension AnyRateLimitStrategy {
         case IntervalTokenBucket.identifier:
             (["capacity", "tokensPerInterval", "intervalNanoseconds", "initialTokens"], ["initialTokens"])
         case GCRA.identifier: (["burst", "emissionIntervalNanoseconds"], [])
+        case PayLater.identifier: (["burst", "emissionIntervalNanoseconds", "initialTokens"], ["initialTokens"])
         case FixedWindow.identifier, SlidingWindowLog.identifier, SlidingWindowCounter.identifier:
             (["limit", "windowNanoseconds"], [])
         case LeakyBucketMeter.identifier:
@@ -53,6 +55,11 @@ extension AnyRateLimitStrategy {
                     initialTokens: values["initialTokens"]))
         case GCRA.identifier:
             self = .gcra(try GCRA(burst: v("burst"), emissionIntervalNanoseconds: v("emissionIntervalNanoseconds")))
+        case PayLater.identifier:
+            self = .payLater(
+                try PayLater(
+                    burst: v("burst"), emissionIntervalNanoseconds: v("emissionIntervalNanoseconds"),
+                    initialTokens: values["initialTokens"]))
         case FixedWindow.identifier:
             self = .fixedWindow(try FixedWindow(limit: v("limit"), windowNanoseconds: v("windowNanoseconds")))
         case SlidingWindowLog.identifier:
@@ -179,6 +186,13 @@ extension IntervalTokenBucket: Codable {
 extension GCRA: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
     public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.gcra(self).encodeFields(to: encoder) }
+}
+
+extension PayLater: Codable {
+    public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.payLater(self).encodeFields(to: encoder)
+    }
 }
 
 extension FixedWindow: Codable {

@@ -112,6 +112,7 @@ func pureSteps(plan: Plan, stride: Int64) throws -> [Result] {
                 try IntervalTokenBucket(capacity: 100, tokensPerInterval: 1, intervalNanoseconds: stride),
                 stride: stride)
         ),
+        ("pay-later", pureStep(try PayLater(burst: 100, emissionIntervalNanoseconds: stride), stride: stride)),
         ("fixed-window", pureStep(try FixedWindow(limit: 100, windowNanoseconds: window), stride: stride)),
         ("sliding-window-log", pureStep(try SlidingWindowLog(limit: 100, windowNanoseconds: window), stride: stride)),
         (
@@ -688,6 +689,7 @@ func memory(plan: Plan) throws -> [Result] {
     layout("token-bucket", TokenBucket.self)
     layout("token-bucket-interval", IntervalTokenBucket.self)
     layout("gcra", GCRA.self)
+    layout("pay-later", PayLater.self)
     layout("fixed-window", FixedWindow.self)
     layout("sliding-window-log", SlidingWindowLog.self)
     layout("sliding-window-counter", SlidingWindowCounter.self)

@@ -80,6 +80,7 @@ struct ExhaustiveTests {
         configurations[IntervalTokenBucket.identifier] = try? .intervalTokenBucket(
             IntervalTokenBucket(capacity: 3, tokensPerInterval: 3, intervalNanoseconds: 4, initialTokens: 0))
         configurations[GCRA.identifier] = try? .gcra(GCRA(burst: 3, emissionIntervalNanoseconds: 1))
+        configurations[PayLater.identifier] = try? .payLater(PayLater(burst: 3, emissionIntervalNanoseconds: 1))
         configurations[FixedWindow.identifier] = try? .fixedWindow(FixedWindow(limit: 4, windowNanoseconds: 4))
         configurations[SlidingWindowLog.identifier] = try? .slidingWindowLog(
             SlidingWindowLog(limit: 3, windowNanoseconds: 3))
@@ -94,7 +95,7 @@ struct ExhaustiveTests {
     }()
 
     @Test(
-        "TB-11 TBI-11 GCRA-11 FW-11 SWL-11 SWC-11 LBM-11 LBQ-11 CL-11 the walk finds admissions beyond each bound (a more generous configuration)",
+        "TB-11 TBI-11 GCRA-11 PL-11 FW-11 SWL-11 SWC-11 LBM-11 LBQ-11 CL-11 the walk finds admissions beyond each bound (a more generous configuration)",
         arguments: AnyRateLimitStrategy.identifiers)
     func boundsAreChecked(_ identifier: String) async throws {
         var space = try #require(ExhaustiveSpace.standard(identifier))

@@ -27,6 +27,11 @@ struct CatalogueTests {
     func gcra() throws { try checkCatalogue(of: GCRA.identifier) }
 
     @Test(
+        "CORE-7 CORE-8 CORE-10 CORE-13 PL-1 PL-2 PL-3 PL-4 PL-5 PL-6 PL-7 PL-8 PL-9 PL-10 PL-11 PL-12 the pay-later limiter's stories get the answers worked out by hand"
+    )
+    func payLater() throws { try checkCatalogue(of: PayLater.identifier) }
+
+    @Test(
         "CORE-7 CORE-8 CORE-10 CORE-13 FW-1 FW-3 FW-4 FW-5 FW-6 FW-7 FW-8 FW-9 FW-10 FW-11 FW-12 the fixed window's stories get the answers worked out by hand"
     )
     func fixedWindow() throws { try checkCatalogue(of: FixedWindow.identifier) }

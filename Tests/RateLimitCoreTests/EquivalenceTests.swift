@@ -159,6 +159,62 @@ struct EquivalenceTests {
             })
     }
 
+    /// A GCRA and the pay-later limiter with the same burst and interval (rested, as GCRA starts).
+    private static func gcraAndPayLater(_ rng: inout SeededGenerator) -> (GCRA, PayLater) {
+        let gcra = GCRA.random(using: &rng)
+        return (gcra, try! PayLater(burst: gcra.burst, emissionIntervalNanoseconds: gcra.emissionIntervalNanoseconds))
+    }
+
+    @Test("PL-12 GCRA-12 on one-permit requests pay later answers as GCRA, remaining aside")
+    func payLaterIsGCRAOnOnePermit() async { await offThePool { payLaterIsGCRAOnOnePermitOnThread() } }
+
+    private func payLaterIsGCRAOnOnePermitOnThread() {
+        differential(
+            "payLaterIsGCRAOnOnePermit",
+            make: Self.gcraAndPayLater,
+            event: { rng, _, _ in
+                switch rng.int(in: 0...19) {
+                case 0: return (.reset, .reset)
+                case 1:
+                    let (newGCRA, newPayLater) = Self.gcraAndPayLater(&rng)
+                    return (.reconfigure(newGCRA), .reconfigure(newPayLater))
+                case 2: return (.release(1), .release(1))
+                case 3: return (.acquire(-1), .acquire(-1))
+                default:
+                    let n: Int64 = rng.chance(20) ? 0 : 1
+                    return (.acquire(n), .acquire(n))
+                }
+            },
+            next: anyInstant,
+            agree: { gcra, payLater in
+                // PL-5: any size (Int64.max) where GCRA has at least one permit left, none where it has none.
+                switch (gcra, payLater) {
+                case (.allowed(let slack), .allowed(let remaining)): remaining == (slack > 0 ? .max : 0)
+                default: gcra == payLater
+                }
+            })
+    }
+
+    @Test("PL-12 from every state GCRA reaches, pay later admits every acquire GCRA admits")
+    func payLaterIsNeverStricterThanGCRA() async { await offThePool { payLaterIsNeverStricterThanGCRAOnThread() } }
+
+    private func payLaterIsNeverStricterThanGCRAOnThread() {
+        forEachRandomStep(GCRA.self, "payLaterIsNeverStricterThanGCRA") { step in
+            guard case .acquire(let n) = step.event, n > 0, step.result.isAdmitted else { return true }
+            let gcra = step.strategy
+            let payLater = try! PayLater(
+                burst: gcra.burst, emissionIntervalNanoseconds: gcra.emissionIntervalNanoseconds)
+            let state = PayLater.State(
+                theoreticalArrivalNanoseconds: step.before.theoreticalArrivalNanoseconds,
+                lastNanoseconds: step.before.lastNanoseconds)
+            let (after, answer) = payLater.step(state, .acquire(n), at: t(step.now))
+            return holds(
+                answer.isAdmitted && after.theoreticalArrivalNanoseconds == step.after.theoreticalArrivalNanoseconds,
+                "GCRA admitted \(n), pay later from the same state answered \(answer): \(step.description)",
+                replay: step.replay)
+        }
+    }
+
     @Test("TBI-12 FW-12 an interval bucket refilled to capacity each interval is the fixed window")
     func intervalBucketIsFixedWindow() async { await offThePool { intervalBucketIsFixedWindowOnThread() } }
 

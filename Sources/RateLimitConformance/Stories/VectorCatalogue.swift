@@ -31,6 +31,7 @@ package enum VectorCatalogue {
             case TokenBucket.identifier: return try tokenBucket()
             case IntervalTokenBucket.identifier: return try intervalTokenBucket()
             case GCRA.identifier: return try gcra()
+            case PayLater.identifier: return try payLater()
             case FixedWindow.identifier: return try fixedWindow()
             case SlidingWindowLog.identifier: return try slidingWindowLog()
             case SlidingWindowCounter.identifier: return try slidingWindowCounter()

@@ -55,6 +55,10 @@ extension GCRA: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
+extension PayLater: RandomizedStrategy {
+    func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
+}
+
 extension LeakyBucketQueue: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
     func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64)
@@ -161,7 +165,8 @@ struct StrategyKind: Sendable, CustomTestStringConvertible {
 
     static let all: [StrategyKind] = [
         StrategyKind(TokenBucket.self), StrategyKind(IntervalTokenBucket.self), StrategyKind(GCRA.self),
-        StrategyKind(FixedWindow.self), StrategyKind(SlidingWindowLog.self), StrategyKind(SlidingWindowCounter.self),
+        StrategyKind(PayLater.self), StrategyKind(FixedWindow.self), StrategyKind(SlidingWindowLog.self),
+        StrategyKind(SlidingWindowCounter.self),
         StrategyKind(LeakyBucketMeter.self), StrategyKind(LeakyBucketQueue.self), StrategyKind(ConcurrencyLimiter.self),
     ]
 }

@@ -31,6 +31,7 @@ STRATEGIES = [
     "fixed-window",
     "sliding-window-log",
     "sliding-window-counter",
+    "sliding-window-segments",
     "leaky-bucket-meter",
     "leaky-bucket-queue",
     "concurrency",
@@ -97,6 +98,14 @@ BUGS = {
     "pay-later-remaining-as-gcra":
         "pay later reports as remaining the whole permits of slack, as GCRA-5 does, "
         "instead of any size (Int64.max) when not in debt",
+    "segments-slide-one-early":
+        "segmented window counts a window of S - 1 segments and the present one's start: "
+        "each segment slides out one segment early",
+    "segments-aligned-to-creation":
+        "segmented window aligns its segments to the creation instant (.NET) instead of the origin",
+    "segments-reconfigure-at-first-instant":
+        "segmented window reconfigure moves each segment to the new segment of its first instant "
+        "instead of its last",
     # Bugs the conformance levels must catch at level safety (CONF-1, CONF-4, CONF-5).
     "retry-after-in-microseconds":
         "token bucket computes the wait in whole microseconds, truncated: under 1 us it answers rejected(0)",
@@ -127,6 +136,7 @@ SAFETY_BUGS = {
     "retry-after-in-microseconds", "negative-permits-add-tokens", "counter-rounds-nearest",
     "last-updated-before-refill", "composite-records-refused", "queue-newest-first",
     "pay-later-charges-first", "pay-later-debt-as-tokens",
+    "segments-slide-one-early", "segments-aligned-to-creation", "segments-reconfigure-at-first-instant",
 }
 
 BUG = None  # the name of the injected bug, or None
@@ -279,6 +289,14 @@ def validate_window(cfg):  # FW-1, SWL-1, SWC-1
     n = positive(cfg, "limit")
     w = positive(cfg, "windowNanoseconds", span=True)
     return (n, w)
+
+
+def validate_segments(cfg):  # SWS-1
+    n = positive(cfg, "limit")
+    s = positive(cfg, "segmentsPerWindow")
+    g = positive(cfg, "segmentNanoseconds", span=True)
+    at_most("segmentNanoseconds", g, INT64_MAX // s)  # the window, checked last
+    return (n, s, g)
 
 
 def validate_meter(cfg):  # LBM-1
@@ -753,6 +771,80 @@ class SlidingWindowCounter:  # SWC
         return allowed(self.remaining(c, p, o))
 
 
+class SlidingWindowSegments:  # SWS
+    validate = staticmethod(validate_segments)
+
+    def __init__(self, cfg, t0):
+        self.cfg = cfg
+        self.t0 = t0
+        self.segments, self.last = [], t0  # [j, count], increasing j (SWS-2)
+
+    def start(self, j, g):  # the first instant of segment j
+        if bug("segments-aligned-to-creation"):
+            return self.t0 + j * g
+        return j * g
+
+    def index(self, t, g):  # the segment of instant t
+        if bug("segments-aligned-to-creation"):
+            return (t - self.t0) // g
+        return t // g
+
+    def live(self, e, cfg):  # SWS-3: segments k - S < j <= k
+        _, s, g = cfg
+        k = self.index(e, g)
+        first = k - s + 2 if bug("segments-slide-one-early") else k - s + 1
+        return [[j, c] for j, c in self.segments if j >= first]
+
+    def acquire(self, n, now):
+        lim, s, g = self.cfg
+        if n > lim:
+            return never()  # SWS-7
+        e = max(now, self.last)
+        live = self.live(e, self.cfg)
+        u = sum(c for _, c in live)
+        if n == 0:
+            return allowed(max(0, lim - u))  # SWS-5
+        if u + n <= lim:  # SWS-4
+            k = self.index(e, g)
+            if live and live[-1][0] == k:
+                live[-1][1] += n
+            else:
+                live.append([k, n])
+            self.segments, self.last = live, e
+            return allowed(lim - u - n)
+        x = u + n - lim  # SWS-6: oldest segments first
+        acc = 0
+        for j, c in live:
+            acc += c
+            if acc >= x:
+                shift = s - 1 if bug("segments-slide-one-early") else s
+                return refuse_at(self.start(j + shift, g), now)
+        return never()  # unreachable: n <= lim
+
+    def reset(self, now):  # SWS-9
+        self.segments, self.last = [], max(now, self.last)
+        return allowed(self.cfg[0])
+
+    def reconfigure(self, cfg, now):  # SWS-10
+        e = max(now, self.last)
+        g, g2 = self.cfg[2], cfg[2]
+        moved = []
+        for j, c in self.live(e, self.cfg):
+            if bug("segments-reconfigure-at-first-instant"):
+                t = self.start(j, g)
+            else:
+                t = min(self.start(j + 1, g) - 1, e)  # its last instant, not after e
+            j2 = self.index(t, g2)
+            if moved and moved[-1][0] == j2:
+                moved[-1][1] += c
+            else:
+                moved.append([j2, c])
+        self.cfg = cfg
+        self.segments, self.last = moved, e
+        u = sum(c for _, c in self.live(e, cfg))
+        return allowed(max(0, cfg[0] - u))
+
+
 class LeakyBucketMeter:  # LBM
     validate = staticmethod(validate_meter)
 
@@ -904,6 +996,7 @@ KINDS = {
     "fixed-window": FixedWindow,
     "sliding-window-log": SlidingWindowLog,
     "sliding-window-counter": SlidingWindowCounter,
+    "sliding-window-segments": SlidingWindowSegments,
     "leaky-bucket-meter": LeakyBucketMeter,
     "leaky-bucket-queue": LeakyBucketQueue,
     "concurrency": ConcurrencyLimiter,

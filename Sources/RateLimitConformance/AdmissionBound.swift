@@ -1,7 +1,7 @@
 import RateLimitCore
 
 /// The admission bound of a strategy's invariants clause (TB-11, TBI-11, GCRA-11, PL-11, FW-11,
-/// SWL-11, SWC-11, LBM-11, LBQ-11, CL-11), in a form the exhaustive walk checks at every transition.
+/// SWL-11, SWC-11, SWS-11, LBM-11, LBQ-11, CL-11), in a form the exhaustive walk checks at every transition.
 ///
 /// The bounds are stated over pairs of admissions between resets and reconfigures, so the walk
 /// carries an ``AdmissionMonitor`` with each state: the admissions that can still be the first of
@@ -20,6 +20,9 @@ package enum AdmissionBound: Hashable, Sendable {
     /// SWL-11, SWC-11: the permits admitted with evaluation instants in any `(t − W, t]` total at
     /// most `limit` (`N` for the log, `N + ⌊N·(W − 2)/W⌋` for the counter).
     case slidingWindow(clause: String, limit: Int64, windowNanoseconds: Int64)
+    /// SWS-11: the permits admitted with evaluation instants in any `S` consecutive segments of
+    /// `G` ns, `[m·G, (m + S)·G)`, total at most `limit`.
+    case segments(limit: Int64, segmentNanoseconds: Int64, segmentsPerWindow: Int64)
     /// LBQ-11: starts in admission order, each at or after its evaluation instant and at least
     /// `n·T` after the start of the request before; at each admission at `e`, the permits whose
     /// slots begin after `e` total at most `queueCapacity`.
@@ -55,6 +58,9 @@ package enum AdmissionBound: Hashable, Sendable {
             // SWC-11's worst case; the walk's configurations are small, so the product fits.
             let limit = w >= 2 ? n + (n.multipliedReportingOverflow(by: w - 2).partialValue / w) : n
             self = .slidingWindow(clause: "SWC-11", limit: limit, windowNanoseconds: w)
+        case .slidingWindowSegments(let s):
+            self = .segments(
+                limit: s.limit, segmentNanoseconds: s.segmentNanoseconds, segmentsPerWindow: s.segmentsPerWindow)
         case .leakyBucketQueue(let s):
             self = .schedule(queueCapacity: s.queueCapacity, intervalNanoseconds: s.intervalNanoseconds)
         case .concurrency(let s): self = .inFlight(limit: s.limit)
@@ -67,6 +73,7 @@ package enum AdmissionBound: Hashable, Sendable {
         case .rate(let clause, _, _, _), .debt(let clause, _, _), .slidingWindow(let clause, _, _): clause
         case .grid: "TBI-11"
         case .fixedWindow: "FW-11"
+        case .segments: "SWS-11"
         case .schedule: "LBQ-11"
         case .inFlight: "CL-11"
         }
@@ -88,6 +95,8 @@ package enum AdmissionBound: Hashable, Sendable {
             return first / window == last / window ? limit : nil
         case .slidingWindow(_, let limit, let window):
             return last - first < window ? limit : nil
+        case .segments(let limit, let segment, let count):
+            return last / segment - first / segment < count ? limit : nil
         case .schedule, .inFlight:
             return nil
         }
@@ -97,7 +106,7 @@ package enum AdmissionBound: Hashable, Sendable {
     var excludesLastAcquire: Bool {
         switch self {
         case .debt: true
-        case .rate, .grid, .fixedWindow, .slidingWindow, .schedule, .inFlight: false
+        case .rate, .grid, .fixedWindow, .slidingWindow, .segments, .schedule, .inFlight: false
         }
     }
 
@@ -123,7 +132,7 @@ package enum AdmissionBound: Hashable, Sendable {
         case .grid(_, let perInterval, let interval):
             let gained = perInterval * (next.instant / interval - first.instant / interval)
             return gained >= permitsBetween ? .later : .earlier
-        case .fixedWindow, .slidingWindow, .schedule, .inFlight:
+        case .fixedWindow, .slidingWindow, .segments, .schedule, .inFlight:
             return nil
         }
     }
@@ -236,7 +245,7 @@ package struct AdmissionMonitor: Hashable, Sendable {
                 violations.append(
                     "FW-11 \(total) permits admitted in the window from \(start), more than \(limit)")
             }
-        case .rate, .debt, .grid, .slidingWindow:
+        case .rate, .debt, .grid, .slidingWindow, .segments:
             if let last = entries.last, last.instant == evaluation {
                 entries[entries.count - 1].permits = saturated(entries[entries.count - 1].permits, permits)
             } else {
@@ -275,6 +284,8 @@ package struct AdmissionMonitor: Hashable, Sendable {
             entries.removeAll { $0.instant / window != latest / window }
         case .slidingWindow(_, _, let window):
             entries.removeAll { latest - $0.instant >= window }
+        case .segments(_, let segment, let count):
+            entries.removeAll { latest / segment - $0.instant / segment >= count }
         case .rate, .debt, .grid:
             // Keep only the bounds that may be the tightest at some later instant.
             var kept: [(entry: Entry, permitsFrom: Int64)] = []

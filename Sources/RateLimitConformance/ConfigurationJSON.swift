@@ -6,6 +6,7 @@ extension AnyRateLimitStrategy {
         TokenBucket.identifier: "TB", IntervalTokenBucket.identifier: "TBI", GCRA.identifier: "GCRA",
         PayLater.identifier: "PL",
         FixedWindow.identifier: "FW", SlidingWindowLog.identifier: "SWL", SlidingWindowCounter.identifier: "SWC",
+        SlidingWindowSegments.identifier: "SWS",
         LeakyBucketMeter.identifier: "LBM", LeakyBucketQueue.identifier: "LBQ", ConcurrencyLimiter.identifier: "CL",
     ]
 

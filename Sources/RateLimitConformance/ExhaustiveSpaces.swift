@@ -93,6 +93,12 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
                 let b = try? SlidingWindowCounter(limit: 2, windowNanoseconds: 3)
             else { return nil }
             return (.slidingWindowCounter(a), .slidingWindowCounter(b))
+        case SlidingWindowSegments.identifier:
+            // Two segments of 2 ns: a window of 4 that slides in steps; one segment of 3: the fixed window.
+            guard let a = try? SlidingWindowSegments(limit: 3, segmentsPerWindow: 2, segmentNanoseconds: 2),
+                let b = try? SlidingWindowSegments(limit: 2, segmentsPerWindow: 1, segmentNanoseconds: 3)
+            else { return nil }
+            return (.slidingWindowSegments(a), .slidingWindowSegments(b))
         case LeakyBucketMeter.identifier:
             guard
                 let a = try? LeakyBucketMeter(

@@ -170,6 +170,8 @@ extension FindingCause {
             if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
         case .slidingWindowCounter(let s):
             if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
+        case .slidingWindowSegments(let s):
+            if instants.contains(where: { $0 % s.segmentNanoseconds == 0 }) { return (own(3, "segment edges"), true) }
         case .intervalTokenBucket(let s):
             if instants.contains(where: { $0 % s.intervalNanoseconds == 0 }) { return (own(3, "interval edges"), true) }
         case .slidingWindowLog(let s):
@@ -254,6 +256,7 @@ enum HistoryFeature: CaseIterable {
             switch trace.configuration {
             case .fixedWindow(let s): grid = s.windowNanoseconds
             case .slidingWindowCounter(let s): grid = s.windowNanoseconds
+            case .slidingWindowSegments(let s): grid = s.segmentNanoseconds
             case .intervalTokenBucket(let s): grid = s.intervalNanoseconds
             case .tokenBucket, .gcra, .payLater, .slidingWindowLog, .leakyBucketMeter, .leakyBucketQueue, .concurrency:
                 return nil

@@ -390,6 +390,7 @@ struct Judge {
         case .fixedWindow(let s): return s.windowNanoseconds
         case .slidingWindowLog(let s): return s.windowNanoseconds
         case .slidingWindowCounter(let s): return s.windowNanoseconds
+        case .slidingWindowSegments(let s): return s.segmentsPerWindow * s.segmentNanoseconds
         case .leakyBucketMeter(let s): return perPermit(s.periodNanoseconds, s.leakPermitsPerPeriod)
         case .leakyBucketQueue(let s): return s.intervalNanoseconds
         case .concurrency: return 0

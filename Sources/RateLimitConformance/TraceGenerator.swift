@@ -111,6 +111,12 @@ package enum TraceGenerator {
             return .slidingWindowLog(try SlidingWindowLog(limit: rng.int(in: 1...8), windowNanoseconds: rng.span()))
         case SlidingWindowCounter.identifier:
             return .slidingWindowCounter(try SlidingWindowCounter(limit: rng.count(), windowNanoseconds: rng.span()))
+        case SlidingWindowSegments.identifier:
+            // Segments of 1 ns (the log) and one segment (the fixed window) are edges of their own.
+            return .slidingWindowSegments(
+                try SlidingWindowSegments(
+                    limit: rng.count(), segmentsPerWindow: rng.chance(15) ? 1 : rng.count(small: 1...8),
+                    segmentNanoseconds: rng.chance(15) ? 1 : rng.span(small: 1...10)))
         case LeakyBucketMeter.identifier:
             let capacity = rng.count()
             return .leakyBucketMeter(
@@ -139,6 +145,7 @@ package enum TraceGenerator {
         case .fixedWindow(let s): s.windowNanoseconds
         case .slidingWindowLog(let s): s.windowNanoseconds
         case .slidingWindowCounter(let s): s.windowNanoseconds
+        case .slidingWindowSegments(let s): s.segmentNanoseconds
         case .leakyBucketMeter(let s): max(1, s.periodNanoseconds / s.leakPermitsPerPeriod)
         case .leakyBucketQueue(let s): s.intervalNanoseconds
         case .concurrency: 10

@@ -13,6 +13,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
     case fixedWindow(FixedWindow)
     case slidingWindowLog(SlidingWindowLog)
     case slidingWindowCounter(SlidingWindowCounter)
+    case slidingWindowSegments(SlidingWindowSegments)
     case leakyBucketMeter(LeakyBucketMeter)
     case leakyBucketQueue(LeakyBucketQueue)
     case concurrency(ConcurrencyLimiter)
@@ -28,6 +29,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case fixedWindow(FixedWindow.State)
         case slidingWindowLog(SlidingWindowLog.State)
         case slidingWindowCounter(SlidingWindowCounter.State)
+        case slidingWindowSegments(SlidingWindowSegments.State)
         case leakyBucketMeter(LeakyBucketMeter.State)
         case leakyBucketQueue(LeakyBucketQueue.State)
         case concurrency(ConcurrencyLimiter.State)
@@ -43,6 +45,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .fixedWindow: FixedWindow.identifier
         case .slidingWindowLog: SlidingWindowLog.identifier
         case .slidingWindowCounter: SlidingWindowCounter.identifier
+        case .slidingWindowSegments: SlidingWindowSegments.identifier
         case .leakyBucketMeter: LeakyBucketMeter.identifier
         case .leakyBucketQueue: LeakyBucketQueue.identifier
         case .concurrency: ConcurrencyLimiter.identifier
@@ -60,6 +63,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case let s as FixedWindow: self = .fixedWindow(s)
         case let s as SlidingWindowLog: self = .slidingWindowLog(s)
         case let s as SlidingWindowCounter: self = .slidingWindowCounter(s)
+        case let s as SlidingWindowSegments: self = .slidingWindowSegments(s)
         case let s as LeakyBucketMeter: self = .leakyBucketMeter(s)
         case let s as LeakyBucketQueue: self = .leakyBucketQueue(s)
         case let s as ConcurrencyLimiter: self = .concurrency(s)
@@ -78,6 +82,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .fixedWindow(let s): return s as? S
         case .slidingWindowLog(let s): return s as? S
         case .slidingWindowCounter(let s): return s as? S
+        case .slidingWindowSegments(let s): return s as? S
         case .leakyBucketMeter(let s): return s as? S
         case .leakyBucketQueue(let s): return s as? S
         case .concurrency(let s): return s as? S
@@ -108,6 +113,11 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .fixedWindow(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
         case .slidingWindowLog(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
         case .slidingWindowCounter(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
+        case .slidingWindowSegments(let s):
+            [
+                ("limit", s.limit), ("segmentsPerWindow", s.segmentsPerWindow),
+                ("segmentNanoseconds", s.segmentNanoseconds),
+            ]
         case .leakyBucketMeter(let s):
             [
                 ("capacity", s.capacity), ("leakPermitsPerPeriod", s.leakPermitsPerPeriod),
@@ -134,6 +144,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .fixedWindow(let strategy): strategy.maximumPermits
         case .slidingWindowLog(let strategy): strategy.maximumPermits
         case .slidingWindowCounter(let strategy): strategy.maximumPermits
+        case .slidingWindowSegments(let strategy): strategy.maximumPermits
         case .leakyBucketMeter(let strategy): strategy.maximumPermits
         case .leakyBucketQueue(let strategy): strategy.maximumPermits
         case .concurrency(let strategy): strategy.maximumPermits
@@ -149,6 +160,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .fixedWindow(let strategy): .fixedWindow(strategy.initialState(at: now))
         case .slidingWindowLog(let strategy): .slidingWindowLog(strategy.initialState(at: now))
         case .slidingWindowCounter(let strategy): .slidingWindowCounter(strategy.initialState(at: now))
+        case .slidingWindowSegments(let strategy): .slidingWindowSegments(strategy.initialState(at: now))
         case .leakyBucketMeter(let strategy): .leakyBucketMeter(strategy.initialState(at: now))
         case .leakyBucketQueue(let strategy): .leakyBucketQueue(strategy.initialState(at: now))
         case .concurrency(let strategy): .concurrency(strategy.initialState(at: now))
@@ -193,6 +205,11 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
                 strategy, &state, event, at: now,
                 { if case .slidingWindowCounter(let inner) = $0 { inner } else { nil } }, State.slidingWindowCounter,
                 { if case .slidingWindowCounter(let same) = $0 { same } else { nil } })
+        case .slidingWindowSegments(let strategy):
+            Self.forward(
+                strategy, &state, event, at: now,
+                { if case .slidingWindowSegments(let inner) = $0 { inner } else { nil } }, State.slidingWindowSegments,
+                { if case .slidingWindowSegments(let same) = $0 { same } else { nil } })
         case .leakyBucketMeter(let strategy):
             Self.forward(
                 strategy, &state, event, at: now, { if case .leakyBucketMeter(let inner) = $0 { inner } else { nil } },
@@ -220,13 +237,15 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case (.fixedWindow(let strategy), .fixedWindow(let inner)): strategy.isIdle(inner, at: now)
         case (.slidingWindowLog(let strategy), .slidingWindowLog(let inner)): strategy.isIdle(inner, at: now)
         case (.slidingWindowCounter(let strategy), .slidingWindowCounter(let inner)): strategy.isIdle(inner, at: now)
+        case (.slidingWindowSegments(let strategy), .slidingWindowSegments(let inner)): strategy.isIdle(inner, at: now)
         case (.leakyBucketMeter(let strategy), .leakyBucketMeter(let inner)): strategy.isIdle(inner, at: now)
         case (.leakyBucketQueue(let strategy), .leakyBucketQueue(let inner)): strategy.isIdle(inner, at: now)
         case (.concurrency(let strategy), .concurrency(let inner)): strategy.isIdle(inner, at: now)
         // A foreign state is never forgotten.
         case (.tokenBucket, _), (.intervalTokenBucket, _), (.gcra, _), (.payLater, _), (.fixedWindow, _),
             (.slidingWindowLog, _),
-            (.slidingWindowCounter, _), (.leakyBucketMeter, _), (.leakyBucketQueue, _), (.concurrency, _):
+            (.slidingWindowCounter, _), (.slidingWindowSegments, _), (.leakyBucketMeter, _), (.leakyBucketQueue, _),
+            (.concurrency, _):
             false
         }
     }

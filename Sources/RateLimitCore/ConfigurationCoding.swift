@@ -8,7 +8,8 @@ extension AnyRateLimitStrategy {
     public static let identifiers: [String] = [
         TokenBucket.identifier, IntervalTokenBucket.identifier, GCRA.identifier, PayLater.identifier,
         FixedWindow.identifier,
-        SlidingWindowLog.identifier, SlidingWindowCounter.identifier, LeakyBucketMeter.identifier,
+        SlidingWindowLog.identifier, SlidingWindowCounter.identifier, SlidingWindowSegments.identifier,
+        LeakyBucketMeter.identifier,
         LeakyBucketQueue.identifier, ConcurrencyLimiter.identifier,
     ]
 
@@ -24,6 +25,7 @@ extension AnyRateLimitStrategy {
         case PayLater.identifier: (["burst", "emissionIntervalNanoseconds", "initialTokens"], ["initialTokens"])
         case FixedWindow.identifier, SlidingWindowLog.identifier, SlidingWindowCounter.identifier:
             (["limit", "windowNanoseconds"], [])
+        case SlidingWindowSegments.identifier: (["limit", "segmentsPerWindow", "segmentNanoseconds"], [])
         case LeakyBucketMeter.identifier:
             (["capacity", "leakPermitsPerPeriod", "periodNanoseconds", "initialLevel"], ["initialLevel"])
         case LeakyBucketQueue.identifier: (["queueCapacity", "intervalNanoseconds"], [])
@@ -67,6 +69,11 @@ extension AnyRateLimitStrategy {
         case SlidingWindowCounter.identifier:
             self = .slidingWindowCounter(
                 try SlidingWindowCounter(limit: v("limit"), windowNanoseconds: v("windowNanoseconds")))
+        case SlidingWindowSegments.identifier:
+            self = .slidingWindowSegments(
+                try SlidingWindowSegments(
+                    limit: v("limit"), segmentsPerWindow: v("segmentsPerWindow"),
+                    segmentNanoseconds: v("segmentNanoseconds")))
         case LeakyBucketMeter.identifier:
             self = .leakyBucketMeter(
                 try LeakyBucketMeter(
@@ -213,6 +220,13 @@ extension SlidingWindowCounter: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
     public func encode(to encoder: any Encoder) throws {
         try AnyRateLimitStrategy.slidingWindowCounter(self).encodeFields(to: encoder)
+    }
+}
+
+extension SlidingWindowSegments: Codable {
+    public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.slidingWindowSegments(self).encodeFields(to: encoder)
     }
 }
 

@@ -120,6 +120,12 @@ func pureSteps(plan: Plan, stride: Int64) throws -> [Result] {
             pureStep(try SlidingWindowCounter(limit: 100, windowNanoseconds: window), stride: stride)
         ),
         (
+            "sliding-window-segments",
+            pureStep(
+                try SlidingWindowSegments(limit: 100, segmentsPerWindow: 10, segmentNanoseconds: window / 10),
+                stride: stride)
+        ),
+        (
             "leaky-bucket-meter",
             pureStep(
                 try LeakyBucketMeter(capacity: 100, leakPermitsPerPeriod: 1, periodNanoseconds: stride), stride: stride)
@@ -693,6 +699,7 @@ func memory(plan: Plan) throws -> [Result] {
     layout("fixed-window", FixedWindow.self)
     layout("sliding-window-log", SlidingWindowLog.self)
     layout("sliding-window-counter", SlidingWindowCounter.self)
+    layout("sliding-window-segments", SlidingWindowSegments.self)
     layout("leaky-bucket-meter", LeakyBucketMeter.self)
     layout("leaky-bucket-queue", LeakyBucketQueue.self)
     layout("concurrency", ConcurrencyLimiter.self)

@@ -12,7 +12,8 @@ private func adapterRules(using rng: inout SeededGenerator) throws -> [RateLimit
         // Scheduled starts (the leaky bucket queue) are checked by the single-limiter tests.
         let kinds = [
             TokenBucket.identifier, GCRA.identifier, PayLater.identifier, FixedWindow.identifier,
-            SlidingWindowLog.identifier, SlidingWindowCounter.identifier, ConcurrencyLimiter.identifier,
+            SlidingWindowLog.identifier, SlidingWindowCounter.identifier, SlidingWindowSegments.identifier,
+            ConcurrencyLimiter.identifier,
         ]
         while true {
             // Pay later admits any size (PL-7): its burst is what must stay small.

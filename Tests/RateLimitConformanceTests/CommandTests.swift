@@ -19,7 +19,7 @@ struct CommandTests {
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(
             run.output.contains(
-                "strategy                level  cases  steps  exact  safe  failed  skipped  random e/s/f  admitted  validation    time"
+                "strategy                 level  cases  steps  exact  safe  failed  skipped  random e/s/f  admitted  validation    time"
             ))
         for strategy in AnyRateLimitStrategy.identifiers {
             #expect(run.output.contains("\(strategy) "), "\(strategy) missing")
@@ -248,7 +248,7 @@ struct CommandTests {
         let run = try await runCommand(["--exec", Repository.python, "--exhaustive", "2"])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(run.output.contains("exhaustive pass to depth 2"), "\(run.output)")
-        #expect(run.output.contains("strategy                level  states  transitions  depth  paths  steps"))
+        #expect(run.output.contains("strategy                 level  states  transitions  depth  paths  steps"))
         #expect(
             run.output.contains("PASS: \(allStrategies) strategies conform on every path at level exact"),
             "\(run.output)")

@@ -86,6 +86,8 @@ struct ExhaustiveTests {
             SlidingWindowLog(limit: 3, windowNanoseconds: 3))
         configurations[SlidingWindowCounter.identifier] = try? .slidingWindowCounter(
             SlidingWindowCounter(limit: 4, windowNanoseconds: 4))
+        configurations[SlidingWindowSegments.identifier] = try? .slidingWindowSegments(
+            SlidingWindowSegments(limit: 4, segmentsPerWindow: 2, segmentNanoseconds: 2))
         configurations[LeakyBucketMeter.identifier] = try? .leakyBucketMeter(
             LeakyBucketMeter(capacity: 4, leakPermitsPerPeriod: 2, periodNanoseconds: 3))
         configurations[LeakyBucketQueue.identifier] = try? .leakyBucketQueue(
@@ -95,7 +97,7 @@ struct ExhaustiveTests {
     }()
 
     @Test(
-        "TB-11 TBI-11 GCRA-11 PL-11 FW-11 SWL-11 SWC-11 LBM-11 LBQ-11 CL-11 the walk finds admissions beyond each bound (a more generous configuration)",
+        "TB-11 TBI-11 GCRA-11 PL-11 FW-11 SWL-11 SWC-11 SWS-11 LBM-11 LBQ-11 CL-11 the walk finds admissions beyond each bound (a more generous configuration)",
         arguments: AnyRateLimitStrategy.identifiers)
     func boundsAreChecked(_ identifier: String) async throws {
         var space = try #require(ExhaustiveSpace.standard(identifier))

@@ -47,6 +47,11 @@ struct CatalogueTests {
     func slidingWindowCounter() throws { try checkCatalogue(of: SlidingWindowCounter.identifier) }
 
     @Test(
+        "CORE-7 CORE-8 CORE-10 CORE-13 SWS-1 SWS-3 SWS-4 SWS-5 SWS-6 SWS-7 SWS-8 SWS-9 SWS-10 SWS-11 SWS-12 the segmented sliding window's stories get the answers worked out by hand"
+    )
+    func slidingWindowSegments() throws { try checkCatalogue(of: SlidingWindowSegments.identifier) }
+
+    @Test(
         "CORE-7 CORE-8 CORE-10 CORE-13 LBM-1 LBM-2 LBM-3 LBM-4 LBM-5 LBM-6 LBM-7 LBM-8 LBM-9 LBM-10 LBM-11 LBM-12 the leaky bucket meter's stories get the answers worked out by hand"
     )
     func leakyBucketMeter() throws { try checkCatalogue(of: LeakyBucketMeter.identifier) }

@@ -78,6 +78,7 @@ struct ConfigurationCodingTests {
             try PayLater(burst: 3, emissionIntervalNanoseconds: 7, initialTokens: 1),
             try FixedWindow(limit: 2, windowNanoseconds: 9), try SlidingWindowLog(limit: 2, windowNanoseconds: 9),
             try SlidingWindowCounter(limit: 2, windowNanoseconds: 9),
+            try SlidingWindowSegments(limit: 2, segmentsPerWindow: 6, segmentNanoseconds: 10),
             try LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 5),
             try ConcurrencyLimiter(limit: 4),
         ]

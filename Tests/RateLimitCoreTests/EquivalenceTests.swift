@@ -240,6 +240,72 @@ struct EquivalenceTests {
             next: anyInstant)
     }
 
+    /// A fixed window and the segmented window of one segment of the same length.
+    private static func windowAndOneSegment(_ rng: inout SeededGenerator) -> (FixedWindow, SlidingWindowSegments) {
+        let window = FixedWindow.random(using: &rng)
+        return (
+            window,
+            try! SlidingWindowSegments(
+                limit: window.limit, segmentsPerWindow: 1, segmentNanoseconds: window.windowNanoseconds)
+        )
+    }
+
+    @Test("SWS-12 FW-12 the segmented window of one segment answers every trace as the fixed window")
+    func oneSegmentIsFixedWindow() async { await offThePool { oneSegmentIsFixedWindowOnThread() } }
+
+    private func oneSegmentIsFixedWindowOnThread() {
+        differential(
+            "oneSegmentIsFixedWindow",
+            make: Self.windowAndOneSegment,
+            event: { rng, window, _ in
+                switch rng.int(in: 0...19) {
+                case 0: return (.reset, .reset)
+                case 1:
+                    let (newWindow, newSegments) = Self.windowAndOneSegment(&rng)
+                    return (.reconfigure(newWindow), .reconfigure(newSegments))
+                case 2: return (.release(1), .release(1))
+                default:
+                    let n = permits(&rng, window.limit)
+                    return (.acquire(n), .acquire(n))
+                }
+            },
+            next: anyInstant)
+    }
+
+    /// A sliding log and the segmented window of segments of 1 ns as many as its window.
+    private static func logAndNanosecondSegments(_ rng: inout SeededGenerator) -> (
+        SlidingWindowLog, SlidingWindowSegments
+    ) {
+        let log = SlidingWindowLog.random(using: &rng)
+        return (
+            log,
+            try! SlidingWindowSegments(
+                limit: log.limit, segmentsPerWindow: log.windowNanoseconds, segmentNanoseconds: 1)
+        )
+    }
+
+    @Test("SWS-12 SWL-12 the segmented window of 1 ns segments answers every trace as the sliding log")
+    func nanosecondSegmentsAreTheLog() async { await offThePool { nanosecondSegmentsAreTheLogOnThread() } }
+
+    private func nanosecondSegmentsAreTheLogOnThread() {
+        differential(
+            "nanosecondSegmentsAreTheLog",
+            make: Self.logAndNanosecondSegments,
+            event: { rng, log, _ in
+                switch rng.int(in: 0...19) {
+                case 0: return (.reset, .reset)
+                case 1:
+                    let (newLog, newSegments) = Self.logAndNanosecondSegments(&rng)
+                    return (.reconfigure(newLog), .reconfigure(newSegments))
+                case 2: return (.release(1), .release(1))
+                default:
+                    let n = permits(&rng, log.limit)
+                    return (.acquire(n), .acquire(n))
+                }
+            },
+            next: anyInstant)
+    }
+
     @Test("SWC-12 the sliding counter refuses whenever a fixed window with the same counts would")
     func counterIsStricterThanWindow() async { await offThePool { counterIsStricterThanWindowOnThread() } }
 

@@ -35,6 +35,7 @@ package enum VectorCatalogue {
             case FixedWindow.identifier: return try fixedWindow()
             case SlidingWindowLog.identifier: return try slidingWindowLog()
             case SlidingWindowCounter.identifier: return try slidingWindowCounter()
+            case SlidingWindowSegments.identifier: return try slidingWindowSegments()
             case LeakyBucketMeter.identifier: return try leakyBucketMeter()
             case LeakyBucketQueue.identifier: return try leakyBucketQueue()
             case ConcurrencyLimiter.identifier: return try concurrency()

@@ -84,6 +84,10 @@ extension SlidingWindowCounter: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
+extension SlidingWindowSegments: RandomizedStrategy {
+    func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
+}
+
 extension LeakyBucketMeter: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
@@ -166,7 +170,7 @@ struct StrategyKind: Sendable, CustomTestStringConvertible {
     static let all: [StrategyKind] = [
         StrategyKind(TokenBucket.self), StrategyKind(IntervalTokenBucket.self), StrategyKind(GCRA.self),
         StrategyKind(PayLater.self), StrategyKind(FixedWindow.self), StrategyKind(SlidingWindowLog.self),
-        StrategyKind(SlidingWindowCounter.self),
+        StrategyKind(SlidingWindowCounter.self), StrategyKind(SlidingWindowSegments.self),
         StrategyKind(LeakyBucketMeter.self), StrategyKind(LeakyBucketQueue.self), StrategyKind(ConcurrencyLimiter.self),
     ]
 }

@@ -28,6 +28,7 @@ STRATEGIES = [
     "token-bucket-interval",
     "gcra",
     "pay-later",
+    "warm-up",
     "fixed-window",
     "sliding-window-log",
     "sliding-window-counter",
@@ -98,6 +99,14 @@ BUGS = {
     "pay-later-remaining-as-gcra":
         "pay later reports as remaining the whole permits of slack, as GCRA-5 does, "
         "instead of any size (Int64.max) when not in debt",
+    "warm-up-ramp-rounded-down":
+        "warm-up rounds each acquire's ramp area down instead of up",
+    "warm-up-starts-warm":
+        "warm-up starts (and resets) warm, with no coldness, instead of cold",
+    "warm-up-zero-period-unlimited":
+        "warm-up with a period of 0 stops limiting after its first idle stretch (Guava's 0/0)",
+    "warm-up-coldness-scaled":
+        "warm-up reconfigure scales the coldness by the new period over the old instead of keeping it",
     "segments-slide-one-early":
         "segmented window counts a window of S - 1 segments and the present one's start: "
         "each segment slides out one segment early",
@@ -137,6 +146,8 @@ SAFETY_BUGS = {
     "last-updated-before-refill", "composite-records-refused", "queue-newest-first",
     "pay-later-charges-first", "pay-later-debt-as-tokens",
     "segments-slide-one-early", "segments-aligned-to-creation", "segments-reconfigure-at-first-instant",
+    "warm-up-ramp-rounded-down", "warm-up-starts-warm", "warm-up-zero-period-unlimited",
+    "warm-up-coldness-scaled",
 }
 
 BUG = None  # the name of the injected bug, or None
@@ -283,6 +294,14 @@ def validate_pay_later(cfg):  # PL-1
     at_most("initialTokens", i, b)
     at_most("emissionIntervalNanoseconds", t, INT64_MAX // b)  # tolerance, checked last
     return (b, t, i)
+
+
+def validate_warm_up(cfg):  # WU-1
+    b = positive(cfg, "burst")
+    t = positive(cfg, "emissionIntervalNanoseconds", span=True)
+    p = non_negative(cfg, "warmUpPeriodNanoseconds", None, span=True)
+    at_most("emissionIntervalNanoseconds", t, INT64_MAX // b)  # tolerance, checked last
+    return (b, t, p)
 
 
 def validate_window(cfg):  # FW-1, SWL-1, SWC-1
@@ -587,6 +606,86 @@ class PayLater:  # PL
             tat = (self.tat - tau) + tau2  # the instant the debt is paid is kept
         self.cfg = cfg
         self.tat, self.last = tat, e
+        return allowed(self.remaining(e))
+
+
+class WarmUp:  # WU: pay later whose permits cost more when cold
+    validate = staticmethod(validate_warm_up)
+
+    def __init__(self, cfg, t0):
+        self.cfg = cfg
+        self.tat, self.cold, self.last = t0, self.initial_coldness(), t0  # WU-2: rested and cold
+
+    def initial_coldness(self):
+        return 0 if bug("warm-up-starts-warm") else self.cfg[2]
+
+    def tau(self):
+        return self.cfg[0] * self.cfg[1]
+
+    def in_debt(self, e):  # WU-3 (PL-3)
+        return self.tat - e > self.tau() - self.cfg[1]
+
+    def remaining(self, e):  # WU-5 (PL-5)
+        return 0 if self.in_debt(e) else INT64_MAX
+
+    def coldness(self, e):  # WU-3: one ns per idle ns past tat, up to P
+        p = self.cfg[2]
+        if bug("warm-up-zero-period-unlimited") and p == 0 and e > self.tat:
+            return None  # Guava: 0 / 0.0 is NaN, and so is every later cost
+        return min(p, self.cold + max(0, e - self.tat))
+
+    def ramp(self, sigma, spent):  # WU-4: the ramp's area over the coldness spent
+        p = self.cfg[2]
+        if p == 0:
+            return 0
+        u0, u1 = max(0, 2 * sigma - p), max(0, 2 * (sigma - spent) - p)
+        if bug("warm-up-ramp-rounded-down"):
+            return (u0 * u0 - u1 * u1) // (2 * p)
+        return ceil_div(u0 * u0 - u1 * u1, 2 * p)
+
+    def acquire(self, n, now):
+        b, t, p = self.cfg
+        e = max(now, self.last)
+        if self.in_debt(e):
+            if n == 0:
+                return allowed(0)  # WU-8
+            return refuse_at(self.tat - (self.tau() - t), now)  # WU-6
+        if n == 0:
+            return allowed(INT64_MAX)  # WU-5, WU-8
+        sigma = self.coldness(e)
+        if sigma is None:  # the injected bug: no cost at all
+            self.tat, self.cold, self.last = max(self.tat, e), 0, e
+            return allowed(self.remaining(e))
+        spent = min(n * t, sigma)
+        cost = n * t + self.ramp(sigma, spent)  # WU-4
+        self.tat = min(max(self.tat, e) + cost, INT64_MAX + 1 + self.tau())
+        self.cold, self.last = sigma - spent, e
+        return allowed(self.remaining(e))
+
+    def reset(self, now):  # WU-9
+        e = max(now, self.last)
+        self.tat, self.cold, self.last = e, self.initial_coldness(), e
+        return allowed(INT64_MAX)
+
+    def reconfigure(self, cfg, now):  # WU-10: tokens or debt as PL-10, coldness kept and capped
+        e = max(now, self.last)
+        b, t, p = self.cfg
+        b2, t2, p2 = cfg
+        tau, tau2 = b * t, b2 * t2
+        sigma = self.coldness(e)
+        sigma = 0 if sigma is None else sigma
+        pending = max(self.tat - e, 0)
+        if pending <= tau:
+            a2 = min((tau - pending) * t2 // t, tau2)
+            tat = e + tau2 - a2
+        else:
+            tat = (self.tat - tau) + tau2
+        if bug("warm-up-coldness-scaled"):
+            cold = sigma * p2 // p if p > 0 else 0
+        else:
+            cold = min(sigma, p2)
+        self.cfg = cfg
+        self.tat, self.cold, self.last = tat, cold, e
         return allowed(self.remaining(e))
 
 
@@ -993,6 +1092,7 @@ KINDS = {
     "token-bucket-interval": IntervalTokenBucket,
     "gcra": GCRA,
     "pay-later": PayLater,
+    "warm-up": WarmUp,
     "fixed-window": FixedWindow,
     "sliding-window-log": SlidingWindowLog,
     "sliding-window-counter": SlidingWindowCounter,
@@ -1047,8 +1147,8 @@ def maximum_permits(limiter):
     """X-7: the largest acquire the strategy ever admits."""
     if isinstance(limiter, LeakyBucketQueue):
         return limiter.cfg[0] + 1
-    if isinstance(limiter, PayLater):
-        return INT64_MAX  # PL-7: any size
+    if isinstance(limiter, (PayLater, WarmUp)):
+        return INT64_MAX  # PL-7, WU-7: any size
     return limiter.cfg[0]
 
 

@@ -1,6 +1,6 @@
 import RateLimitCore
 
-/// The admission bound of a strategy's invariants clause (TB-11, TBI-11, GCRA-11, PL-11, FW-11,
+/// The admission bound of a strategy's invariants clause (TB-11, TBI-11, GCRA-11, PL-11, WU-11, FW-11,
 /// SWL-11, SWC-11, SWS-11, LBM-11, LBQ-11, CL-11), in a form the exhaustive walk checks at every transition.
 ///
 /// The bounds are stated over pairs of admissions between resets and reconfigures, so the walk
@@ -10,8 +10,8 @@ package enum AdmissionBound: Hashable, Sendable {
     /// Admitted acquires `i ... j` total at most `capacity + ⌊permits·(e_j − e_i)/period⌋`
     /// (TB-11, LBM-11; GCRA-11 with `permits` 1 and the emission interval as the period).
     case rate(clause: String, capacity: Int64, permits: Int64, periodNanoseconds: Int64)
-    /// PL-11: admitted acquires `i ... j` total at most `burst − 1 + ⌊(e_j − e_i)/T⌋` permits
-    /// leaving out the last one, `j`, which may be of any size (it is paid for later).
+    /// PL-11, WU-11: admitted acquires `i ... j` total at most `burst − 1 + ⌊(e_j − e_i)/T⌋`
+    /// permits leaving out the last one, `j`, which may be of any size (it is paid for later).
     case debt(clause: String, burst: Int64, intervalNanoseconds: Int64)
     /// TBI-11: admitted acquires `i ... j` total at most `capacity + perInterval·(⌊e_j/I⌋ − ⌊e_i/I⌋)`.
     case grid(capacity: Int64, perInterval: Int64, intervalNanoseconds: Int64)
@@ -47,6 +47,8 @@ package enum AdmissionBound: Hashable, Sendable {
                 clause: "GCRA-11", capacity: s.burst, permits: 1, periodNanoseconds: s.emissionIntervalNanoseconds)
         case .payLater(let s):
             self = .debt(clause: "PL-11", burst: s.burst, intervalNanoseconds: s.emissionIntervalNanoseconds)
+        case .warmUp(let s):
+            self = .debt(clause: "WU-11", burst: s.burst, intervalNanoseconds: s.emissionIntervalNanoseconds)
         case .intervalTokenBucket(let s):
             self = .grid(
                 capacity: s.capacity, perInterval: s.tokensPerInterval, intervalNanoseconds: s.intervalNanoseconds)

@@ -78,6 +78,13 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
                 let b = try? PayLater(burst: 2, emissionIntervalNanoseconds: 3, initialTokens: 0)
             else { return nil }
             return (.payLater(a), .payLater(b))
+        case WarmUp.identifier:
+            // A warm-up of 4 ns over 2 ns per permit: coldness 0 … 4, a threshold at 2, ramp areas
+            // with halves to round up; the other has none (pay later).
+            guard let a = try? WarmUp(burst: 2, emissionIntervalNanoseconds: 2, warmUpPeriodNanoseconds: 4),
+                let b = try? WarmUp(burst: 1, emissionIntervalNanoseconds: 3, warmUpPeriodNanoseconds: 0)
+            else { return nil }
+            return (.warmUp(a), .warmUp(b))
         case FixedWindow.identifier:
             guard let a = try? FixedWindow(limit: 3, windowNanoseconds: 4),
                 let b = try? FixedWindow(limit: 2, windowNanoseconds: 3)

@@ -178,7 +178,7 @@ extension FindingCause {
             if admitted.contains(where: { earlier in instants.contains { $0 - earlier == s.windowNanoseconds } }) {
                 return (own(3, "an entry exactly one window old"), true)
             }
-        case .tokenBucket, .gcra, .payLater, .leakyBucketMeter, .leakyBucketQueue, .concurrency: break
+        case .tokenBucket, .gcra, .payLater, .warmUp, .leakyBucketMeter, .leakyBucketQueue, .concurrency: break
         }
         // 3. A never-allowed answer on one side (the end of the timeline, here: history may explain it).
         if expected == .neverAllowed || got == .neverAllowed { return (.neverAllowed, false) }
@@ -258,7 +258,8 @@ enum HistoryFeature: CaseIterable {
             case .slidingWindowCounter(let s): grid = s.windowNanoseconds
             case .slidingWindowSegments(let s): grid = s.segmentNanoseconds
             case .intervalTokenBucket(let s): grid = s.intervalNanoseconds
-            case .tokenBucket, .gcra, .payLater, .slidingWindowLog, .leakyBucketMeter, .leakyBucketQueue, .concurrency:
+            case .tokenBucket, .gcra, .payLater, .warmUp, .slidingWindowLog, .leakyBucketMeter, .leakyBucketQueue,
+                .concurrency:
                 return nil
             }
             let offset = prefix.createdAt % grid

@@ -387,6 +387,8 @@ struct Judge {
         case .intervalTokenBucket(let s): return s.intervalNanoseconds
         case .gcra(let s): return s.emissionIntervalNanoseconds
         case .payLater(let s): return s.emissionIntervalNanoseconds
+        case .warmUp(let s):  // a cold permit takes up to three intervals (WU-11)
+            return s.emissionIntervalNanoseconds > Int64.max / 3 ? .max : 3 * s.emissionIntervalNanoseconds
         case .fixedWindow(let s): return s.windowNanoseconds
         case .slidingWindowLog(let s): return s.windowNanoseconds
         case .slidingWindowCounter(let s): return s.windowNanoseconds

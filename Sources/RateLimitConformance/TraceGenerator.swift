@@ -104,6 +104,12 @@ package enum TraceGenerator {
                 try PayLater(
                     burst: burst, emissionIntervalNanoseconds: rng.span(small: 1...15),
                     initialTokens: rng.chance(50) ? nil : rng.int(in: 0...burst)))
+        case WarmUp.identifier:
+            // A period of 0 (no warm-up) is an edge of its own; odd periods leave half-nanosecond thresholds.
+            return .warmUp(
+                try WarmUp(
+                    burst: rng.count(small: 1...4), emissionIntervalNanoseconds: rng.span(small: 1...15),
+                    warmUpPeriodNanoseconds: rng.chance(15) ? 0 : rng.span(small: 1...60)))
         case FixedWindow.identifier:
             return .fixedWindow(try FixedWindow(limit: rng.count(), windowNanoseconds: rng.span()))
         case SlidingWindowLog.identifier:
@@ -142,6 +148,7 @@ package enum TraceGenerator {
         case .intervalTokenBucket(let s): s.intervalNanoseconds
         case .gcra(let s): s.emissionIntervalNanoseconds
         case .payLater(let s): s.emissionIntervalNanoseconds
+        case .warmUp(let s): s.emissionIntervalNanoseconds
         case .fixedWindow(let s): s.windowNanoseconds
         case .slidingWindowLog(let s): s.windowNanoseconds
         case .slidingWindowCounter(let s): s.windowNanoseconds

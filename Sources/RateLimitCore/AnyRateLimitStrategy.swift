@@ -10,6 +10,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
     case intervalTokenBucket(IntervalTokenBucket)
     case gcra(GCRA)
     case payLater(PayLater)
+    case warmUp(WarmUp)
     case fixedWindow(FixedWindow)
     case slidingWindowLog(SlidingWindowLog)
     case slidingWindowCounter(SlidingWindowCounter)
@@ -26,6 +27,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case intervalTokenBucket(IntervalTokenBucket.State)
         case gcra(GCRA.State)
         case payLater(PayLater.State)
+        case warmUp(WarmUp.State)
         case fixedWindow(FixedWindow.State)
         case slidingWindowLog(SlidingWindowLog.State)
         case slidingWindowCounter(SlidingWindowCounter.State)
@@ -42,6 +44,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .intervalTokenBucket: IntervalTokenBucket.identifier
         case .gcra: GCRA.identifier
         case .payLater: PayLater.identifier
+        case .warmUp: WarmUp.identifier
         case .fixedWindow: FixedWindow.identifier
         case .slidingWindowLog: SlidingWindowLog.identifier
         case .slidingWindowCounter: SlidingWindowCounter.identifier
@@ -60,6 +63,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case let s as IntervalTokenBucket: self = .intervalTokenBucket(s)
         case let s as GCRA: self = .gcra(s)
         case let s as PayLater: self = .payLater(s)
+        case let s as WarmUp: self = .warmUp(s)
         case let s as FixedWindow: self = .fixedWindow(s)
         case let s as SlidingWindowLog: self = .slidingWindowLog(s)
         case let s as SlidingWindowCounter: self = .slidingWindowCounter(s)
@@ -79,6 +83,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .intervalTokenBucket(let s): return s as? S
         case .gcra(let s): return s as? S
         case .payLater(let s): return s as? S
+        case .warmUp(let s): return s as? S
         case .fixedWindow(let s): return s as? S
         case .slidingWindowLog(let s): return s as? S
         case .slidingWindowCounter(let s): return s as? S
@@ -109,6 +114,11 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
             [
                 ("burst", s.burst), ("emissionIntervalNanoseconds", s.emissionIntervalNanoseconds),
                 ("initialTokens", s.initialTokens),
+            ]
+        case .warmUp(let s):
+            [
+                ("burst", s.burst), ("emissionIntervalNanoseconds", s.emissionIntervalNanoseconds),
+                ("warmUpPeriodNanoseconds", s.warmUpPeriodNanoseconds),
             ]
         case .fixedWindow(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
         case .slidingWindowLog(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
@@ -141,6 +151,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .intervalTokenBucket(let strategy): strategy.maximumPermits
         case .gcra(let strategy): strategy.maximumPermits
         case .payLater(let strategy): strategy.maximumPermits
+        case .warmUp(let strategy): strategy.maximumPermits
         case .fixedWindow(let strategy): strategy.maximumPermits
         case .slidingWindowLog(let strategy): strategy.maximumPermits
         case .slidingWindowCounter(let strategy): strategy.maximumPermits
@@ -157,6 +168,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .intervalTokenBucket(let strategy): .intervalTokenBucket(strategy.initialState(at: now))
         case .gcra(let strategy): .gcra(strategy.initialState(at: now))
         case .payLater(let strategy): .payLater(strategy.initialState(at: now))
+        case .warmUp(let strategy): .warmUp(strategy.initialState(at: now))
         case .fixedWindow(let strategy): .fixedWindow(strategy.initialState(at: now))
         case .slidingWindowLog(let strategy): .slidingWindowLog(strategy.initialState(at: now))
         case .slidingWindowCounter(let strategy): .slidingWindowCounter(strategy.initialState(at: now))
@@ -190,6 +202,11 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
                 strategy, &state, event, at: now, { if case .payLater(let inner) = $0 { inner } else { nil } },
                 State.payLater,
                 { if case .payLater(let same) = $0 { same } else { nil } })
+        case .warmUp(let strategy):
+            Self.forward(
+                strategy, &state, event, at: now, { if case .warmUp(let inner) = $0 { inner } else { nil } },
+                State.warmUp,
+                { if case .warmUp(let same) = $0 { same } else { nil } })
         case .fixedWindow(let strategy):
             Self.forward(
                 strategy, &state, event, at: now, { if case .fixedWindow(let inner) = $0 { inner } else { nil } },
@@ -234,6 +251,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case (.intervalTokenBucket(let strategy), .intervalTokenBucket(let inner)): strategy.isIdle(inner, at: now)
         case (.gcra(let strategy), .gcra(let inner)): strategy.isIdle(inner, at: now)
         case (.payLater(let strategy), .payLater(let inner)): strategy.isIdle(inner, at: now)
+        case (.warmUp(let strategy), .warmUp(let inner)): strategy.isIdle(inner, at: now)
         case (.fixedWindow(let strategy), .fixedWindow(let inner)): strategy.isIdle(inner, at: now)
         case (.slidingWindowLog(let strategy), .slidingWindowLog(let inner)): strategy.isIdle(inner, at: now)
         case (.slidingWindowCounter(let strategy), .slidingWindowCounter(let inner)): strategy.isIdle(inner, at: now)
@@ -242,7 +260,7 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case (.leakyBucketQueue(let strategy), .leakyBucketQueue(let inner)): strategy.isIdle(inner, at: now)
         case (.concurrency(let strategy), .concurrency(let inner)): strategy.isIdle(inner, at: now)
         // A foreign state is never forgotten.
-        case (.tokenBucket, _), (.intervalTokenBucket, _), (.gcra, _), (.payLater, _), (.fixedWindow, _),
+        case (.tokenBucket, _), (.intervalTokenBucket, _), (.gcra, _), (.payLater, _), (.warmUp, _), (.fixedWindow, _),
             (.slidingWindowLog, _),
             (.slidingWindowCounter, _), (.slidingWindowSegments, _), (.leakyBucketMeter, _), (.leakyBucketQueue, _),
             (.concurrency, _):

@@ -6,7 +6,7 @@
 extension AnyRateLimitStrategy {
     /// Every strategy identifier, in the order of the Spec.
     public static let identifiers: [String] = [
-        TokenBucket.identifier, IntervalTokenBucket.identifier, GCRA.identifier, PayLater.identifier,
+        TokenBucket.identifier, IntervalTokenBucket.identifier, GCRA.identifier, PayLater.identifier, WarmUp.identifier,
         FixedWindow.identifier,
         SlidingWindowLog.identifier, SlidingWindowCounter.identifier, SlidingWindowSegments.identifier,
         LeakyBucketMeter.identifier,
@@ -23,6 +23,7 @@ extension AnyRateLimitStrategy {
             (["capacity", "tokensPerInterval", "intervalNanoseconds", "initialTokens"], ["initialTokens"])
         case GCRA.identifier: (["burst", "emissionIntervalNanoseconds"], [])
         case PayLater.identifier: (["burst", "emissionIntervalNanoseconds", "initialTokens"], ["initialTokens"])
+        case WarmUp.identifier: (["burst", "emissionIntervalNanoseconds", "warmUpPeriodNanoseconds"], [])
         case FixedWindow.identifier, SlidingWindowLog.identifier, SlidingWindowCounter.identifier:
             (["limit", "windowNanoseconds"], [])
         case SlidingWindowSegments.identifier: (["limit", "segmentsPerWindow", "segmentNanoseconds"], [])
@@ -62,6 +63,11 @@ extension AnyRateLimitStrategy {
                 try PayLater(
                     burst: v("burst"), emissionIntervalNanoseconds: v("emissionIntervalNanoseconds"),
                     initialTokens: values["initialTokens"]))
+        case WarmUp.identifier:
+            self = .warmUp(
+                try WarmUp(
+                    burst: v("burst"), emissionIntervalNanoseconds: v("emissionIntervalNanoseconds"),
+                    warmUpPeriodNanoseconds: v("warmUpPeriodNanoseconds")))
         case FixedWindow.identifier:
             self = .fixedWindow(try FixedWindow(limit: v("limit"), windowNanoseconds: v("windowNanoseconds")))
         case SlidingWindowLog.identifier:
@@ -199,6 +205,13 @@ extension PayLater: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
     public func encode(to encoder: any Encoder) throws {
         try AnyRateLimitStrategy.payLater(self).encodeFields(to: encoder)
+    }
+}
+
+extension WarmUp: Codable {
+    public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.warmUp(self).encodeFields(to: encoder)
     }
 }
 

@@ -113,6 +113,12 @@ func pureSteps(plan: Plan, stride: Int64) throws -> [Result] {
                 stride: stride)
         ),
         ("pay-later", pureStep(try PayLater(burst: 100, emissionIntervalNanoseconds: stride), stride: stride)),
+        (
+            "warm-up",
+            pureStep(
+                try WarmUp(burst: 100, emissionIntervalNanoseconds: stride, warmUpPeriodNanoseconds: window),
+                stride: stride)
+        ),
         ("fixed-window", pureStep(try FixedWindow(limit: 100, windowNanoseconds: window), stride: stride)),
         ("sliding-window-log", pureStep(try SlidingWindowLog(limit: 100, windowNanoseconds: window), stride: stride)),
         (
@@ -696,6 +702,7 @@ func memory(plan: Plan) throws -> [Result] {
     layout("token-bucket-interval", IntervalTokenBucket.self)
     layout("gcra", GCRA.self)
     layout("pay-later", PayLater.self)
+    layout("warm-up", WarmUp.self)
     layout("fixed-window", FixedWindow.self)
     layout("sliding-window-log", SlidingWindowLog.self)
     layout("sliding-window-counter", SlidingWindowCounter.self)

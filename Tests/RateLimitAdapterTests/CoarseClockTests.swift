@@ -264,12 +264,14 @@ struct CoarseClockTests {
         }
     }
 
-    /// Whether a burst of `configuration` (its maximum permits, or a pay-later limiter's burst,
-    /// one characteristic span each) spans an eighth of the timeline or more.
+    /// Whether a burst of `configuration` (its maximum permits, or the burst of a limiter that
+    /// admits any size, one characteristic span each) spans an eighth of the timeline or more.
     static func reachesTheEnd(_ configuration: AnyRateLimitStrategy?) -> Bool {
         guard let configuration else { return false }
         let span = TraceGenerator.characteristicNanoseconds(configuration)
-        let permits = configuration.typed(as: PayLater.self)?.burst ?? configuration.maximumPermits
+        let permits =
+            configuration.typed(as: PayLater.self)?.burst ?? configuration.typed(as: WarmUp.self)?.burst
+            ?? configuration.maximumPermits
         let (burst, overflow) = span.multipliedReportingOverflow(by: min(permits, Int64.max - 1) + 1)
         return overflow || burst > Int64.max / 8
     }

@@ -32,6 +32,11 @@ struct CatalogueTests {
     func payLater() throws { try checkCatalogue(of: PayLater.identifier) }
 
     @Test(
+        "CORE-7 CORE-8 CORE-10 CORE-13 WU-1 WU-2 WU-3 WU-4 WU-5 WU-6 WU-7 WU-8 WU-9 WU-10 WU-11 WU-12 the warm-up limiter's stories get the answers worked out by hand"
+    )
+    func warmUp() throws { try checkCatalogue(of: WarmUp.identifier) }
+
+    @Test(
         "CORE-7 CORE-8 CORE-10 CORE-13 FW-1 FW-3 FW-4 FW-5 FW-6 FW-7 FW-8 FW-9 FW-10 FW-11 FW-12 the fixed window's stories get the answers worked out by hand"
     )
     func fixedWindow() throws { try checkCatalogue(of: FixedWindow.identifier) }

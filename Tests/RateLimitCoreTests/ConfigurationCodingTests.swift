@@ -76,6 +76,7 @@ struct ConfigurationCodingTests {
             try IntervalTokenBucket(capacity: 4, tokensPerInterval: 2, intervalNanoseconds: 10),
             try GCRA(burst: 3, emissionIntervalNanoseconds: 7),
             try PayLater(burst: 3, emissionIntervalNanoseconds: 7, initialTokens: 1),
+            try WarmUp(burst: 2, emissionIntervalNanoseconds: 7, warmUpPeriodNanoseconds: 70),
             try FixedWindow(limit: 2, windowNanoseconds: 9), try SlidingWindowLog(limit: 2, windowNanoseconds: 9),
             try SlidingWindowCounter(limit: 2, windowNanoseconds: 9),
             try SlidingWindowSegments(limit: 2, segmentsPerWindow: 6, segmentNanoseconds: 10),

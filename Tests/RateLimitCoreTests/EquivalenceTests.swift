@@ -240,6 +240,68 @@ struct EquivalenceTests {
             next: anyInstant)
     }
 
+    /// Pay later and the warm-up limiter with the same burst and interval and no warm-up.
+    private static func payLaterAndNoWarmUp(_ rng: inout SeededGenerator) -> (PayLater, WarmUp) {
+        let warmUp = WarmUp.random(using: &rng)
+        return (
+            try! PayLater(burst: warmUp.burst, emissionIntervalNanoseconds: warmUp.emissionIntervalNanoseconds),
+            try! WarmUp(
+                burst: warmUp.burst, emissionIntervalNanoseconds: warmUp.emissionIntervalNanoseconds,
+                warmUpPeriodNanoseconds: 0)
+        )
+    }
+
+    @Test("WU-12 PL-12 the warm-up limiter with a warm-up period of 0 answers every trace as pay later")
+    func noWarmUpIsPayLater() async { await offThePool { noWarmUpIsPayLaterOnThread() } }
+
+    private func noWarmUpIsPayLaterOnThread() {
+        differential(
+            "noWarmUpIsPayLater",
+            make: Self.payLaterAndNoWarmUp,
+            event: { rng, _, _ in
+                switch rng.int(in: 0...19) {
+                case 0: return (.reset, .reset)
+                case 1:
+                    let (newPayLater, newWarmUp) = Self.payLaterAndNoWarmUp(&rng)
+                    return (.reconfigure(newPayLater), .reconfigure(newWarmUp))
+                case 2: return (.release(1), .release(1))
+                default:
+                    let n = rng.chance(10) ? .max : permits(&rng, 8)
+                    return (.acquire(n), .acquire(n))
+                }
+            },
+            next: anyInstant)
+    }
+
+    @Test("WU-12 given the same admissions, the warm-up limiter admits only what pay later would")
+    func warmUpIsNeverLooserThanPayLater() async { await offThePool { warmUpIsNeverLooserThanPayLaterOnThread() } }
+
+    private func warmUpIsNeverLooserThanPayLaterOnThread() {
+        // Pay later takes every event the warm-up limiter applied (its admissions, resets and
+        // reconfigures): whenever the warm-up limiter admits, pay later from that history must too.
+        var shadow: RateLimiter<PayLater>?
+        forEachRandomStep(WarmUp.self, "warmUpIsNeverLooserThanPayLater") { step in
+            let same = { (warmUp: WarmUp) in
+                try! PayLater(burst: warmUp.burst, emissionIntervalNanoseconds: warmUp.emissionIntervalNanoseconds)
+            }
+            if step.index == 0 { shadow = RateLimiter(same(step.strategy), at: t(step.before.lastNanoseconds)) }
+            guard var payLater = shadow else { return true }
+            defer { shadow = payLater }
+            switch step.event {
+            case .acquire(let n):
+                guard n > 0, step.result.isAdmitted else { return true }
+                let answer = payLater.step(.acquire(n), at: t(step.now))
+                return holds(
+                    answer.isAdmitted, "warm-up admitted \(n), pay later answers \(answer): \(step.description)",
+                    replay: step.replay)
+            case .reset: _ = payLater.step(.reset, at: t(step.now))
+            case .reconfigure(let replacement): _ = payLater.step(.reconfigure(same(replacement)), at: t(step.now))
+            case .release: break
+            }
+            return true
+        }
+    }
+
     /// A fixed window and the segmented window of one segment of the same length.
     private static func windowAndOneSegment(_ rng: inout SeededGenerator) -> (FixedWindow, SlidingWindowSegments) {
         let window = FixedWindow.random(using: &rng)

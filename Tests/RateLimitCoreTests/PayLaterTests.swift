@@ -82,21 +82,9 @@ struct PayLaterTests {
     @Test("PL-11 all but the last acquire total at most burst − 1 + ⌊(e_j − e_i) / T⌋")
     func safetyBound() {
         forEachAdmission(PayLater.self, "safetyBound") { history, limiter, step in
-            guard let last = history.last else { return true }
-            var before: Int64 = 0
-            for admission in history.dropLast().reversed() {
-                let (sum, overflow) = before.addingReportingOverflow(admission.permits)
-                before = overflow ? .max : sum
-                let slots = (last.instant - admission.instant) / limiter.emissionIntervalNanoseconds
-                let bound = slots > Int64.max - limiter.burst ? Int64.max : slots + limiter.burst - 1
-                guard
-                    holds(
-                        before <= bound,
-                        "PL-11 \(before) permits admitted from \(admission.instant) before the acquire at \(last.instant), bound \(bound): \(step.description)",
-                        replay: step.replay)
-                else { return false }
-            }
-            return true
+            allButLastBoundHolds(
+                history, burst: limiter.burst, intervalNanoseconds: limiter.emissionIntervalNanoseconds,
+                clause: "PL-11", replay: step.replay, describe: step.description)
         }
     }
 }

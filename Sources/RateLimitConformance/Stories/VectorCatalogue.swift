@@ -32,6 +32,7 @@ package enum VectorCatalogue {
             case IntervalTokenBucket.identifier: return try intervalTokenBucket()
             case GCRA.identifier: return try gcra()
             case PayLater.identifier: return try payLater()
+            case WarmUp.identifier: return try warmUp()
             case FixedWindow.identifier: return try fixedWindow()
             case SlidingWindowLog.identifier: return try slidingWindowLog()
             case SlidingWindowCounter.identifier: return try slidingWindowCounter()

@@ -59,6 +59,10 @@ extension PayLater: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
+extension WarmUp: RandomizedStrategy {
+    func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
+}
+
 extension LeakyBucketQueue: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
     func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64)
@@ -169,7 +173,8 @@ struct StrategyKind: Sendable, CustomTestStringConvertible {
 
     static let all: [StrategyKind] = [
         StrategyKind(TokenBucket.self), StrategyKind(IntervalTokenBucket.self), StrategyKind(GCRA.self),
-        StrategyKind(PayLater.self), StrategyKind(FixedWindow.self), StrategyKind(SlidingWindowLog.self),
+        StrategyKind(PayLater.self), StrategyKind(WarmUp.self), StrategyKind(FixedWindow.self),
+        StrategyKind(SlidingWindowLog.self),
         StrategyKind(SlidingWindowCounter.self), StrategyKind(SlidingWindowSegments.self),
         StrategyKind(LeakyBucketMeter.self), StrategyKind(LeakyBucketQueue.self), StrategyKind(ConcurrencyLimiter.self),
     ]

@@ -27,12 +27,15 @@ public struct PayLater: RateLimitStrategy {
     public static let identifier = "pay-later"
 
     /// Permits a rested limiter admits back to back, one at a time (PL-1).
-    public let burst: Int64
+    public var burst: Int64 { schedule.burst }
     /// Nanoseconds per permit at the sustained rate (the emission interval T).
-    public let emissionIntervalNanoseconds: Int64
+    public var emissionIntervalNanoseconds: Int64 { schedule.intervalNanoseconds }
     /// Tokens of a new (or reset) limiter, `0...burst`.
     public let initialTokens: Int64
 
+    // The burst and interval live in the schedule only: the configuration is 32 bytes, and the
+    // warm-up limiter that holds one 40, so neither enlarges `AnyRateLimitStrategy` (whose largest
+    // case, GCRA, is 40), which every step through it copies.
     @usableFromInline let schedule: VirtualSchedule
 
     /// A validated pay-later configuration (PL-1).
@@ -51,8 +54,6 @@ public struct PayLater: RateLimitStrategy {
         try RateLimitInputError.checkAtMost(
             emissionIntervalNanoseconds, Int64.max / burst, "emissionIntervalNanoseconds",
             "the tolerance burst × emissionIntervalNanoseconds must be at most Int64.max")
-        self.burst = burst
-        self.emissionIntervalNanoseconds = emissionIntervalNanoseconds
         self.initialTokens = initial
         self.schedule = VirtualSchedule(burst: burst, intervalNanoseconds: emissionIntervalNanoseconds)
     }

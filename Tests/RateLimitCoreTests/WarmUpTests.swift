@@ -36,6 +36,17 @@ struct WarmUpTests {
         #expect(MemoryLayout<WarmUp.State>.size == 24)
     }
 
+    @Test(
+        "WU-2 PL-2 the configurations are no larger than GCRA's, so an any-strategy (COMP-1), copied at every step, does not grow"
+    )
+    func configurationSizes() {
+        #expect(MemoryLayout<PayLater>.size == 32)
+        #expect(MemoryLayout<WarmUp>.size == MemoryLayout<GCRA>.size)
+        #expect(MemoryLayout<SlidingWindowSegments>.size <= MemoryLayout<GCRA>.size)
+        #expect(MemoryLayout<AnyRateLimitStrategy>.size == MemoryLayout<GCRA>.size + 1)
+        #expect(MemoryLayout<AnyRateLimitStrategy.State>.size == MemoryLayout<SlidingWindowLog.State>.size + 1)
+    }
+
     @Test("WU-4 WU-11 the widest numbers: Int64.max permits, period and interval, with no trap and no overflow")
     func widest() throws {
         let widest = try WarmUp(burst: 1, emissionIntervalNanoseconds: .max, warmUpPeriodNanoseconds: .max)

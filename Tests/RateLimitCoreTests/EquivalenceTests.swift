@@ -273,6 +273,46 @@ struct EquivalenceTests {
             next: anyInstant)
     }
 
+    /// The token bucket of one permit per interval and the warm-up limiter of the same burst with no warm-up.
+    private static func bucketAndNoWarmUp(_ rng: inout SeededGenerator) -> (TokenBucket, WarmUp) {
+        let gcra = GCRA.random(using: &rng)
+        return (
+            try! TokenBucket(
+                capacity: gcra.burst, permitsPerPeriod: 1, periodNanoseconds: gcra.emissionIntervalNanoseconds),
+            try! WarmUp(
+                burst: gcra.burst, emissionIntervalNanoseconds: gcra.emissionIntervalNanoseconds,
+                warmUpPeriodNanoseconds: 0)
+        )
+    }
+
+    @Test("WU-12 TB-12 with no warm-up, on one-permit requests, the token bucket's answers, remaining aside")
+    func noWarmUpIsTokenBucketOnOnePermit() async { await offThePool { noWarmUpIsTokenBucketOnOnePermitOnThread() } }
+
+    private func noWarmUpIsTokenBucketOnOnePermitOnThread() {
+        differential(
+            "noWarmUpIsTokenBucketOnOnePermit",
+            make: Self.bucketAndNoWarmUp,
+            event: { rng, _, _ in
+                switch rng.int(in: 0...19) {
+                case 0: return (.reset, .reset)
+                case 1:
+                    let (newBucket, newWarmUp) = Self.bucketAndNoWarmUp(&rng)
+                    return (.reconfigure(newBucket), .reconfigure(newWarmUp))
+                case 2: return (.release(1), .release(1))
+                default:
+                    let n: Int64 = rng.chance(20) ? 0 : 1
+                    return (.acquire(n), .acquire(n))
+                }
+            },
+            next: anyInstant,
+            agree: { bucket, warmUp in
+                switch (bucket, warmUp) {
+                case (.allowed(let tokens), .allowed(let remaining)): remaining == (tokens > 0 ? .max : 0)
+                default: bucket == warmUp
+                }
+            })
+    }
+
     @Test("WU-12 given the same admissions, the warm-up limiter admits only what pay later would")
     func warmUpIsNeverLooserThanPayLater() async { await offThePool { warmUpIsNeverLooserThanPayLaterOnThread() } }
 

@@ -42,7 +42,15 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
             return .acquire(permits)
         }
         if profile.events.contains(.reset) { events.append(.reset) }
-        if profile.events.contains(.reconfigure) { events += [.reconfigure(other), .reconfigure(configuration)] }
+        if profile.events.contains(.reconfigure) {
+            events += [.reconfigure(other), .reconfigure(configuration)]
+            // Warm-up also loses its period: a third configuration, with none (WU-12's edge).
+            if identifier == WarmUp.identifier,
+                let none = try? WarmUp(burst: 2, emissionIntervalNanoseconds: 1, warmUpPeriodNanoseconds: 0)
+            {
+                events.append(.reconfigure(.warmUp(none)))
+            }
+        }
         if identifier == ConcurrencyLimiter.identifier {
             events += [.release(1), .release(2)]
             if profile.events.contains(.invalid) { events.append(.release(-1)) }
@@ -80,9 +88,11 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
             return (.payLater(a), .payLater(b))
         case WarmUp.identifier:
             // A warm-up of 4 ns over 2 ns per permit: coldness 0 … 4, a threshold at 2, ramp areas
-            // with halves to round up; the other has none (pay later).
+            // with halves to round up; the other a shorter one over 1 ns, so that a reconfigure
+            // caps a coldness between the two periods (and a third, reconfigured to in `standard`,
+            // has none).
             guard let a = try? WarmUp(burst: 2, emissionIntervalNanoseconds: 2, warmUpPeriodNanoseconds: 4),
-                let b = try? WarmUp(burst: 1, emissionIntervalNanoseconds: 3, warmUpPeriodNanoseconds: 0)
+                let b = try? WarmUp(burst: 2, emissionIntervalNanoseconds: 1, warmUpPeriodNanoseconds: 2)
             else { return nil }
             return (.warmUp(a), .warmUp(b))
         case FixedWindow.identifier:

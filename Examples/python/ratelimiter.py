@@ -2,8 +2,8 @@
 """A rate limiter written from the Spec alone (Spec/*.md), speaking the
 ratelimit-conformance JSON-lines protocol (Spec/protocol.md) on stdin/stdout.
 
-Nine strategies (and composite limits, the wait queue and the adaptive rate and concurrency
-of the scenario vectors), exact integer arithmetic (Python ints are arbitrary precision,
+Every strategy of the Spec (and composite limits, the wait queue and the adaptive rate and
+concurrency of the scenario vectors), exact integer arithmetic (Python ints are arbitrary precision,
 so every "128-bit" product of the Spec is exact here), no floating point in any
 decision.
 
@@ -28,9 +28,12 @@ STRATEGIES = [
     "token-bucket",
     "token-bucket-interval",
     "gcra",
+    "pay-later",
+    "warm-up",
     "fixed-window",
     "sliding-window-log",
     "sliding-window-counter",
+    "sliding-window-segments",
     "leaky-bucket-meter",
     "leaky-bucket-queue",
     "concurrency",
@@ -88,6 +91,31 @@ BUGS = {
         "GCRA keeps only tat and evaluates at max(now, tat - tau); a stale reset grants permits twice",
     "log-reconfigure-keeps-expired":
         "sliding window log reconfigure keeps entries that had expired under the old window",
+    "pay-later-charges-first":
+        "pay later admits only a request whose whole cost fits the tolerance, as GCRA does "
+        "(the textbook check), so a request larger than the burst is never allowed",
+    "pay-later-debt-as-tokens":
+        "pay later reconfigure converts a debt to the new interval as negative tokens "
+        "instead of keeping the instant it is paid",
+    "pay-later-remaining-as-gcra":
+        "pay later reports as remaining the whole permits of slack, as GCRA-5 does, "
+        "instead of any size (Int64.max) when not in debt",
+    "warm-up-ramp-rounded-down":
+        "warm-up rounds each acquire's ramp area down instead of up",
+    "warm-up-starts-warm":
+        "warm-up starts (and resets) warm, with no coldness, instead of cold",
+    "warm-up-zero-period-unlimited":
+        "warm-up with a period of 0 stops limiting after its first idle stretch (Guava's 0/0)",
+    "warm-up-coldness-scaled":
+        "warm-up reconfigure scales the coldness by the new period over the old instead of keeping it",
+    "segments-slide-one-early":
+        "segmented window counts a window of S - 1 segments and the present one's start: "
+        "each segment slides out one segment early",
+    "segments-aligned-to-creation":
+        "segmented window aligns its segments to the creation instant (.NET) instead of the origin",
+    "segments-reconfigure-at-first-instant":
+        "segmented window reconfigure moves each segment to the new segment of its first instant "
+        "instead of its last",
     # Bugs the conformance levels must catch at level safety (CONF-1, CONF-4, CONF-5).
     "retry-after-in-microseconds":
         "token bucket computes the wait in whole microseconds, truncated: under 1 us it answers rejected(0)",
@@ -122,6 +150,10 @@ SAFETY_BUGS = {
     "retry-after-in-microseconds", "negative-permits-add-tokens", "counter-rounds-nearest",
     "last-updated-before-refill", "composite-records-refused", "queue-newest-first",
     "adaptive-no-cool-down", "vegas-every-sample",
+    "pay-later-charges-first", "pay-later-debt-as-tokens",
+    "segments-slide-one-early", "segments-aligned-to-creation", "segments-reconfigure-at-first-instant",
+    "warm-up-ramp-rounded-down", "warm-up-starts-warm", "warm-up-zero-period-unlimited",
+    "warm-up-coldness-scaled",
 }
 
 BUG = None  # the name of the injected bug, or None
@@ -261,10 +293,35 @@ def validate_gcra(cfg):  # GCRA-1
     return (b, t)
 
 
+def validate_pay_later(cfg):  # PL-1
+    b = positive(cfg, "burst")
+    t = positive(cfg, "emissionIntervalNanoseconds", span=True)
+    i = non_negative(cfg, "initialTokens", b)
+    at_most("initialTokens", i, b)
+    at_most("emissionIntervalNanoseconds", t, INT64_MAX // b)  # tolerance, checked last
+    return (b, t, i)
+
+
+def validate_warm_up(cfg):  # WU-1
+    b = positive(cfg, "burst")
+    t = positive(cfg, "emissionIntervalNanoseconds", span=True)
+    p = non_negative(cfg, "warmUpPeriodNanoseconds", None, span=True)
+    at_most("emissionIntervalNanoseconds", t, INT64_MAX // b)  # tolerance, checked last
+    return (b, t, p)
+
+
 def validate_window(cfg):  # FW-1, SWL-1, SWC-1
     n = positive(cfg, "limit")
     w = positive(cfg, "windowNanoseconds", span=True)
     return (n, w)
+
+
+def validate_segments(cfg):  # SWS-1
+    n = positive(cfg, "limit")
+    s = positive(cfg, "segmentsPerWindow")
+    g = positive(cfg, "segmentNanoseconds", span=True)
+    at_most("segmentNanoseconds", g, INT64_MAX // s)  # the window, checked last
+    return (n, s, g)
 
 
 def validate_meter(cfg):  # LBM-1
@@ -498,6 +555,146 @@ class GCRA:  # GCRA
         return allowed(self.remaining(e))
 
 
+class PayLater:  # PL
+    validate = staticmethod(validate_pay_later)
+
+    def __init__(self, cfg, t0):
+        self.cfg = cfg
+        b, t, i = cfg
+        self.tat, self.last = t0 + (b - i) * t, t0  # PL-2
+
+    def tau(self):
+        return self.cfg[0] * self.cfg[1]
+
+    def in_debt(self, e):  # PL-3: less than one whole permit available
+        return self.tat - e > self.tau() - self.cfg[1]
+
+    def remaining(self, e):  # PL-5
+        if bug("pay-later-remaining-as-gcra"):
+            return max(0, (self.tau() - max(self.tat - e, 0)) // self.cfg[1])
+        return 0 if self.in_debt(e) else INT64_MAX
+
+    def acquire(self, n, now):
+        b, t, _ = self.cfg
+        e = max(now, self.last)  # PL-3
+        if bug("pay-later-charges-first") and n > 0:
+            if n > b:
+                return never()
+            if max(self.tat, e) - e + n * t > self.tau():
+                return refuse_at(self.tat - (self.tau() - n * t), now)
+        if self.in_debt(e):
+            if n == 0:
+                return allowed(0)  # PL-8
+            return refuse_at(self.tat - (self.tau() - t), now)  # PL-6: paid at tat - (tau - T)
+        if n == 0:
+            return allowed(self.remaining(e))  # PL-8
+        # PL-4: any size; a debt paid past the end of the timeline saturates (PL-2)
+        self.tat = min(max(self.tat, e) + n * t, INT64_MAX + 1 + self.tau())
+        self.last = e
+        return allowed(self.remaining(e))
+
+    def reset(self, now):  # PL-9
+        b, t, i = self.cfg
+        e = max(now, self.last)
+        self.tat, self.last = e + (b - i) * t, e
+        return allowed(self.remaining(e))
+
+    def reconfigure(self, cfg, now):  # PL-10
+        e = max(now, self.last)
+        tau, t = self.tau(), self.cfg[1]
+        b2, t2, _ = cfg
+        tau2 = b2 * t2
+        p = max(self.tat - e, 0)
+        if p <= tau or bug("pay-later-debt-as-tokens"):
+            a2 = min((tau - p) * t2 // t, tau2)  # tokens kept, rounded down, capped
+            tat = min(e + tau2 - a2, INT64_MAX + 1 + tau2)
+        else:
+            tat = (self.tat - tau) + tau2  # the instant the debt is paid is kept
+        self.cfg = cfg
+        self.tat, self.last = tat, e
+        return allowed(self.remaining(e))
+
+
+class WarmUp:  # WU: pay later whose permits cost more when cold
+    validate = staticmethod(validate_warm_up)
+
+    def __init__(self, cfg, t0):
+        self.cfg = cfg
+        self.tat, self.cold, self.last = t0, self.initial_coldness(), t0  # WU-2: rested and cold
+
+    def initial_coldness(self):
+        return 0 if bug("warm-up-starts-warm") else self.cfg[2]
+
+    def tau(self):
+        return self.cfg[0] * self.cfg[1]
+
+    def in_debt(self, e):  # WU-3 (PL-3)
+        return self.tat - e > self.tau() - self.cfg[1]
+
+    def remaining(self, e):  # WU-5 (PL-5)
+        return 0 if self.in_debt(e) else INT64_MAX
+
+    def coldness(self, e):  # WU-3: one ns per idle ns past tat, up to P
+        p = self.cfg[2]
+        if bug("warm-up-zero-period-unlimited") and p == 0 and e > self.tat:
+            return None  # Guava: 0 / 0.0 is NaN, and so is every later cost
+        return min(p, self.cold + max(0, e - self.tat))
+
+    def ramp(self, sigma, spent):  # WU-4: the ramp's area over the coldness spent
+        p = self.cfg[2]
+        if p == 0:
+            return 0
+        u0, u1 = max(0, 2 * sigma - p), max(0, 2 * (sigma - spent) - p)
+        if bug("warm-up-ramp-rounded-down"):
+            return (u0 * u0 - u1 * u1) // (2 * p)
+        return ceil_div(u0 * u0 - u1 * u1, 2 * p)
+
+    def acquire(self, n, now):
+        b, t, p = self.cfg
+        e = max(now, self.last)
+        if self.in_debt(e):
+            if n == 0:
+                return allowed(0)  # WU-8
+            return refuse_at(self.tat - (self.tau() - t), now)  # WU-6
+        if n == 0:
+            return allowed(INT64_MAX)  # WU-5, WU-8
+        sigma = self.coldness(e)
+        if sigma is None:  # the injected bug: no cost at all
+            self.tat, self.cold, self.last = max(self.tat, e), 0, e
+            return allowed(self.remaining(e))
+        spent = min(n * t, sigma)
+        cost = n * t + self.ramp(sigma, spent)  # WU-4
+        self.tat = min(max(self.tat, e) + cost, INT64_MAX + 1 + self.tau())
+        self.cold, self.last = sigma - spent, e
+        return allowed(self.remaining(e))
+
+    def reset(self, now):  # WU-9
+        e = max(now, self.last)
+        self.tat, self.cold, self.last = e, self.initial_coldness(), e
+        return allowed(INT64_MAX)
+
+    def reconfigure(self, cfg, now):  # WU-10: tokens or debt as PL-10, coldness kept and capped
+        e = max(now, self.last)
+        b, t, p = self.cfg
+        b2, t2, p2 = cfg
+        tau, tau2 = b * t, b2 * t2
+        sigma = self.coldness(e)
+        sigma = 0 if sigma is None else sigma
+        pending = max(self.tat - e, 0)
+        if pending <= tau:
+            a2 = min((tau - pending) * t2 // t, tau2)
+            tat = e + tau2 - a2
+        else:
+            tat = (self.tat - tau) + tau2
+        if bug("warm-up-coldness-scaled"):
+            cold = sigma * p2 // p if p > 0 else 0
+        else:
+            cold = min(sigma, p2)
+        self.cfg = cfg
+        self.tat, self.cold, self.last = tat, cold, e
+        return allowed(self.remaining(e))
+
+
 class FixedWindow:  # FW
     validate = staticmethod(validate_window)
 
@@ -679,6 +876,80 @@ class SlidingWindowCounter:  # SWC
         return allowed(self.remaining(c, p, o))
 
 
+class SlidingWindowSegments:  # SWS
+    validate = staticmethod(validate_segments)
+
+    def __init__(self, cfg, t0):
+        self.cfg = cfg
+        self.t0 = t0
+        self.segments, self.last = [], t0  # [j, count], increasing j (SWS-2)
+
+    def start(self, j, g):  # the first instant of segment j
+        if bug("segments-aligned-to-creation"):
+            return self.t0 + j * g
+        return j * g
+
+    def index(self, t, g):  # the segment of instant t
+        if bug("segments-aligned-to-creation"):
+            return (t - self.t0) // g
+        return t // g
+
+    def live(self, e, cfg):  # SWS-3: segments k - S < j <= k
+        _, s, g = cfg
+        k = self.index(e, g)
+        first = k - s + 2 if bug("segments-slide-one-early") else k - s + 1
+        return [[j, c] for j, c in self.segments if j >= first]
+
+    def acquire(self, n, now):
+        lim, s, g = self.cfg
+        if n > lim:
+            return never()  # SWS-7
+        e = max(now, self.last)
+        live = self.live(e, self.cfg)
+        u = sum(c for _, c in live)
+        if n == 0:
+            return allowed(max(0, lim - u))  # SWS-5
+        if u + n <= lim:  # SWS-4
+            k = self.index(e, g)
+            if live and live[-1][0] == k:
+                live[-1][1] += n
+            else:
+                live.append([k, n])
+            self.segments, self.last = live, e
+            return allowed(lim - u - n)
+        x = u + n - lim  # SWS-6: oldest segments first
+        acc = 0
+        for j, c in live:
+            acc += c
+            if acc >= x:
+                shift = s - 1 if bug("segments-slide-one-early") else s
+                return refuse_at(self.start(j + shift, g), now)
+        return never()  # unreachable: n <= lim
+
+    def reset(self, now):  # SWS-9
+        self.segments, self.last = [], max(now, self.last)
+        return allowed(self.cfg[0])
+
+    def reconfigure(self, cfg, now):  # SWS-10
+        e = max(now, self.last)
+        g, g2 = self.cfg[2], cfg[2]
+        moved = []
+        for j, c in self.live(e, self.cfg):
+            if bug("segments-reconfigure-at-first-instant"):
+                t = self.start(j, g)
+            else:
+                t = min(self.start(j + 1, g) - 1, e)  # its last instant, not after e
+            j2 = self.index(t, g2)
+            if moved and moved[-1][0] == j2:
+                moved[-1][1] += c
+            else:
+                moved.append([j2, c])
+        self.cfg = cfg
+        self.segments, self.last = moved, e
+        u = sum(c for _, c in self.live(e, cfg))
+        return allowed(max(0, cfg[0] - u))
+
+
 class LeakyBucketMeter:  # LBM
     validate = staticmethod(validate_meter)
 
@@ -826,9 +1097,12 @@ KINDS = {
     "token-bucket": TokenBucket,
     "token-bucket-interval": IntervalTokenBucket,
     "gcra": GCRA,
+    "pay-later": PayLater,
+    "warm-up": WarmUp,
     "fixed-window": FixedWindow,
     "sliding-window-log": SlidingWindowLog,
     "sliding-window-counter": SlidingWindowCounter,
+    "sliding-window-segments": SlidingWindowSegments,
     "leaky-bucket-meter": LeakyBucketMeter,
     "leaky-bucket-queue": LeakyBucketQueue,
     "concurrency": ConcurrencyLimiter,
@@ -879,6 +1153,8 @@ def maximum_permits(limiter):
     """X-7: the largest acquire the strategy ever admits."""
     if isinstance(limiter, LeakyBucketQueue):
         return limiter.cfg[0] + 1
+    if isinstance(limiter, (PayLater, WarmUp)):
+        return INT64_MAX  # PL-7, WU-7: any size
     return limiter.cfg[0]
 
 

@@ -1,7 +1,7 @@
 import RateLimitCore
 
-/// The admission bound of a strategy's invariants clause (TB-11, TBI-11, GCRA-11, FW-11, SWL-11,
-/// SWC-11, LBM-11, LBQ-11, CL-11), in a form the exhaustive walk checks at every transition.
+/// The admission bound of a strategy's invariants clause (TB-11, TBI-11, GCRA-11, PL-11, WU-11, FW-11,
+/// SWL-11, SWC-11, SWS-11, LBM-11, LBQ-11, CL-11), in a form the exhaustive walk checks at every transition.
 ///
 /// The bounds are stated over pairs of admissions between resets and reconfigures, so the walk
 /// carries an ``AdmissionMonitor`` with each state: the admissions that can still be the first of
@@ -10,6 +10,9 @@ package enum AdmissionBound: Hashable, Sendable {
     /// Admitted acquires `i ... j` total at most `capacity + ⌊permits·(e_j − e_i)/period⌋`
     /// (TB-11, LBM-11; GCRA-11 with `permits` 1 and the emission interval as the period).
     case rate(clause: String, capacity: Int64, permits: Int64, periodNanoseconds: Int64)
+    /// PL-11, WU-11: admitted acquires `i ... j` total at most `burst − 1 + ⌊(e_j − e_i)/T⌋`
+    /// permits leaving out the last one, `j`, which may be of any size (it is paid for later).
+    case debt(clause: String, burst: Int64, intervalNanoseconds: Int64)
     /// TBI-11: admitted acquires `i ... j` total at most `capacity + perInterval·(⌊e_j/I⌋ − ⌊e_i/I⌋)`.
     case grid(capacity: Int64, perInterval: Int64, intervalNanoseconds: Int64)
     /// FW-11: the permits admitted in each window `⌊e/W⌋` total at most `limit`.
@@ -17,6 +20,9 @@ package enum AdmissionBound: Hashable, Sendable {
     /// SWL-11, SWC-11: the permits admitted with evaluation instants in any `(t − W, t]` total at
     /// most `limit` (`N` for the log, `N + ⌊N·(W − 2)/W⌋` for the counter).
     case slidingWindow(clause: String, limit: Int64, windowNanoseconds: Int64)
+    /// SWS-11: the permits admitted with evaluation instants in any `S` consecutive segments of
+    /// `G` ns, `[m·G, (m + S)·G)`, total at most `limit`.
+    case segments(limit: Int64, segmentNanoseconds: Int64, segmentsPerWindow: Int64)
     /// LBQ-11: starts in admission order, each at or after its evaluation instant and at least
     /// `n·T` after the start of the request before; at each admission at `e`, the permits whose
     /// slots begin after `e` total at most `queueCapacity`.
@@ -39,6 +45,10 @@ package enum AdmissionBound: Hashable, Sendable {
         case .gcra(let s):
             self = .rate(
                 clause: "GCRA-11", capacity: s.burst, permits: 1, periodNanoseconds: s.emissionIntervalNanoseconds)
+        case .payLater(let s):
+            self = .debt(clause: "PL-11", burst: s.burst, intervalNanoseconds: s.emissionIntervalNanoseconds)
+        case .warmUp(let s):
+            self = .debt(clause: "WU-11", burst: s.burst, intervalNanoseconds: s.emissionIntervalNanoseconds)
         case .intervalTokenBucket(let s):
             self = .grid(
                 capacity: s.capacity, perInterval: s.tokensPerInterval, intervalNanoseconds: s.intervalNanoseconds)
@@ -50,6 +60,9 @@ package enum AdmissionBound: Hashable, Sendable {
             // SWC-11's worst case; the walk's configurations are small, so the product fits.
             let limit = w >= 2 ? n + (n.multipliedReportingOverflow(by: w - 2).partialValue / w) : n
             self = .slidingWindow(clause: "SWC-11", limit: limit, windowNanoseconds: w)
+        case .slidingWindowSegments(let s):
+            self = .segments(
+                limit: s.limit, segmentNanoseconds: s.segmentNanoseconds, segmentsPerWindow: s.segmentsPerWindow)
         case .leakyBucketQueue(let s):
             self = .schedule(queueCapacity: s.queueCapacity, intervalNanoseconds: s.intervalNanoseconds)
         case .concurrency(let s): self = .inFlight(limit: s.limit)
@@ -59,29 +72,43 @@ package enum AdmissionBound: Hashable, Sendable {
     /// The clause the bound restates.
     package var clause: String {
         switch self {
-        case .rate(let clause, _, _, _), .slidingWindow(let clause, _, _): clause
+        case .rate(let clause, _, _, _), .debt(let clause, _, _), .slidingWindow(let clause, _, _): clause
         case .grid: "TBI-11"
         case .fixedWindow: "FW-11"
+        case .segments: "SWS-11"
         case .schedule: "LBQ-11"
         case .inFlight: "CL-11"
         }
     }
 
-    /// The most permits admitted acquires with evaluation instants `first ≤ last` may total, or
-    /// `nil` when the clause sets no bound on that pair.
+    /// The most permits admitted acquires with evaluation instants `first ≤ last` may total (the
+    /// last acquire left out when ``excludesLastAcquire``), or `nil` when the clause sets no bound
+    /// on that pair.
     func limit(from first: Int64, to last: Int64) -> Int64? {
         switch self {
         case .rate(_, let capacity, let permits, let period):
             let (product, overflow) = permits.multipliedReportingOverflow(by: last - first)
             return overflow ? nil : capacity + product / period
+        case .debt(_, let burst, let interval):
+            return saturated(burst - 1, (last - first) / interval)
         case .grid(let capacity, let perInterval, let interval):
             return capacity + perInterval * (last / interval - first / interval)
         case .fixedWindow(let limit, let window):
             return first / window == last / window ? limit : nil
         case .slidingWindow(_, let limit, let window):
             return last - first < window ? limit : nil
+        case .segments(let limit, let segment, let count):
+            return last / segment - first / segment < count ? limit : nil
         case .schedule, .inFlight:
             return nil
+        }
+    }
+
+    /// True when the bound leaves out the permits of the acquire that closes the interval (PL-11).
+    var excludesLastAcquire: Bool {
+        switch self {
+        case .debt: true
+        case .rate, .grid, .fixedWindow, .slidingWindow, .segments, .schedule, .inFlight: false
         }
     }
 
@@ -99,10 +126,15 @@ package enum AdmissionBound: Hashable, Sendable {
             let (product, overflow) = permits.multipliedReportingOverflow(by: next.instant - first.instant)
             if overflow || product / period >= permitsBetween { return .later }
             return (product + period - 1) / period <= permitsBetween ? .earlier : nil
+        case .debt(_, _, let interval):
+            // As `.rate` with one permit per interval: the left-out last acquire is common to both.
+            let elapsed = next.instant - first.instant
+            if elapsed / interval >= permitsBetween { return .later }
+            return elapsed / interval + (elapsed % interval == 0 ? 0 : 1) <= permitsBetween ? .earlier : nil
         case .grid(_, let perInterval, let interval):
             let gained = perInterval * (next.instant / interval - first.instant / interval)
             return gained >= permitsBetween ? .later : .earlier
-        case .fixedWindow, .slidingWindow, .schedule, .inFlight:
+        case .fixedWindow, .slidingWindow, .segments, .schedule, .inFlight:
             return nil
         }
     }
@@ -215,18 +247,20 @@ package struct AdmissionMonitor: Hashable, Sendable {
                 violations.append(
                     "FW-11 \(total) permits admitted in the window from \(start), more than \(limit)")
             }
-        case .rate, .grid, .slidingWindow:
+        case .rate, .debt, .grid, .slidingWindow, .segments:
             if let last = entries.last, last.instant == evaluation {
-                entries[entries.count - 1].permits += permits
+                entries[entries.count - 1].permits = saturated(entries[entries.count - 1].permits, permits)
             } else {
                 entries.append(Entry(instant: evaluation, permits: permits))
             }
+            // Saturated sums: a pay-later acquire may take any number of permits.
             var total: Int64 = 0
             for entry in entries.reversed() {
-                total += entry.permits
-                if let limit = bound.limit(from: entry.instant, to: evaluation), total > limit {
+                total = saturated(total, entry.permits)
+                let counted = bound.excludesLastAcquire ? total - permits : total
+                if let limit = bound.limit(from: entry.instant, to: evaluation), counted > limit {
                     violations.append(
-                        "\(bound.clause) \(total) permits admitted from \(entry.instant) to \(evaluation), more than \(limit)"
+                        "\(bound.clause) \(counted) permits admitted from \(entry.instant) to \(evaluation)\(bound.excludesLastAcquire ? " before the last acquire" : ""), more than \(limit)"
                     )
                 }
             }
@@ -252,10 +286,12 @@ package struct AdmissionMonitor: Hashable, Sendable {
             entries.removeAll { $0.instant / window != latest / window }
         case .slidingWindow(_, _, let window):
             entries.removeAll { latest - $0.instant >= window }
-        case .rate, .grid:
+        case .segments(_, let segment, let count):
+            entries.removeAll { latest / segment - $0.instant / segment >= count }
+        case .rate, .debt, .grid:
             // Keep only the bounds that may be the tightest at some later instant.
             var kept: [(entry: Entry, permitsFrom: Int64)] = []
-            var total = entries.reduce(Int64(0)) { $0 + $1.permits }
+            var total = entries.reduce(Int64(0)) { saturated($0, $1.permits) }
             for entry in entries {
                 let permitsFrom = total
                 total -= entry.permits

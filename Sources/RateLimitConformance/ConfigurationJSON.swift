@@ -4,7 +4,9 @@ extension AnyRateLimitStrategy {
     /// The Spec clause prefix of each strategy (`token-bucket` → `TB`).
     package static let clausePrefixes: [String: String] = [
         TokenBucket.identifier: "TB", IntervalTokenBucket.identifier: "TBI", GCRA.identifier: "GCRA",
+        PayLater.identifier: "PL", WarmUp.identifier: "WU",
         FixedWindow.identifier: "FW", SlidingWindowLog.identifier: "SWL", SlidingWindowCounter.identifier: "SWC",
+        SlidingWindowSegments.identifier: "SWS",
         LeakyBucketMeter.identifier: "LBM", LeakyBucketQueue.identifier: "LBQ", ConcurrencyLimiter.identifier: "CL",
     ]
 

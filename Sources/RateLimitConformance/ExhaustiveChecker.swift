@@ -138,7 +138,7 @@ package enum ExhaustiveChecker {
 
     /// Walks `space` from the initial state at 0, to the fixpoint or to `depthLimit` events.
     /// `bound` gives the admission bound of a configuration (by default its strategy's, when it is
-    /// one of the nine; `nil` checks none). A transition `allows` refuses is neither checked nor
+    /// one of the Spec's strategies; `nil` checks none). A transition `allows` refuses is neither checked nor
     /// followed (an event an implementation's profile lacks).
     package static func walk<S: RateLimitStrategy>(
         _ space: ExhaustiveSpace<S>, name: String, depthLimit: Int = .max,

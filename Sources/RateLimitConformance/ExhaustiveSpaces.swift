@@ -14,7 +14,10 @@ import RateLimitCore
 // windows, so a state's window, the one before and the one before that are all seen; the jump
 // to 16 is an idle stretch longer than any refill, and the jump to the end of the timeline
 // reaches CORE-7's admissions that would lie past it. Limiters are created at 0 and at 1, off
-// every window and interval boundary, so that a grid aligned to the creation is seen.
+// every window and interval boundary, so that a grid aligned to the creation is seen. A strategy
+// that admits any size (pay later) is tried with acquires up to 4, more than either burst (a debt
+// deeper than the tolerance: 4 permits of 2 ns from a rested burst of 3, τ = 6), and with
+// `Int64.max`, whose debt runs past the end of the timeline (PL-2).
 
 extension ExhaustiveSpace where S == AnyRateLimitStrategy {
     /// The standard space of `identifier` (one of ``AnyRateLimitStrategy/identifiers``), within
@@ -31,14 +34,23 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
         var moves = offsets.map(Move.offset) + [.to(horizon)]
         if end > horizon + 8 { moves.append(.to(end)) }
         let maximum = max(configuration.maximumPermits, other.maximumPermits)
-        var events = (-1...(maximum + 1)).compactMap { permits -> RateLimitEvent<AnyRateLimitStrategy>? in
+        let sizes: [Int64] = maximum == .max ? Array(-1...3) + [.max] : Array(-1...(maximum + 1))
+        var events = sizes.compactMap { permits -> RateLimitEvent<AnyRateLimitStrategy>? in
             if permits > 1, !profile.events.contains(.weighted) { return nil }
             if permits == 0, !profile.events.contains(.query) { return nil }
             if permits < 0, !profile.events.contains(.invalid) { return nil }
             return .acquire(permits)
         }
         if profile.events.contains(.reset) { events.append(.reset) }
-        if profile.events.contains(.reconfigure) { events += [.reconfigure(other), .reconfigure(configuration)] }
+        if profile.events.contains(.reconfigure) {
+            events += [.reconfigure(other), .reconfigure(configuration)]
+            // Warm-up also loses its period: a third configuration, with none (WU-12's edge).
+            if identifier == WarmUp.identifier,
+                let none = try? WarmUp(burst: 2, emissionIntervalNanoseconds: 1, warmUpPeriodNanoseconds: 0)
+            {
+                events.append(.reconfigure(.warmUp(none)))
+            }
+        }
         if identifier == ConcurrencyLimiter.identifier {
             events += [.release(1), .release(2)]
             if profile.events.contains(.invalid) { events.append(.release(-1)) }
@@ -69,6 +81,20 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
                 let b = try? GCRA(burst: 2, emissionIntervalNanoseconds: 3)
             else { return nil }
             return (.gcra(a), .gcra(b))
+        case PayLater.identifier:
+            guard let a = try? PayLater(burst: 3, emissionIntervalNanoseconds: 2),
+                let b = try? PayLater(burst: 2, emissionIntervalNanoseconds: 3, initialTokens: 0)
+            else { return nil }
+            return (.payLater(a), .payLater(b))
+        case WarmUp.identifier:
+            // A warm-up of 4 ns over 2 ns per permit: coldness 0 … 4, a threshold at 2, ramp areas
+            // with halves to round up; the other a shorter one over 1 ns, so that a reconfigure
+            // caps a coldness between the two periods (and a third, reconfigured to in `standard`,
+            // has none).
+            guard let a = try? WarmUp(burst: 2, emissionIntervalNanoseconds: 2, warmUpPeriodNanoseconds: 4),
+                let b = try? WarmUp(burst: 2, emissionIntervalNanoseconds: 1, warmUpPeriodNanoseconds: 2)
+            else { return nil }
+            return (.warmUp(a), .warmUp(b))
         case FixedWindow.identifier:
             guard let a = try? FixedWindow(limit: 3, windowNanoseconds: 4),
                 let b = try? FixedWindow(limit: 2, windowNanoseconds: 3)
@@ -84,6 +110,12 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
                 let b = try? SlidingWindowCounter(limit: 2, windowNanoseconds: 3)
             else { return nil }
             return (.slidingWindowCounter(a), .slidingWindowCounter(b))
+        case SlidingWindowSegments.identifier:
+            // Two segments of 2 ns: a window of 4 that slides in steps; one segment of 3: the fixed window.
+            guard let a = try? SlidingWindowSegments(limit: 3, segmentsPerWindow: 2, segmentNanoseconds: 2),
+                let b = try? SlidingWindowSegments(limit: 2, segmentsPerWindow: 1, segmentNanoseconds: 3)
+            else { return nil }
+            return (.slidingWindowSegments(a), .slidingWindowSegments(b))
         case LeakyBucketMeter.identifier:
             guard
                 let a = try? LeakyBucketMeter(

@@ -170,13 +170,15 @@ extension FindingCause {
             if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
         case .slidingWindowCounter(let s):
             if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
+        case .slidingWindowSegments(let s):
+            if instants.contains(where: { $0 % s.segmentNanoseconds == 0 }) { return (own(3, "segment edges"), true) }
         case .intervalTokenBucket(let s):
             if instants.contains(where: { $0 % s.intervalNanoseconds == 0 }) { return (own(3, "interval edges"), true) }
         case .slidingWindowLog(let s):
             if admitted.contains(where: { earlier in instants.contains { $0 - earlier == s.windowNanoseconds } }) {
                 return (own(3, "an entry exactly one window old"), true)
             }
-        case .tokenBucket, .gcra, .leakyBucketMeter, .leakyBucketQueue, .concurrency: break
+        case .tokenBucket, .gcra, .payLater, .warmUp, .leakyBucketMeter, .leakyBucketQueue, .concurrency: break
         }
         // 3. A never-allowed answer on one side (the end of the timeline, here: history may explain it).
         if expected == .neverAllowed || got == .neverAllowed { return (.neverAllowed, false) }
@@ -254,8 +256,11 @@ enum HistoryFeature: CaseIterable {
             switch trace.configuration {
             case .fixedWindow(let s): grid = s.windowNanoseconds
             case .slidingWindowCounter(let s): grid = s.windowNanoseconds
+            case .slidingWindowSegments(let s): grid = s.segmentNanoseconds
             case .intervalTokenBucket(let s): grid = s.intervalNanoseconds
-            case .tokenBucket, .gcra, .slidingWindowLog, .leakyBucketMeter, .leakyBucketQueue, .concurrency: return nil
+            case .tokenBucket, .gcra, .payLater, .warmUp, .slidingWindowLog, .leakyBucketMeter, .leakyBucketQueue,
+                .concurrency:
+                return nil
             }
             let offset = prefix.createdAt % grid
             guard offset != 0, prefix.steps.allSatisfy({ $0.now >= offset }) else { return nil }

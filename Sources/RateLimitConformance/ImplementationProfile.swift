@@ -57,7 +57,7 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// the timeline (near its end a late reading moves admissions across it), and answers judged
     /// within twice the resolution (capped at ``maximumTolerance``): one resolution for the
     /// reading, one for the shadow, which takes an early admission at the Spec's instant (CONF-2).
-    /// It fits TB, GCRA, LBM, SWL, LBQ and CL; the strategies with windows aligned to the origin
+    /// It fits TB, GCRA, PL, LBM, SWL, LBQ and CL; the strategies with windows aligned to the origin
     /// cannot conform on such a clock (CORE-17, 4).
     public static func coarseClock(resolutionNanoseconds: Int64) -> ImplementationProfile {
         let resolution = max(1, resolutionNanoseconds)

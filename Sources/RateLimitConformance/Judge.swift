@@ -386,9 +386,13 @@ struct Judge {
         case .tokenBucket(let s): return perPermit(s.periodNanoseconds, s.permitsPerPeriod)
         case .intervalTokenBucket(let s): return s.intervalNanoseconds
         case .gcra(let s): return s.emissionIntervalNanoseconds
+        case .payLater(let s): return s.emissionIntervalNanoseconds
+        case .warmUp(let s):  // a cold permit takes up to three intervals (WU-11)
+            return s.emissionIntervalNanoseconds > Int64.max / 3 ? .max : 3 * s.emissionIntervalNanoseconds
         case .fixedWindow(let s): return s.windowNanoseconds
         case .slidingWindowLog(let s): return s.windowNanoseconds
         case .slidingWindowCounter(let s): return s.windowNanoseconds
+        case .slidingWindowSegments(let s): return s.segmentsPerWindow * s.segmentNanoseconds
         case .leakyBucketMeter(let s): return perPermit(s.periodNanoseconds, s.leakPermitsPerPeriod)
         case .leakyBucketQueue(let s): return s.intervalNanoseconds
         case .concurrency: return 0

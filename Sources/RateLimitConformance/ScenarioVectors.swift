@@ -1,11 +1,11 @@
 import RateLimitCore
 
-// The scenario vectors of Spec/vectors/scenarios/: the machines beyond the nine strategies
+// The scenario vectors of Spec/vectors/scenarios/: the machines beyond the strategies
 // (composite limits, the wait queue, the registry), one file per machine. A scenario is one
 // machine made from a configuration at `createdAt`, and ordered steps: an event at an instant and
 // the answer worked out by hand from the Spec, with a comment saying what the step checks.
 // Answers are compared exactly (objects member by member in any order, arrays in order): the
-// conformance levels of CONF-3 judge the nine strategies' decisions, not these machines'.
+// conformance levels of CONF-3 judge the strategies' decisions, not these machines'.
 // Spec/vectors/scenarios/README.md describes the format; its schema.json validates it.
 
 /// A machine the scenario vectors cover, by the name the files and the protocol use.

@@ -98,6 +98,18 @@ package enum TraceGenerator {
                     initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
         case GCRA.identifier:
             return .gcra(try GCRA(burst: rng.count(), emissionIntervalNanoseconds: rng.span(small: 1...15)))
+        case PayLater.identifier:
+            let burst = rng.count()
+            return .payLater(
+                try PayLater(
+                    burst: burst, emissionIntervalNanoseconds: rng.span(small: 1...15),
+                    initialTokens: rng.chance(50) ? nil : rng.int(in: 0...burst)))
+        case WarmUp.identifier:
+            // A period of 0 (no warm-up) is an edge of its own; odd periods leave half-nanosecond thresholds.
+            return .warmUp(
+                try WarmUp(
+                    burst: rng.count(small: 1...4), emissionIntervalNanoseconds: rng.span(small: 1...15),
+                    warmUpPeriodNanoseconds: rng.chance(15) ? 0 : rng.span(small: 1...60)))
         case FixedWindow.identifier:
             return .fixedWindow(try FixedWindow(limit: rng.count(), windowNanoseconds: rng.span()))
         case SlidingWindowLog.identifier:
@@ -105,6 +117,12 @@ package enum TraceGenerator {
             return .slidingWindowLog(try SlidingWindowLog(limit: rng.int(in: 1...8), windowNanoseconds: rng.span()))
         case SlidingWindowCounter.identifier:
             return .slidingWindowCounter(try SlidingWindowCounter(limit: rng.count(), windowNanoseconds: rng.span()))
+        case SlidingWindowSegments.identifier:
+            // Segments of 1 ns (the log) and one segment (the fixed window) are edges of their own.
+            return .slidingWindowSegments(
+                try SlidingWindowSegments(
+                    limit: rng.count(), segmentsPerWindow: rng.chance(15) ? 1 : rng.count(small: 1...8),
+                    segmentNanoseconds: rng.chance(15) ? 1 : rng.span(small: 1...10)))
         case LeakyBucketMeter.identifier:
             let capacity = rng.count()
             return .leakyBucketMeter(
@@ -129,9 +147,12 @@ package enum TraceGenerator {
         case .tokenBucket(let s): max(1, s.periodNanoseconds / s.permitsPerPeriod)
         case .intervalTokenBucket(let s): s.intervalNanoseconds
         case .gcra(let s): s.emissionIntervalNanoseconds
+        case .payLater(let s): s.emissionIntervalNanoseconds
+        case .warmUp(let s): s.emissionIntervalNanoseconds
         case .fixedWindow(let s): s.windowNanoseconds
         case .slidingWindowLog(let s): s.windowNanoseconds
         case .slidingWindowCounter(let s): s.windowNanoseconds
+        case .slidingWindowSegments(let s): s.segmentNanoseconds
         case .leakyBucketMeter(let s): max(1, s.periodNanoseconds / s.leakPermitsPerPeriod)
         case .leakyBucketQueue(let s): s.intervalNanoseconds
         case .concurrency: 10

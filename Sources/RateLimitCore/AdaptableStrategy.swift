@@ -37,17 +37,13 @@ extension GCRA: AdaptableStrategy {
     /// One permit per emission interval, counted per second when the interval is at most a second
     /// (`⌊1 s / T⌋` per second, rounded down), else one per interval; bursts of `burst`.
     public var enforcedRate: AdaptiveRate.Limit? {
-        let second: Int64 = 1_000_000_000
-        return emissionIntervalNanoseconds <= second
-            ? AdaptiveRate.Limit(rate: second / emissionIntervalNanoseconds, burst: burst, periodNanoseconds: second)
-            : AdaptiveRate.Limit(rate: 1, burst: burst, periodNanoseconds: emissionIntervalNanoseconds)
+        AdaptiveRate.Limit(perEmissionInterval: emissionIntervalNanoseconds, burst: burst)
     }
     public var enforcedConcurrency: Int64? { nil }
 
     /// The GCRA `(burst b, emissionIntervalNanoseconds ⌈P/r⌉)`: the rate rounded down.
     public func enforcing(_ rate: AdaptiveRate.Limit) -> GCRA? {
-        guard rate.rate >= 1, rate.periodNanoseconds >= 1 else { return nil }
-        let interval = rate.periodNanoseconds.multipliedDividedRoundingUp(1, rate.rate)
+        guard let interval = rate.emissionIntervalNanoseconds else { return nil }
         return try? GCRA(burst: rate.burst, emissionIntervalNanoseconds: interval)
     }
     public func enforcing(concurrency limit: Int64) -> GCRA? { nil }
@@ -62,30 +58,65 @@ extension ConcurrencyLimiter: AdaptableStrategy {
     public func enforcing(concurrency limit: Int64) -> ConcurrencyLimiter? { try? ConcurrencyLimiter(limit: limit) }
 }
 
-// The other strategies enforce neither a rate an adaptive machine could set nor a concurrency:
-// their limits are counts per window or levels, and they are left as they are.
-extension AnyRateLimitStrategy: AdaptableStrategy {
-    /// The rate of a token bucket or a GCRA.
+extension PayLater: AdaptableStrategy {
+    /// As GCRA's: one permit per emission interval, counted per second when the interval is at most
+    /// a second; bursts of `burst`.
     public var enforcedRate: AdaptiveRate.Limit? {
-        if case .tokenBucket(let bucket) = self { return bucket.enforcedRate }
-        if case .gcra(let gcra) = self { return gcra.enforcedRate }
-        return nil
+        AdaptiveRate.Limit(perEmissionInterval: emissionIntervalNanoseconds, burst: burst)
+    }
+    public var enforcedConcurrency: Int64? { nil }
+
+    /// Pay later `(burst b, emissionIntervalNanoseconds ⌈P/r⌉)`: the rate rounded down; a new
+    /// limiter (after a reset) starts with at most the tokens this one's did.
+    public func enforcing(_ rate: AdaptiveRate.Limit) -> PayLater? {
+        guard let interval = rate.emissionIntervalNanoseconds else { return nil }
+        return try? PayLater(
+            burst: rate.burst, emissionIntervalNanoseconds: interval, initialTokens: min(initialTokens, rate.burst))
+    }
+    public func enforcing(concurrency limit: Int64) -> PayLater? { nil }
+}
+
+// The other strategies enforce neither a rate an adaptive machine could set nor a concurrency:
+// their limits are counts per window, levels, or (warm-up) a rate bound to its cold rate and
+// warm-up period; they are left as they are. Every case is named, so a new strategy is decided here.
+extension AnyRateLimitStrategy: AdaptableStrategy {
+    /// The rate of a token bucket, a GCRA or a pay-later limiter.
+    public var enforcedRate: AdaptiveRate.Limit? {
+        switch self {
+        case .tokenBucket(let bucket): bucket.enforcedRate
+        case .gcra(let gcra): gcra.enforcedRate
+        case .payLater(let payLater): payLater.enforcedRate
+        case .intervalTokenBucket, .warmUp, .fixedWindow, .slidingWindowLog, .slidingWindowCounter,
+            .slidingWindowSegments, .leakyBucketMeter, .leakyBucketQueue, .concurrency:
+            nil
+        }
     }
     /// The limit of a concurrency limiter.
     public var enforcedConcurrency: Int64? {
-        if case .concurrency(let limiter) = self { return limiter.enforcedConcurrency }
-        return nil
+        switch self {
+        case .concurrency(let limiter): limiter.enforcedConcurrency
+        case .tokenBucket, .intervalTokenBucket, .gcra, .payLater, .warmUp, .fixedWindow, .slidingWindowLog,
+            .slidingWindowCounter, .slidingWindowSegments, .leakyBucketMeter, .leakyBucketQueue:
+            nil
+        }
     }
     public func enforcing(_ rate: AdaptiveRate.Limit) -> AnyRateLimitStrategy? {
-        if case .tokenBucket(let bucket) = self { return bucket.enforcing(rate).map(AnyRateLimitStrategy.tokenBucket) }
-        if case .gcra(let gcra) = self { return gcra.enforcing(rate).map(AnyRateLimitStrategy.gcra) }
-        return nil
+        switch self {
+        case .tokenBucket(let bucket): bucket.enforcing(rate).map(AnyRateLimitStrategy.tokenBucket)
+        case .gcra(let gcra): gcra.enforcing(rate).map(AnyRateLimitStrategy.gcra)
+        case .payLater(let payLater): payLater.enforcing(rate).map(AnyRateLimitStrategy.payLater)
+        case .intervalTokenBucket, .warmUp, .fixedWindow, .slidingWindowLog, .slidingWindowCounter,
+            .slidingWindowSegments, .leakyBucketMeter, .leakyBucketQueue, .concurrency:
+            nil
+        }
     }
     public func enforcing(concurrency limit: Int64) -> AnyRateLimitStrategy? {
-        if case .concurrency(let limiter) = self {
-            return limiter.enforcing(concurrency: limit).map(AnyRateLimitStrategy.concurrency)
+        switch self {
+        case .concurrency(let limiter): limiter.enforcing(concurrency: limit).map(AnyRateLimitStrategy.concurrency)
+        case .tokenBucket, .intervalTokenBucket, .gcra, .payLater, .warmUp, .fixedWindow, .slidingWindowLog,
+            .slidingWindowCounter, .slidingWindowSegments, .leakyBucketMeter, .leakyBucketQueue:
+            nil
         }
-        return nil
     }
 }
 
@@ -112,6 +143,25 @@ extension CompositeLimit: AdaptableStrategy {
         var changed = limits
         changed[index] = replaced
         return try? CompositeLimit(changed)
+    }
+}
+
+extension AdaptiveRate.Limit {
+    /// One permit per emission interval of `interval` ns, counted per second when the interval is
+    /// at most a second (`⌊1 s / T⌋` per second, rounded down), else one per interval.
+    @usableFromInline init(perEmissionInterval interval: Int64, burst: Int64) {
+        let second: Int64 = 1_000_000_000
+        self =
+            interval <= second
+            ? AdaptiveRate.Limit(rate: second / interval, burst: burst, periodNanoseconds: second)
+            : AdaptiveRate.Limit(rate: 1, burst: burst, periodNanoseconds: interval)
+    }
+
+    /// The emission interval that enforces this rate, `⌈P/r⌉` (the rate rounded down); `nil` for
+    /// a rate below 1.
+    @usableFromInline var emissionIntervalNanoseconds: Int64? {
+        guard rate >= 1, periodNanoseconds >= 1 else { return nil }
+        return periodNanoseconds.multipliedDividedRoundingUp(1, rate)
     }
 }
 

@@ -1,17 +1,20 @@
-// Any one of the nine strategies, as a value (Spec/CompositeLimit.md, COMP-1).
+// Any one of the strategies, as a value (Spec/CompositeLimit.md, COMP-1).
 //
 // Registries and composites hold limits of different strategies side by side; an enum keeps them
 // values (no existential box, no allocation) and every switch exhaustive. Each case forwards to
 // its strategy unchanged, so its answers are that strategy's to the nanosecond.
 
-/// One of the nine strategies, chosen at run time.
+/// One of the strategies, chosen at run time.
 public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
     case tokenBucket(TokenBucket)
     case intervalTokenBucket(IntervalTokenBucket)
     case gcra(GCRA)
+    case payLater(PayLater)
+    case warmUp(WarmUp)
     case fixedWindow(FixedWindow)
     case slidingWindowLog(SlidingWindowLog)
     case slidingWindowCounter(SlidingWindowCounter)
+    case slidingWindowSegments(SlidingWindowSegments)
     case leakyBucketMeter(LeakyBucketMeter)
     case leakyBucketQueue(LeakyBucketQueue)
     case concurrency(ConcurrencyLimiter)
@@ -23,9 +26,12 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case tokenBucket(TokenBucket.State)
         case intervalTokenBucket(IntervalTokenBucket.State)
         case gcra(GCRA.State)
+        case payLater(PayLater.State)
+        case warmUp(WarmUp.State)
         case fixedWindow(FixedWindow.State)
         case slidingWindowLog(SlidingWindowLog.State)
         case slidingWindowCounter(SlidingWindowCounter.State)
+        case slidingWindowSegments(SlidingWindowSegments.State)
         case leakyBucketMeter(LeakyBucketMeter.State)
         case leakyBucketQueue(LeakyBucketQueue.State)
         case concurrency(ConcurrencyLimiter.State)
@@ -37,25 +43,31 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .tokenBucket: TokenBucket.identifier
         case .intervalTokenBucket: IntervalTokenBucket.identifier
         case .gcra: GCRA.identifier
+        case .payLater: PayLater.identifier
+        case .warmUp: WarmUp.identifier
         case .fixedWindow: FixedWindow.identifier
         case .slidingWindowLog: SlidingWindowLog.identifier
         case .slidingWindowCounter: SlidingWindowCounter.identifier
+        case .slidingWindowSegments: SlidingWindowSegments.identifier
         case .leakyBucketMeter: LeakyBucketMeter.identifier
         case .leakyBucketQueue: LeakyBucketQueue.identifier
         case .concurrency: ConcurrencyLimiter.identifier
         }
     }
 
-    /// The strategy as one of the nine, or `nil` for a strategy type outside them.
+    /// The strategy as one of the strategies of this enum, or `nil` for a strategy type outside them.
     public init?<S: RateLimitStrategy>(_ strategy: S) {
         switch strategy {
         case let any as AnyRateLimitStrategy: self = any
         case let s as TokenBucket: self = .tokenBucket(s)
         case let s as IntervalTokenBucket: self = .intervalTokenBucket(s)
         case let s as GCRA: self = .gcra(s)
+        case let s as PayLater: self = .payLater(s)
+        case let s as WarmUp: self = .warmUp(s)
         case let s as FixedWindow: self = .fixedWindow(s)
         case let s as SlidingWindowLog: self = .slidingWindowLog(s)
         case let s as SlidingWindowCounter: self = .slidingWindowCounter(s)
+        case let s as SlidingWindowSegments: self = .slidingWindowSegments(s)
         case let s as LeakyBucketMeter: self = .leakyBucketMeter(s)
         case let s as LeakyBucketQueue: self = .leakyBucketQueue(s)
         case let s as ConcurrencyLimiter: self = .concurrency(s)
@@ -70,9 +82,12 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .tokenBucket(let s): return s as? S
         case .intervalTokenBucket(let s): return s as? S
         case .gcra(let s): return s as? S
+        case .payLater(let s): return s as? S
+        case .warmUp(let s): return s as? S
         case .fixedWindow(let s): return s as? S
         case .slidingWindowLog(let s): return s as? S
         case .slidingWindowCounter(let s): return s as? S
+        case .slidingWindowSegments(let s): return s as? S
         case .leakyBucketMeter(let s): return s as? S
         case .leakyBucketQueue(let s): return s as? S
         case .concurrency(let s): return s as? S
@@ -95,9 +110,24 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
                 ("initialTokens", s.initialTokens),
             ]
         case .gcra(let s): [("burst", s.burst), ("emissionIntervalNanoseconds", s.emissionIntervalNanoseconds)]
+        case .payLater(let s):
+            [
+                ("burst", s.burst), ("emissionIntervalNanoseconds", s.emissionIntervalNanoseconds),
+                ("initialTokens", s.initialTokens),
+            ]
+        case .warmUp(let s):
+            [
+                ("burst", s.burst), ("emissionIntervalNanoseconds", s.emissionIntervalNanoseconds),
+                ("warmUpPeriodNanoseconds", s.warmUpPeriodNanoseconds),
+            ]
         case .fixedWindow(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
         case .slidingWindowLog(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
         case .slidingWindowCounter(let s): [("limit", s.limit), ("windowNanoseconds", s.windowNanoseconds)]
+        case .slidingWindowSegments(let s):
+            [
+                ("limit", s.limit), ("segmentsPerWindow", s.segmentsPerWindow),
+                ("segmentNanoseconds", s.segmentNanoseconds),
+            ]
         case .leakyBucketMeter(let s):
             [
                 ("capacity", s.capacity), ("leakPermitsPerPeriod", s.leakPermitsPerPeriod),
@@ -120,9 +150,12 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .tokenBucket(let strategy): strategy.maximumPermits
         case .intervalTokenBucket(let strategy): strategy.maximumPermits
         case .gcra(let strategy): strategy.maximumPermits
+        case .payLater(let strategy): strategy.maximumPermits
+        case .warmUp(let strategy): strategy.maximumPermits
         case .fixedWindow(let strategy): strategy.maximumPermits
         case .slidingWindowLog(let strategy): strategy.maximumPermits
         case .slidingWindowCounter(let strategy): strategy.maximumPermits
+        case .slidingWindowSegments(let strategy): strategy.maximumPermits
         case .leakyBucketMeter(let strategy): strategy.maximumPermits
         case .leakyBucketQueue(let strategy): strategy.maximumPermits
         case .concurrency(let strategy): strategy.maximumPermits
@@ -134,9 +167,12 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case .tokenBucket(let strategy): .tokenBucket(strategy.initialState(at: now))
         case .intervalTokenBucket(let strategy): .intervalTokenBucket(strategy.initialState(at: now))
         case .gcra(let strategy): .gcra(strategy.initialState(at: now))
+        case .payLater(let strategy): .payLater(strategy.initialState(at: now))
+        case .warmUp(let strategy): .warmUp(strategy.initialState(at: now))
         case .fixedWindow(let strategy): .fixedWindow(strategy.initialState(at: now))
         case .slidingWindowLog(let strategy): .slidingWindowLog(strategy.initialState(at: now))
         case .slidingWindowCounter(let strategy): .slidingWindowCounter(strategy.initialState(at: now))
+        case .slidingWindowSegments(let strategy): .slidingWindowSegments(strategy.initialState(at: now))
         case .leakyBucketMeter(let strategy): .leakyBucketMeter(strategy.initialState(at: now))
         case .leakyBucketQueue(let strategy): .leakyBucketQueue(strategy.initialState(at: now))
         case .concurrency(let strategy): .concurrency(strategy.initialState(at: now))
@@ -161,6 +197,16 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
             Self.forward(
                 strategy, &state, event, at: now, { if case .gcra(let inner) = $0 { inner } else { nil } }, State.gcra,
                 { if case .gcra(let same) = $0 { same } else { nil } })
+        case .payLater(let strategy):
+            Self.forward(
+                strategy, &state, event, at: now, { if case .payLater(let inner) = $0 { inner } else { nil } },
+                State.payLater,
+                { if case .payLater(let same) = $0 { same } else { nil } })
+        case .warmUp(let strategy):
+            Self.forward(
+                strategy, &state, event, at: now, { if case .warmUp(let inner) = $0 { inner } else { nil } },
+                State.warmUp,
+                { if case .warmUp(let same) = $0 { same } else { nil } })
         case .fixedWindow(let strategy):
             Self.forward(
                 strategy, &state, event, at: now, { if case .fixedWindow(let inner) = $0 { inner } else { nil } },
@@ -176,6 +222,11 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
                 strategy, &state, event, at: now,
                 { if case .slidingWindowCounter(let inner) = $0 { inner } else { nil } }, State.slidingWindowCounter,
                 { if case .slidingWindowCounter(let same) = $0 { same } else { nil } })
+        case .slidingWindowSegments(let strategy):
+            Self.forward(
+                strategy, &state, event, at: now,
+                { if case .slidingWindowSegments(let inner) = $0 { inner } else { nil } }, State.slidingWindowSegments,
+                { if case .slidingWindowSegments(let same) = $0 { same } else { nil } })
         case .leakyBucketMeter(let strategy):
             Self.forward(
                 strategy, &state, event, at: now, { if case .leakyBucketMeter(let inner) = $0 { inner } else { nil } },
@@ -199,15 +250,20 @@ public enum AnyRateLimitStrategy: RateLimitStrategy, CustomStringConvertible {
         case (.tokenBucket(let strategy), .tokenBucket(let inner)): strategy.isIdle(inner, at: now)
         case (.intervalTokenBucket(let strategy), .intervalTokenBucket(let inner)): strategy.isIdle(inner, at: now)
         case (.gcra(let strategy), .gcra(let inner)): strategy.isIdle(inner, at: now)
+        case (.payLater(let strategy), .payLater(let inner)): strategy.isIdle(inner, at: now)
+        case (.warmUp(let strategy), .warmUp(let inner)): strategy.isIdle(inner, at: now)
         case (.fixedWindow(let strategy), .fixedWindow(let inner)): strategy.isIdle(inner, at: now)
         case (.slidingWindowLog(let strategy), .slidingWindowLog(let inner)): strategy.isIdle(inner, at: now)
         case (.slidingWindowCounter(let strategy), .slidingWindowCounter(let inner)): strategy.isIdle(inner, at: now)
+        case (.slidingWindowSegments(let strategy), .slidingWindowSegments(let inner)): strategy.isIdle(inner, at: now)
         case (.leakyBucketMeter(let strategy), .leakyBucketMeter(let inner)): strategy.isIdle(inner, at: now)
         case (.leakyBucketQueue(let strategy), .leakyBucketQueue(let inner)): strategy.isIdle(inner, at: now)
         case (.concurrency(let strategy), .concurrency(let inner)): strategy.isIdle(inner, at: now)
         // A foreign state is never forgotten.
-        case (.tokenBucket, _), (.intervalTokenBucket, _), (.gcra, _), (.fixedWindow, _), (.slidingWindowLog, _),
-            (.slidingWindowCounter, _), (.leakyBucketMeter, _), (.leakyBucketQueue, _), (.concurrency, _):
+        case (.tokenBucket, _), (.intervalTokenBucket, _), (.gcra, _), (.payLater, _), (.warmUp, _), (.fixedWindow, _),
+            (.slidingWindowLog, _),
+            (.slidingWindowCounter, _), (.slidingWindowSegments, _), (.leakyBucketMeter, _), (.leakyBucketQueue, _),
+            (.concurrency, _):
             false
         }
     }

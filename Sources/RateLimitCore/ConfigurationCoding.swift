@@ -6,8 +6,10 @@
 extension AnyRateLimitStrategy {
     /// Every strategy identifier, in the order of the Spec.
     public static let identifiers: [String] = [
-        TokenBucket.identifier, IntervalTokenBucket.identifier, GCRA.identifier, FixedWindow.identifier,
-        SlidingWindowLog.identifier, SlidingWindowCounter.identifier, LeakyBucketMeter.identifier,
+        TokenBucket.identifier, IntervalTokenBucket.identifier, GCRA.identifier, PayLater.identifier, WarmUp.identifier,
+        FixedWindow.identifier,
+        SlidingWindowLog.identifier, SlidingWindowCounter.identifier, SlidingWindowSegments.identifier,
+        LeakyBucketMeter.identifier,
         LeakyBucketQueue.identifier, ConcurrencyLimiter.identifier,
     ]
 
@@ -20,8 +22,11 @@ extension AnyRateLimitStrategy {
         case IntervalTokenBucket.identifier:
             (["capacity", "tokensPerInterval", "intervalNanoseconds", "initialTokens"], ["initialTokens"])
         case GCRA.identifier: (["burst", "emissionIntervalNanoseconds"], [])
+        case PayLater.identifier: (["burst", "emissionIntervalNanoseconds", "initialTokens"], ["initialTokens"])
+        case WarmUp.identifier: (["burst", "emissionIntervalNanoseconds", "warmUpPeriodNanoseconds"], [])
         case FixedWindow.identifier, SlidingWindowLog.identifier, SlidingWindowCounter.identifier:
             (["limit", "windowNanoseconds"], [])
+        case SlidingWindowSegments.identifier: (["limit", "segmentsPerWindow", "segmentNanoseconds"], [])
         case LeakyBucketMeter.identifier:
             (["capacity", "leakPermitsPerPeriod", "periodNanoseconds", "initialLevel"], ["initialLevel"])
         case LeakyBucketQueue.identifier: (["queueCapacity", "intervalNanoseconds"], [])
@@ -53,6 +58,16 @@ extension AnyRateLimitStrategy {
                     initialTokens: values["initialTokens"]))
         case GCRA.identifier:
             self = .gcra(try GCRA(burst: v("burst"), emissionIntervalNanoseconds: v("emissionIntervalNanoseconds")))
+        case PayLater.identifier:
+            self = .payLater(
+                try PayLater(
+                    burst: v("burst"), emissionIntervalNanoseconds: v("emissionIntervalNanoseconds"),
+                    initialTokens: values["initialTokens"]))
+        case WarmUp.identifier:
+            self = .warmUp(
+                try WarmUp(
+                    burst: v("burst"), emissionIntervalNanoseconds: v("emissionIntervalNanoseconds"),
+                    warmUpPeriodNanoseconds: v("warmUpPeriodNanoseconds")))
         case FixedWindow.identifier:
             self = .fixedWindow(try FixedWindow(limit: v("limit"), windowNanoseconds: v("windowNanoseconds")))
         case SlidingWindowLog.identifier:
@@ -60,6 +75,11 @@ extension AnyRateLimitStrategy {
         case SlidingWindowCounter.identifier:
             self = .slidingWindowCounter(
                 try SlidingWindowCounter(limit: v("limit"), windowNanoseconds: v("windowNanoseconds")))
+        case SlidingWindowSegments.identifier:
+            self = .slidingWindowSegments(
+                try SlidingWindowSegments(
+                    limit: v("limit"), segmentsPerWindow: v("segmentsPerWindow"),
+                    segmentNanoseconds: v("segmentNanoseconds")))
         case LeakyBucketMeter.identifier:
             self = .leakyBucketMeter(
                 try LeakyBucketMeter(
@@ -181,6 +201,20 @@ extension GCRA: Codable {
     public func encode(to encoder: any Encoder) throws { try AnyRateLimitStrategy.gcra(self).encodeFields(to: encoder) }
 }
 
+extension PayLater: Codable {
+    public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.payLater(self).encodeFields(to: encoder)
+    }
+}
+
+extension WarmUp: Codable {
+    public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.warmUp(self).encodeFields(to: encoder)
+    }
+}
+
 extension FixedWindow: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
     public func encode(to encoder: any Encoder) throws {
@@ -199,6 +233,13 @@ extension SlidingWindowCounter: Codable {
     public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
     public func encode(to encoder: any Encoder) throws {
         try AnyRateLimitStrategy.slidingWindowCounter(self).encodeFields(to: encoder)
+    }
+}
+
+extension SlidingWindowSegments: Codable {
+    public init(from decoder: any Decoder) throws { self = try AnyRateLimitStrategy.decode(Self.self, from: decoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try AnyRateLimitStrategy.slidingWindowSegments(self).encodeFields(to: encoder)
     }
 }
 

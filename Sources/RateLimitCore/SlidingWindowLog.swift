@@ -5,8 +5,9 @@
 // An admission at a counts for the instants a ... a + W − 1 and no longer: exactly one window
 // later it has expired (the same half-open convention as the fixed window's [k·W, (k+1)·W)).
 //
-// Implementation. The log is a ring of (instant, permits) entries in admission order, which is
-// also instant order because recorded instants never decrease. Admissions at the same instant are
+// Implementation. The log (`PermitLog`, shared with the segmented window) is a buffer of
+// (instant, permits) entries in admission order, which is also instant order because recorded
+// instants never decrease. Admissions at the same instant are
 // merged into one entry, so the log never holds more entries than `limit` permits in force (plus
 // expired entries not yet pruned): memory is O(limit), and a limit in the millions costs megabytes.
 // Expired entries are pruned when the state changes; a rejected acquire only reads, so it leaves
@@ -45,55 +46,20 @@ public struct SlidingWindowLog: RateLimitStrategy {
 
     /// The log of admissions still possibly in force, and the last instant recorded.
     public struct State: Hashable, Sendable {
-        // entries[head...] is the log, oldest first; entries[..<head] are pruned slots reused later.
-        @usableFromInline var storage: ContiguousArray<Entry>
-        @usableFromInline var head: Int
-        /// Sum of the permits of the logged entries.
-        public internal(set) var loggedPermits: Int64
+        @usableFromInline var log: PermitLog<Entry>
         /// The latest instant the state was updated at (SWL-3).
         public internal(set) var lastNanoseconds: Int64
 
+        /// Sum of the permits of the logged entries.
+        public var loggedPermits: Int64 { log.total }
         /// The logged admissions, oldest first.
-        public var entries: ArraySlice<Entry> { storage[head...] }
-
-        public static func == (lhs: State, rhs: State) -> Bool {
-            lhs.lastNanoseconds == rhs.lastNanoseconds && lhs.loggedPermits == rhs.loggedPermits
-                && lhs.entries.elementsEqual(rhs.entries)
-        }
-
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(lastNanoseconds)
-            hasher.combine(loggedPermits)
-            for entry in entries { hasher.combine(entry) }
-        }
-
-        /// Drops the first `count` entries, compacting when the dead prefix dominates.
-        mutating func dropOldest(_ count: Int, permits: Int64) {
-            head += count
-            loggedPermits -= permits
-            if head == storage.count {
-                storage.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 32, head * 2 >= storage.count {
-                storage.removeFirst(head)
-                head = 0
-            }
-        }
-
-        mutating func append(permits: Int64, at instant: Int64) {
-            loggedPermits += permits
-            if head < storage.count, storage[storage.count - 1].instantNanoseconds == instant {
-                storage[storage.count - 1].permits += permits
-            } else {
-                storage.append(Entry(instantNanoseconds: instant, permits: permits))
-            }
-        }
+        public var entries: ArraySlice<Entry> { log.entries }
     }
 
     public var maximumPermits: Int64 { limit }
 
     public func initialState(at now: RateLimitInstant) -> State {
-        State(storage: [], head: 0, loggedPermits: 0, lastNanoseconds: now.nanoseconds)
+        State(log: PermitLog(), lastNanoseconds: now.nanoseconds)
     }
 
     public func step(
@@ -104,25 +70,13 @@ public struct SlidingWindowLog: RateLimitStrategy {
         case .acquire(let permits):
             if permits < 0 { return .invalid(.negativePermits(permits)) }
             if permits > limit { return .neverAllowed }  // SWL-7
-            let (expiredCount, expiredPermits) = expired(state, at: instant)
-            let inForce = state.loggedPermits - expiredPermits
-            if permits == 0 { return .allowed(remaining: max(0, limit - inForce)) }  // SWL-8
-            if permits <= limit - inForce {  // SWL-4 (in force may exceed limit after a reconfigure)
-                state.dropOldest(expiredCount, permits: expiredPermits)
-                state.append(permits: permits, at: instant)
-                state.lastNanoseconds = instant
-                return .allowed(remaining: limit - inForce - permits)
+            switch state.log.acquire(permits, limit: limit, expired: expired(state, at: instant), at: instant) {
+            case .admitted(let remaining):  // SWL-4, SWL-5
+                if permits > 0 { state.lastNanoseconds = instant }  // SWL-8: a query records nothing
+                return .allowed(remaining: remaining)
+            case .waitFor(let oldest):  // SWL-6: the oldest entries whose expiry frees enough permits
+                return rejection(admittedAt: wideSum(oldest, windowNanoseconds), now: now)
             }
-            // SWL-6: wait for the oldest entries whose expiry frees enough permits.
-            // Rejected means inForce > limit − permits ≥ 0, so this neither overflows nor exceeds inForce.
-            var toFree = inForce - (limit - permits)
-            var index = state.head + expiredCount
-            while state.storage[index].permits < toFree {
-                toFree -= state.storage[index].permits
-                index += 1
-            }
-            let expiry = wideSum(state.storage[index].instantNanoseconds, windowNanoseconds)
-            return rejection(admittedAt: expiry, now: now)
         case .release:  // SWL-8
             return .invalid(.releaseNotSupported)
         case .reset:  // SWL-9
@@ -130,7 +84,7 @@ public struct SlidingWindowLog: RateLimitStrategy {
             return .allowed(remaining: limit)
         case .reconfigure(let replacement):  // SWL-10: entries in force (old window) kept
             let (expiredCount, expiredPermits) = expired(state, at: instant)
-            state.dropOldest(expiredCount, permits: expiredPermits)
+            state.log.dropOldest(expiredCount, permits: expiredPermits)
             state.lastNanoseconds = instant
             let (_, stillExpired) = replacement.expired(state, at: instant)
             return .allowed(remaining: max(0, replacement.limit - (state.loggedPermits - stillExpired)))
@@ -143,14 +97,12 @@ public struct SlidingWindowLog: RateLimitStrategy {
 
     /// SWL-3: the leading entries that no longer count at `instant` (those with a + W ≤ instant).
     func expired(_ state: State, at instant: Int64) -> (count: Int, permits: Int64) {
-        var count = 0
-        var permits: Int64 = 0
-        for entry in state.entries {
-            // a + W ≤ instant ⟺ a ≤ instant − W; instant − W cannot overflow (both non-negative).
-            guard entry.instantNanoseconds <= instant - windowNanoseconds else { break }
-            count += 1
-            permits += entry.permits
-        }
-        return (count, permits)
+        // a + W ≤ instant ⟺ a ≤ instant − W; instant − W cannot overflow (both non-negative).
+        state.log.leading(through: instant - windowNanoseconds)
     }
+}
+
+extension SlidingWindowLog.Entry: LoggedPermits {
+    @usableFromInline var key: Int64 { instantNanoseconds }
+    @usableFromInline init(key: Int64, permits: Int64) { self.init(instantNanoseconds: key, permits: permits) }
 }

@@ -112,11 +112,24 @@ func pureSteps(plan: Plan, stride: Int64) throws -> [Result] {
                 try IntervalTokenBucket(capacity: 100, tokensPerInterval: 1, intervalNanoseconds: stride),
                 stride: stride)
         ),
+        ("pay-later", pureStep(try PayLater(burst: 100, emissionIntervalNanoseconds: stride), stride: stride)),
+        (
+            "warm-up",
+            pureStep(
+                try WarmUp(burst: 100, emissionIntervalNanoseconds: stride, warmUpPeriodNanoseconds: window),
+                stride: stride)
+        ),
         ("fixed-window", pureStep(try FixedWindow(limit: 100, windowNanoseconds: window), stride: stride)),
         ("sliding-window-log", pureStep(try SlidingWindowLog(limit: 100, windowNanoseconds: window), stride: stride)),
         (
             "sliding-window-counter",
             pureStep(try SlidingWindowCounter(limit: 100, windowNanoseconds: window), stride: stride)
+        ),
+        (
+            "sliding-window-segments",
+            pureStep(
+                try SlidingWindowSegments(limit: 100, segmentsPerWindow: 10, segmentNanoseconds: window / 10),
+                stride: stride)
         ),
         (
             "leaky-bucket-meter",
@@ -688,9 +701,12 @@ func memory(plan: Plan) throws -> [Result] {
     layout("token-bucket", TokenBucket.self)
     layout("token-bucket-interval", IntervalTokenBucket.self)
     layout("gcra", GCRA.self)
+    layout("pay-later", PayLater.self)
+    layout("warm-up", WarmUp.self)
     layout("fixed-window", FixedWindow.self)
     layout("sliding-window-log", SlidingWindowLog.self)
     layout("sliding-window-counter", SlidingWindowCounter.self)
+    layout("sliding-window-segments", SlidingWindowSegments.self)
     layout("leaky-bucket-meter", LeakyBucketMeter.self)
     layout("leaky-bucket-queue", LeakyBucketQueue.self)
     layout("concurrency", ConcurrencyLimiter.self)

@@ -11,12 +11,17 @@ private func adapterRules(using rng: inout SeededGenerator) throws -> [RateLimit
     func limit() -> AnyRateLimitStrategy {
         // Scheduled starts (the leaky bucket queue) are checked by the single-limiter tests.
         let kinds = [
-            TokenBucket.identifier, GCRA.identifier, FixedWindow.identifier, SlidingWindowLog.identifier,
-            SlidingWindowCounter.identifier, ConcurrencyLimiter.identifier,
+            TokenBucket.identifier, GCRA.identifier, PayLater.identifier, WarmUp.identifier, FixedWindow.identifier,
+            SlidingWindowLog.identifier, SlidingWindowCounter.identifier, SlidingWindowSegments.identifier,
+            ConcurrencyLimiter.identifier,
         ]
         while true {
-            if let strategy = TraceGenerator.configuration(rng.pick(kinds), using: &rng), strategy.maximumPermits >= 2,
-                strategy.maximumPermits < 1_000, TraceGenerator.characteristicNanoseconds(strategy) < 1_000
+            // Pay later and warm-up admit any size (PL-7, WU-7): their burst is what must stay small.
+            if let strategy = TraceGenerator.configuration(rng.pick(kinds), using: &rng),
+                strategy.maximumPermits >= 2,
+                strategy.typed(as: PayLater.self)?.burst ?? strategy.typed(as: WarmUp.self)?.burst
+                    ?? strategy.maximumPermits < 1_000,
+                TraceGenerator.characteristicNanoseconds(strategy) < 1_000
             {
                 return strategy
             }

@@ -61,7 +61,8 @@ struct CoarseClockSubject: ConformanceSubject {
     var name: String { "reference model on a clock up to \(resolution - 1) ns late" }
     var strategies: Set<String> {
         [
-            TokenBucket.identifier, GCRA.identifier, LeakyBucketMeter.identifier, SlidingWindowLog.identifier,
+            TokenBucket.identifier, GCRA.identifier, PayLater.identifier, LeakyBucketMeter.identifier,
+            SlidingWindowLog.identifier,
             LeakyBucketQueue.identifier, ConcurrencyLimiter.identifier,
         ]
     }
@@ -237,7 +238,7 @@ struct CoarseClockTests {
     }
 
     @Test(
-        "CORE-17 CONF-5 CONF-6 on a clock up to R late, TB, GCRA, LBM, SWL, LBQ and CL conform within T = 2R (the coarse clock profile; its refusals within T are no sustained refusal)",
+        "CORE-17 CONF-5 CONF-6 on a clock up to R late, TB, GCRA, PL, LBM, SWL, LBQ and CL conform within T = 2R (the coarse clock profile; its refusals within T are no sustained refusal)",
         arguments: resolutions)
     func lateClockConformsWithinTheResolution(resolution: Int64) async throws {
         try await offThePool {
@@ -263,13 +264,15 @@ struct CoarseClockTests {
         }
     }
 
-    /// Whether a burst of `configuration` (its maximum permits, one characteristic span each)
-    /// spans an eighth of the timeline or more.
+    /// Whether a burst of `configuration` (its maximum permits, or the burst of a limiter that
+    /// admits any size, one characteristic span each) spans an eighth of the timeline or more.
     static func reachesTheEnd(_ configuration: AnyRateLimitStrategy?) -> Bool {
         guard let configuration else { return false }
         let span = TraceGenerator.characteristicNanoseconds(configuration)
-        let (burst, overflow) = span.multipliedReportingOverflow(
-            by: min(configuration.maximumPermits, Int64.max - 1) + 1)
+        let permits =
+            configuration.typed(as: PayLater.self)?.burst ?? configuration.typed(as: WarmUp.self)?.burst
+            ?? configuration.maximumPermits
+        let (burst, overflow) = span.multipliedReportingOverflow(by: min(permits, Int64.max - 1) + 1)
         return overflow || burst > Int64.max / 8
     }
 

@@ -46,7 +46,8 @@ struct ExhaustiveTests {
     }
 
     @Test(
-        "TB-12 LBM-12 GCRA-12 TBI-12 FW-12 the equivalences between strategies hold on every reachable pair of states")
+        "TB-12 LBM-12 GCRA-12 TBI-12 FW-12 SWS-12 SWL-12 WU-12 PL-12 the equivalences between strategies hold on every reachable pair of states"
+    )
     func equivalences() async throws {
         let spaces = (
             try Self.space(TokenBucket(capacity: 3, permitsPerPeriod: 2, periodNanoseconds: 3, initialTokens: 1)),
@@ -55,7 +56,12 @@ struct ExhaustiveTests {
             try Self.space(TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 2)),
             try Self.space(GCRA(burst: 3, emissionIntervalNanoseconds: 2)),
             try Self.space(IntervalTokenBucket(capacity: 3, tokensPerInterval: 3, intervalNanoseconds: 4)),
-            try Self.space(FixedWindow(limit: 3, windowNanoseconds: 4))
+            try Self.space(FixedWindow(limit: 3, windowNanoseconds: 4)),
+            try Self.space(SlidingWindowSegments(limit: 3, segmentsPerWindow: 1, segmentNanoseconds: 4)),
+            try Self.space(SlidingWindowSegments(limit: 3, segmentsPerWindow: 4, segmentNanoseconds: 1)),
+            try Self.space(SlidingWindowLog(limit: 3, windowNanoseconds: 4)),
+            try Self.space(WarmUp(burst: 3, emissionIntervalNanoseconds: 2, warmUpPeriodNanoseconds: 0)),
+            try Self.space(PayLater(burst: 3, emissionIntervalNanoseconds: 2))
         )
         await offThePool {
             let pairs = [
@@ -64,6 +70,11 @@ struct ExhaustiveTests {
                 ExhaustiveChecker.walkPair(spaces.2, spaces.3, name: "token bucket (3, 1, 2, 3) ≡ GCRA (3, 2)"),
                 ExhaustiveChecker.walkPair(
                     spaces.4, spaces.5, name: "interval token bucket (3, 3, 4, 3) ≡ fixed window (3, 4)"),
+                ExhaustiveChecker.walkPair(
+                    spaces.6, spaces.5, name: "segmented window (3, 1, 4) ≡ fixed window (3, 4)"),
+                ExhaustiveChecker.walkPair(
+                    spaces.7, spaces.8, name: "segmented window (3, 4, 1) ≡ sliding window log (3, 4)"),
+                ExhaustiveChecker.walkPair(spaces.9, spaces.10, name: "warm-up (3, 2, 0) ≡ pay later (3, 2)"),
             ]
             for report in pairs {
                 print("exhaustive: \(report)")
@@ -80,11 +91,16 @@ struct ExhaustiveTests {
         configurations[IntervalTokenBucket.identifier] = try? .intervalTokenBucket(
             IntervalTokenBucket(capacity: 3, tokensPerInterval: 3, intervalNanoseconds: 4, initialTokens: 0))
         configurations[GCRA.identifier] = try? .gcra(GCRA(burst: 3, emissionIntervalNanoseconds: 1))
+        configurations[PayLater.identifier] = try? .payLater(PayLater(burst: 3, emissionIntervalNanoseconds: 1))
+        configurations[WarmUp.identifier] = try? .warmUp(
+            WarmUp(burst: 2, emissionIntervalNanoseconds: 1, warmUpPeriodNanoseconds: 0))
         configurations[FixedWindow.identifier] = try? .fixedWindow(FixedWindow(limit: 4, windowNanoseconds: 4))
         configurations[SlidingWindowLog.identifier] = try? .slidingWindowLog(
             SlidingWindowLog(limit: 3, windowNanoseconds: 3))
         configurations[SlidingWindowCounter.identifier] = try? .slidingWindowCounter(
             SlidingWindowCounter(limit: 4, windowNanoseconds: 4))
+        configurations[SlidingWindowSegments.identifier] = try? .slidingWindowSegments(
+            SlidingWindowSegments(limit: 4, segmentsPerWindow: 2, segmentNanoseconds: 2))
         configurations[LeakyBucketMeter.identifier] = try? .leakyBucketMeter(
             LeakyBucketMeter(capacity: 4, leakPermitsPerPeriod: 2, periodNanoseconds: 3))
         configurations[LeakyBucketQueue.identifier] = try? .leakyBucketQueue(
@@ -94,7 +110,7 @@ struct ExhaustiveTests {
     }()
 
     @Test(
-        "TB-11 TBI-11 GCRA-11 FW-11 SWL-11 SWC-11 LBM-11 LBQ-11 CL-11 the walk finds admissions beyond each bound (a more generous configuration)",
+        "TB-11 TBI-11 GCRA-11 PL-11 WU-11 FW-11 SWL-11 SWC-11 SWS-11 LBM-11 LBQ-11 CL-11 the walk finds admissions beyond each bound (a more generous configuration)",
         arguments: AnyRateLimitStrategy.identifiers)
     func boundsAreChecked(_ identifier: String) async throws {
         var space = try #require(ExhaustiveSpace.standard(identifier))

@@ -302,7 +302,7 @@ struct AdaptiveRateTests {
     }
 
     @Test(
-        "ADAPT-15 a learned rate is enforced by a token bucket or a GCRA, in a composite or not; a reconfigure keeps tokens"
+        "ADAPT-15 a learned rate is enforced by a token bucket, a GCRA or pay later, in a composite or not; a reconfigure keeps tokens"
     )
     func enforcing() throws {
         let learned = AdaptiveRate.Limit(rate: 20, burst: 5, periodNanoseconds: 1_000_000_000)
@@ -319,6 +319,19 @@ struct AdaptiveRateTests {
                 .emissionIntervalNanoseconds == 333_333_334)
         let slow = try GCRA(burst: 1, emissionInterval: .seconds(3))
         #expect(slow.enforcedRate == AdaptiveRate.Limit(rate: 1, burst: 1, periodNanoseconds: 3_000_000_000))
+        // Pay later as GCRA; a new limiter keeps at most the tokens the old one started with.
+        let payLater = try PayLater(burst: 5, emissionInterval: .milliseconds(50), initialTokens: 2)
+        #expect(payLater.enforcedRate == AdaptiveRate.Limit(rate: 20, burst: 5, periodNanoseconds: 1_000_000_000))
+        #expect(
+            try payLater.enforcing(AdaptiveRate.Limit(rate: 10, burst: 1, periodNanoseconds: 1_000_000_000))
+                == PayLater(burst: 1, emissionInterval: .milliseconds(100), initialTokens: 1))
+        #expect(
+            try AnyRateLimitStrategy.payLater(payLater).enforcing(learned)
+                == .payLater(PayLater(burst: 5, emissionInterval: .milliseconds(50), initialTokens: 2)))
+        // Warm-up's rate is bound to its cold rate and period: it learns nothing.
+        let warmUp = try WarmUp(burst: 5, emissionInterval: .milliseconds(50), warmUpPeriod: .seconds(1))
+        #expect(AnyRateLimitStrategy.warmUp(warmUp).enforcedRate == nil)
+        #expect(AnyRateLimitStrategy.warmUp(warmUp).enforcing(learned) == nil)
         let limiter = try ConcurrencyLimiter(limit: 8)
         #expect(limiter.enforcedRate == nil && limiter.enforcedConcurrency == 8)
         #expect(try limiter.enforcing(concurrency: 3) == ConcurrencyLimiter(limit: 3))

@@ -27,6 +27,16 @@ struct CatalogueTests {
     func gcra() throws { try checkCatalogue(of: GCRA.identifier) }
 
     @Test(
+        "CORE-7 CORE-8 CORE-10 CORE-13 PL-1 PL-2 PL-3 PL-4 PL-5 PL-6 PL-7 PL-8 PL-9 PL-10 PL-11 PL-12 the pay-later limiter's stories get the answers worked out by hand"
+    )
+    func payLater() throws { try checkCatalogue(of: PayLater.identifier) }
+
+    @Test(
+        "CORE-7 CORE-8 CORE-10 CORE-13 WU-1 WU-2 WU-3 WU-4 WU-5 WU-6 WU-7 WU-8 WU-9 WU-10 WU-11 WU-12 the warm-up limiter's stories get the answers worked out by hand"
+    )
+    func warmUp() throws { try checkCatalogue(of: WarmUp.identifier) }
+
+    @Test(
         "CORE-7 CORE-8 CORE-10 CORE-13 FW-1 FW-3 FW-4 FW-5 FW-6 FW-7 FW-8 FW-9 FW-10 FW-11 FW-12 the fixed window's stories get the answers worked out by hand"
     )
     func fixedWindow() throws { try checkCatalogue(of: FixedWindow.identifier) }
@@ -40,6 +50,11 @@ struct CatalogueTests {
         "CORE-7 CORE-8 CORE-10 CORE-13 SWC-1 SWC-3 SWC-4 SWC-5 SWC-6 SWC-7 SWC-8 SWC-9 SWC-10 SWC-11 SWC-12 the sliding window counter's stories get the answers worked out by hand"
     )
     func slidingWindowCounter() throws { try checkCatalogue(of: SlidingWindowCounter.identifier) }
+
+    @Test(
+        "CORE-7 CORE-8 CORE-10 CORE-13 SWS-1 SWS-3 SWS-4 SWS-5 SWS-6 SWS-7 SWS-8 SWS-9 SWS-10 SWS-11 SWS-12 the segmented sliding window's stories get the answers worked out by hand"
+    )
+    func slidingWindowSegments() throws { try checkCatalogue(of: SlidingWindowSegments.identifier) }
 
     @Test(
         "CORE-7 CORE-8 CORE-10 CORE-13 LBM-1 LBM-2 LBM-3 LBM-4 LBM-5 LBM-6 LBM-7 LBM-8 LBM-9 LBM-10 LBM-11 LBM-12 the leaky bucket meter's stories get the answers worked out by hand"

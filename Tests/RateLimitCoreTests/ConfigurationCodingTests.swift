@@ -69,11 +69,17 @@ struct ConfigurationCodingTests {
         #expect(
             try decode(LeakyBucketMeter.self, #"{"capacity": 3, "leakPermitsPerPeriod": 1, "periodNanoseconds": 10}"#)
                 .initialLevel == 0)
+        #expect(
+            try decode(PayLater.self, #"{"burst": 3, "emissionIntervalNanoseconds": 7}"#).initialTokens == 3,
+            "initialTokens left out: a rested limiter, as PL-1 says")
         let values: [any RateLimitStrategy & Codable] = [
             try IntervalTokenBucket(capacity: 4, tokensPerInterval: 2, intervalNanoseconds: 10),
             try GCRA(burst: 3, emissionIntervalNanoseconds: 7),
+            try PayLater(burst: 3, emissionIntervalNanoseconds: 7, initialTokens: 1),
+            try WarmUp(burst: 2, emissionIntervalNanoseconds: 7, warmUpPeriodNanoseconds: 70),
             try FixedWindow(limit: 2, windowNanoseconds: 9), try SlidingWindowLog(limit: 2, windowNanoseconds: 9),
             try SlidingWindowCounter(limit: 2, windowNanoseconds: 9),
+            try SlidingWindowSegments(limit: 2, segmentsPerWindow: 6, segmentNanoseconds: 10),
             try LeakyBucketQueue(queueCapacity: 2, intervalNanoseconds: 5),
             try ConcurrencyLimiter(limit: 4),
         ]

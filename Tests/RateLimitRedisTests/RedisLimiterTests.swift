@@ -268,7 +268,7 @@ struct RedisSubject: ConformanceSubject {
                         return try await limiter.reconfigure(typed)
                     }
                 })
-        case .slidingWindowCounter, .leakyBucketQueue:
+        case .payLater, .warmUp, .slidingWindowCounter, .slidingWindowSegments, .leakyBucketQueue:
             return .unsupported(reason: "no Redis script for \(configuration.kind)")
         }
     }

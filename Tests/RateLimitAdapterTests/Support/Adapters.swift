@@ -182,9 +182,11 @@ func move(_ clock: ManualClock, to nanoseconds: Int64) {
 /// The strategy types, by identifier.
 let strategyTypes: [String: any RateLimitStrategy.Type] = [
     TokenBucket.identifier: TokenBucket.self, IntervalTokenBucket.identifier: IntervalTokenBucket.self,
-    GCRA.identifier: GCRA.self, FixedWindow.identifier: FixedWindow.self,
+    GCRA.identifier: GCRA.self, PayLater.identifier: PayLater.self, WarmUp.identifier: WarmUp.self,
+    FixedWindow.identifier: FixedWindow.self,
     SlidingWindowLog.identifier: SlidingWindowLog.self,
-    SlidingWindowCounter.identifier: SlidingWindowCounter.self, LeakyBucketMeter.identifier: LeakyBucketMeter.self,
+    SlidingWindowCounter.identifier: SlidingWindowCounter.self,
+    SlidingWindowSegments.identifier: SlidingWindowSegments.self, LeakyBucketMeter.identifier: LeakyBucketMeter.self,
     LeakyBucketQueue.identifier: LeakyBucketQueue.self, ConcurrencyLimiter.identifier: ConcurrencyLimiter.self,
 ]
 

@@ -96,3 +96,27 @@ func intervalBoundHolds(
     }
     return true
 }
+
+/// PL-11, WU-11: for the newest admission of `history`, the permits admitted before it since each
+/// earlier admission total at most `burst − 1 + ⌊(e_newest − e_i) / T⌋` (the newest, paid for
+/// later, may be of any size).
+func allButLastBoundHolds(
+    _ history: [Admission], burst: Int64, intervalNanoseconds: Int64, clause: String, replay: String,
+    describe: String, sourceLocation: SourceLocation = #_sourceLocation
+) -> Bool {
+    guard let last = history.last else { return true }
+    var before: Int64 = 0
+    for admission in history.dropLast().reversed() {
+        let (sum, overflow) = before.addingReportingOverflow(admission.permits)
+        before = overflow ? .max : sum
+        let slots = (last.instant - admission.instant) / intervalNanoseconds
+        let bound = slots > Int64.max - burst ? Int64.max : slots + burst - 1
+        guard
+            holds(
+                before <= bound,
+                "\(clause) \(before) permits admitted from \(admission.instant) before the acquire at \(last.instant), bound \(bound): \(describe)",
+                replay: replay, sourceLocation: sourceLocation)
+        else { return false }
+    }
+    return true
+}

@@ -55,6 +55,14 @@ extension GCRA: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
+extension PayLater: RandomizedStrategy {
+    func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
+}
+
+extension WarmUp: RandomizedStrategy {
+    func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
+}
+
 extension LeakyBucketQueue: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
     func measured(_ result: RateLimitResult, of event: RateLimitEvent<Self>, nanosecondsEarlier shift: Int64)
@@ -77,6 +85,10 @@ extension SlidingWindowLog: RandomizedStrategy {
 }
 
 extension SlidingWindowCounter: RandomizedStrategy {
+    func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
+}
+
+extension SlidingWindowSegments: RandomizedStrategy {
     func evaluationInstant(_ state: State, now: Int64) -> Int64 { max(now, state.lastNanoseconds) }
 }
 
@@ -161,7 +173,9 @@ struct StrategyKind: Sendable, CustomTestStringConvertible {
 
     static let all: [StrategyKind] = [
         StrategyKind(TokenBucket.self), StrategyKind(IntervalTokenBucket.self), StrategyKind(GCRA.self),
-        StrategyKind(FixedWindow.self), StrategyKind(SlidingWindowLog.self), StrategyKind(SlidingWindowCounter.self),
+        StrategyKind(PayLater.self), StrategyKind(WarmUp.self), StrategyKind(FixedWindow.self),
+        StrategyKind(SlidingWindowLog.self),
+        StrategyKind(SlidingWindowCounter.self), StrategyKind(SlidingWindowSegments.self),
         StrategyKind(LeakyBucketMeter.self), StrategyKind(LeakyBucketQueue.self), StrategyKind(ConcurrencyLimiter.self),
     ]
 }

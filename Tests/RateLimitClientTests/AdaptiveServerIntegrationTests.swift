@@ -38,9 +38,12 @@ extension ServerIntegrationTests {
                 fields: "retry-after", capacity: 2 * serverBurst, rate: 2 * serverRate, tasks: tasks, count: 400,
                 adaptive: .standard)
             run.expectEveryRequestOnce()
+            // One task sends one request at a time: it can go no faster than its round trips allow,
+            // which a loaded machine stretches (measured in the same run, on the client's clock).
+            let attainable = tasks == 1 ? min(Double(serverRate), run.sequentialCapacity) : Double(serverRate)
             #expect(
-                run.secondHalfRate >= 0.9 * Double(serverRate),
-                "\(tasks) tasks: \(run.secondHalfRate) per second over the second half")
+                run.secondHalfRate >= 0.9 * attainable,
+                "\(tasks) tasks: \(run.secondHalfRate) per second over the second half, \(attainable) attainable")
             #expect(run.refusedShare <= 0.05, "\(tasks) tasks: \(run.stats.refused) refused of \(run.sent)")
             adaptiveRate = min(adaptiveRate, run.secondHalfRate)
             rows.append(run.row("adaptive, \(tasks) task\(tasks == 1 ? "" : "s")"))
@@ -105,7 +108,7 @@ extension ServerIntegrationTests {
         let client = URLSessionRateLimitedClient(
             session: server.session, limiter: registry, adaptive: .standard, seed: 6)
         let log = EventLog(await client.events())
-        let total = 400
+        let total = 600
         let statuses = try await sendPooled(
             total, tasks: 24, through: client, to: server, path: "/slow", endpoint: "GET /slow")
         let stats = try await server.stats()
@@ -113,29 +116,30 @@ extension ServerIntegrationTests {
         #expect(statuses == Array(repeating: 200, count: total))
         #expect(stats.slow.refused == 0, "the server refused \(stats.slow.refused)")
         #expect(stats.slow.servedIDs.sorted() == (0..<total).map(String.init).sorted(), "each served exactly once")
-        // Over the second half of the run: the limits the client held (from the response that
-        // ends the first half, on the client's clock) and the throughput against the best, 160
-        // per second (by the server's arrivals, on its clock).
+        // Over the last quarter of the run (from 12, a Vegas limit comes down by one per round
+        // trip, and a loaded machine lengthens the round trips): the limits the client held (from
+        // the response that ends the third quarter, on the client's clock) and the throughput
+        // against the best, 160 per second (by the server's arrivals, on its clock).
         let samples = stats.slow.samples
-        let secondHalf = Array(samples.dropFirst(samples.count / 2))
+        let lastQuarter = Array(samples.dropFirst(samples.count * 3 / 4))
         var received: [Int64] = []
         for case .received(_, _, let at) in events { received.append(at.nanoseconds) }
-        let middle = received[received.count / 2]
+        let settled = received[received.count * 3 / 4]
         var limits: [Int64] = []
         var current = start
         for case .limitChanged(_, let learned, let at) in events {
-            if at.nanoseconds >= middle { limits.append(current) }
+            if at.nanoseconds >= settled { limits.append(current) }
             current = learned.concurrency ?? current
         }
         limits.append(current)
-        let throughput = rate(secondHalf.map { $0[0] })
-        let inFlight = Double(secondHalf.map { $0[1] }.reduce(0, +)) / Double(max(1, secondHalf.count))
+        let throughput = rate(lastQuarter.map { $0[0] })
+        let inFlight = Double(lastQuarter.map { $0[1] }.reduce(0, +)) / Double(max(1, lastQuarter.count))
         // Vegas keeps alpha to beta (2 to 4) requests waiting: K + beta + 1 in the model (ADAPT-16),
         // one more here for the real server's timing (measured: 6 to 9).
-        #expect(limits.allSatisfy { (workers...(workers + 6)).contains($0) }, "limits over the second half: \(limits)")
+        #expect(limits.allSatisfy { (workers...(workers + 6)).contains($0) }, "limits over the last quarter: \(limits)")
         #expect(throughput >= 0.8 * 160, "\(throughput) per second")
         print(
-            "HTTP-13 concurrency from \(start), 4 workers of 25 ms: limit \(limits.min() ?? 0) … \(limits.max() ?? 0) over the second half, \(String(format: "%.1f", inFlight)) in flight at the server on average, \(String(format: "%.1f", throughput)) per second of 160, 0 refused"
+            "HTTP-13 concurrency from \(start), 4 workers of 25 ms: limit \(limits.min() ?? 0) … \(limits.max() ?? 0) over the last quarter, \(String(format: "%.1f", inFlight)) in flight at the server on average, \(String(format: "%.1f", throughput)) per second of 160, 0 refused"
         )
     }
 }
@@ -146,6 +150,17 @@ private struct LearningRun {
     let statuses: [Int]
     let count: Int
     let changes: [(limit: LearnedLimit, at: RateLimitInstant)]
+    /// Nanoseconds from each attempt's `sent` to the next `received` or `failed`, in order: the
+    /// round trips of a client whose one task has one request in flight at a time.
+    let roundTrips: [Int64]
+
+    /// Requests per second one task can send one after the other over the second half, given its
+    /// round trips there: the most a sequential client can reach, whatever its limits.
+    var sequentialCapacity: Double {
+        let half = roundTrips.dropFirst(roundTrips.count / 2)
+        let total = half.reduce(0, +)
+        return total > 0 ? Double(half.count) * 1e9 / Double(total) : .infinity
+    }
 
     /// Requests the server saw (retries included).
     var sent: Int { stats.admitted + stats.refused }
@@ -233,7 +248,18 @@ private struct LearningRun {
         let stats = try await server.stats()
         let events = await log.all(expectingSent: stats.admitted + stats.refused)
         var changes: [(limit: LearnedLimit, at: RateLimitInstant)] = []
-        for case .limitChanged(_, let limit, let at) in events { changes.append((limit, at)) }
-        return LearningRun(stats: stats, statuses: statuses, count: count, changes: changes)
+        var roundTrips: [Int64] = []
+        var sentAt: RateLimitInstant?
+        for event in events {
+            switch event {
+            case .limitChanged(_, let limit, let at): changes.append((limit, at))
+            case .sent(_, _, let at): sentAt = at
+            case .received(_, _, let at), .failed(_, let at):
+                if let sentAt { roundTrips.append(at.nanoseconds(since: sentAt)) }
+                sentAt = nil
+            case .serverWait, .retrying, .fellBack: break
+            }
+        }
+        return LearningRun(stats: stats, statuses: statuses, count: count, changes: changes, roundTrips: roundTrips)
     }
 }

@@ -133,6 +133,11 @@ extension SynchronousRateLimitShell {
         run { registry, now in (registry.keys, RateLimitEffects()) }
     }
 
+    package func rule<Strategy>(for key: String) -> RateLimitRule<Strategy>?
+    where Machine == RateLimitRegistry<Strategy> {
+        run { registry, _ in (registry.rule(for: key), RateLimitEffects()) }
+    }
+
     /// After serving what is due (REG-6, REG-9).
     package func quota<Strategy>(of key: String) -> KeyQuota? where Machine == RateLimitRegistry<Strategy> {
         run { registry, now in

@@ -91,6 +91,15 @@ where C.Duration == Duration {
         run { registry, now in registry.reconfigure(key, to: strategy, at: now) }
     }
 
+    /// Gives `key` its rule's configuration again (REG-7): its own configuration is dropped, its
+    /// state mapped as ``reconfigure(_:to:)`` maps it, and from then on it follows the rule (a rule
+    /// reconfigured reaches it; idle, it may be forgotten, REG-8). Answers the strategy's answer to
+    /// that reconfiguration, or `nil` when the key has no configuration of its own (nothing changes).
+    @discardableResult
+    public func restoreRule(_ key: String) -> RateLimitResult? {
+        run { registry, now in registry.restoreRule(key, at: now) }
+    }
+
     /// Replaces a rule's configuration for every key it governs (REG-7).
     ///
     /// - Throws: `RateLimitRegistryError` for an unknown rule or a threshold that no longer fits.

@@ -62,7 +62,7 @@ private func grantOrder(
     return log.order
 }
 
-@Suite("Retries keep their place through every adapter (WQ-3, REG-5)")
+@Suite("Retries keep their place, and registries tell and restore a key's rule, through every adapter")
 struct AdapterArrivalTests {
     static let bucket = try! TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 10)  // constant, valid
     static let adapterNames = ["actor", "lock (async)", "lock (blocking)", "dispatch"]
@@ -125,6 +125,26 @@ struct AdapterArrivalTests {
         try await adapter.reconfigure(rule: .prefix("api/"), to: wider)
         #expect(await adapter.rule(for: "api/search")?.strategy == wider)
         #expect(await adapter.rule(for: "api/login")?.strategy == exact)
+        await adapter.close()
+    }
+
+    @Test(
+        "REG-7 restoreRule gives a key with a configuration of its own its rule's again, keeping its count; otherwise nothing changes, through every registry",
+        arguments: adapterNames)
+    func restoreRule(_ name: String) async throws {
+        let five = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 5, windowNanoseconds: 100))
+        let (adapter, _) = try #require(
+            try registryAdapters([try RateLimitRule(.prefix("api/"), five)]).first { $0.0.name == name },
+            "no adapter \(name)")
+        #expect(await adapter.tryAcquire("api/a", permits: 1, priority: .normal) == .granted(.allowed(remaining: 4)))
+        #expect(await adapter.restoreRule("api/a") == nil, "it follows its rule")
+        #expect(await adapter.restoreRule("api/b") == nil, "not held")
+        // 1 counted in the window: 1 left of 2 under its own configuration, 4 of 5 under the rule's (FW-10).
+        let two = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 2, windowNanoseconds: 100))
+        #expect(await adapter.reconfigure("api/a", to: two) == .allowed(remaining: 1))
+        #expect(await adapter.restoreRule("api/a") == .allowed(remaining: 4))
+        #expect(await adapter.restoreRule("api/a") == nil, "once is enough")
+        #expect(await adapter.quota(of: "api/a")?.remaining == 4)
         await adapter.close()
     }
 }

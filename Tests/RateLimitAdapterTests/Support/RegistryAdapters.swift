@@ -19,6 +19,8 @@ protocol RegistryAdapter: Sendable {
     func now() async -> RateLimitInstant
     func rule(for key: String) async -> RateLimitRule<AnyRateLimitStrategy>?
     func reconfigure(rule pattern: KeyPattern, to strategy: AnyRateLimitStrategy) async throws(RateLimitRegistryError)
+    func reconfigure(_ key: String, to strategy: AnyRateLimitStrategy) async -> RateLimitResult
+    func restoreRule(_ key: String) async -> RateLimitResult?
     func release(_ key: String, permits: Int64) async -> RateLimitResult
     func throttle(_ key: String, for duration: Duration) async
     func disable(_ key: String) async
@@ -58,6 +60,10 @@ struct ActorRegistryAdapter: RegistryAdapter {
     }
     func now() async -> RateLimitInstant { registry.now }
     func rule(for key: String) async -> RateLimitRule<AnyRateLimitStrategy>? { await registry.rule(for: key) }
+    func reconfigure(_ key: String, to strategy: AnyRateLimitStrategy) async -> RateLimitResult {
+        await registry.reconfigure(key, to: strategy)
+    }
+    func restoreRule(_ key: String) async -> RateLimitResult? { await registry.restoreRule(key) }
     func reconfigure(rule pattern: KeyPattern, to strategy: AnyRateLimitStrategy) async throws(RateLimitRegistryError) {
         try await registry.reconfigure(rule: pattern, to: strategy)
     }
@@ -93,6 +99,8 @@ protocol SynchronousRegistry: Sendable {
     var now: RateLimitInstant { get }
     func rule(for key: String) -> RateLimitRule<AnyRateLimitStrategy>?
     func reconfigure(rule pattern: KeyPattern, to strategy: AnyRateLimitStrategy) throws(RateLimitRegistryError)
+    func reconfigure(_ key: String, to strategy: AnyRateLimitStrategy) -> RateLimitResult
+    func restoreRule(_ key: String) -> RateLimitResult?
 }
 
 extension LockedRateLimitRegistry: SynchronousRegistry where Strategy == AnyRateLimitStrategy {}
@@ -120,6 +128,10 @@ extension SynchronousRegistryAdapter {
     func close() async { registry.close() }
     func now() async -> RateLimitInstant { registry.now }
     func rule(for key: String) async -> RateLimitRule<AnyRateLimitStrategy>? { registry.rule(for: key) }
+    func reconfigure(_ key: String, to strategy: AnyRateLimitStrategy) async -> RateLimitResult {
+        registry.reconfigure(key, to: strategy)
+    }
+    func restoreRule(_ key: String) async -> RateLimitResult? { registry.restoreRule(key) }
     func reconfigure(rule pattern: KeyPattern, to strategy: AnyRateLimitStrategy) async throws(RateLimitRegistryError) {
         try registry.reconfigure(rule: pattern, to: strategy)
     }

@@ -30,6 +30,10 @@ where C.Duration == Duration {
     /// The registry's clock as its timeline (the client reads it to throttle a key until an instant).
     package nonisolated let timeline: ClockTimeline<C>
 
+    /// The registry's clock now, as an instant of its timeline (which starts at `origin` when the
+    /// registry is made): what a later request that continues this one names as its `arrival`.
+    public nonisolated var now: RateLimitInstant { timeline.now() }
+
     /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
     @inlinable
     public func tryAcquire(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
@@ -50,8 +54,8 @@ where C.Duration == Duration {
     /// Takes `permits` on `key`, waiting when the key's rule queues (REG-5); the rule's timeout
     /// applies when `timeout` is `nil`. Cancelling the task cancels the wait. A `timeout` of zero
     /// or less, or under a nanosecond, is granted or times out at once (WQ-11). A request that
-    /// continues an earlier one (a retry) names that one's `arrival` on the registry's timeline
-    /// and keeps its place among the waiters of its priority (WQ-3).
+    /// continues an earlier one (a retry) names that one's `arrival` (``now`` when it was made)
+    /// and keeps its place among the key's waiters of its priority (WQ-3).
     ///
     /// - Throws: `RateLimitAcquireError`: rejected (with the limit's answer, `unknownKey`,
     ///   `tooManyKeys`), timed out, cancelled, or closed.
@@ -85,6 +89,15 @@ where C.Duration == Duration {
     @discardableResult
     public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult {
         run { registry, now in registry.reconfigure(key, to: strategy, at: now) }
+    }
+
+    /// Gives `key` its rule's configuration again (REG-7): its own configuration is dropped, its
+    /// state mapped as ``reconfigure(_:to:)`` maps it, and from then on it follows the rule (a rule
+    /// reconfigured reaches it; idle, it may be forgotten, REG-8). Answers the strategy's answer to
+    /// that reconfiguration, or `nil` when the key has no configuration of its own (nothing changes).
+    @discardableResult
+    public func restoreRule(_ key: String) -> RateLimitResult? {
+        run { registry, now in registry.restoreRule(key, at: now) }
     }
 
     /// Replaces a rule's configuration for every key it governs (REG-7).

@@ -21,8 +21,13 @@ where C.Duration == Duration {
     ///
     /// - Throws: `RateLimitInputError` when `queueLimit` is negative.
     public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C) throws(RateLimitInputError) {
-        shell = ActorShell(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
+        let shell = ActorShell(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
+        self.shell = shell
+        timeline = shell.timeline
     }
+
+    /// The limiter's clock as its timeline.
+    private nonisolated let timeline: ClockTimeline<C>
 
     /// Takes `permits` now if the limiter and the waiters ahead allow it; never waits (WQ-4).
     @inlinable
@@ -47,16 +52,24 @@ where C.Duration == Duration {
     ///     queue (WQ-4).
     ///   - timeout: how long to wait at most; `nil` waits as long as it takes; zero or less, or
     ///     under a nanosecond, is granted or times out at once (WQ-11).
+    ///   - arrival: for a request that continues an earlier one (a retry), that one's arrival
+    ///     (``now`` when it was made): it keeps its place among the waiters of its priority (WQ-3).
     /// - Throws: `RateLimitAcquireError`: rejected at once, timed out, cancelled, or closed.
     public func acquire(
-        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
+        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        arrival: RateLimitInstant? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
         let timeline = shell.timeline
         return try await outcome(permits: permits) { queue, now in
             queue.acquire(
-                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
+                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) },
+                arrival: arrival, at: now)
         }
     }
+
+    /// The limiter's clock now, as an instant of its timeline (which starts at `origin` when the
+    /// limiter is made): what a later request that continues this one names as its `arrival`.
+    public nonisolated var now: RateLimitInstant { timeline.now() }
 
     /// Gives back permits (concurrency limiter) and serves the waiters (WQ-8).
     @discardableResult
@@ -104,7 +117,7 @@ extension ActorRateLimiter where C == ContinuousClock {
 }
 
 extension ActorRateLimiter where Strategy == ConcurrencyLimiter {
-    /// Runs `body` holding `permits`, acquired as ``acquire(_:priority:timeout:)`` does, and
+    /// Runs `body` holding `permits`, acquired as ``acquire(_:priority:timeout:arrival:)`` does, and
     /// releases them however `body` ends: returning, throwing, or cancelled (CL). `body` runs
     /// where the caller runs, not on the actor.
     public nonisolated(nonsending) func withPermits<T>(

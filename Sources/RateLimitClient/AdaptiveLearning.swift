@@ -1,8 +1,10 @@
 // The client learns each endpoint's limit from the server (Spec/HTTP.md HTTP-13, AdaptiveLimits.md):
 // every response (and every attempt that got none) is fed to the endpoint's adaptive machines, and
 // a limit they change is applied to the endpoint's key in the registry as the key's own
-// configuration (REG-7), so that queued requests are served under it. The machines decide; this
-// file only feeds them and applies what they answer.
+// configuration (REG-7), so that queued requests are served under it. What is learned is bounded:
+// an endpoint with no request in progress is idle, and beyond the policy's number of idle
+// endpoints the one idle longest is forgotten, its key given back to its rule. The machines
+// decide; this file only feeds them, applies what they answer and forgets.
 
 import RateLimitActor
 import RateLimitHTTP
@@ -26,13 +28,40 @@ public struct AdaptivePolicy: Hashable, Sendable {
     public var concurrency: Machine<AdaptiveConcurrency>
     /// The endpoints that learn (an exact key, a prefix, or every endpoint).
     public var endpoints: KeyPattern
+    /// The most endpoints whose learned limit is kept while no request to them is in progress;
+    /// beyond it, the one idle longest is forgotten and its key follows its rule again (HTTP-13).
+    public let maximumIdleEndpoints: Int
 
-    /// A policy learning `rate` and `concurrency` for the endpoints `endpoints` matches.
+    /// How many idle endpoints keep their learned limit unless a policy says otherwise.
+    public static let defaultMaximumIdleEndpoints = 1_000
+
+    /// A policy learning `rate` and `concurrency` for the endpoints `endpoints` matches, keeping
+    /// what it learned for at most ``defaultMaximumIdleEndpoints`` idle endpoints.
     public init(rate: Machine<AdaptiveRate>, concurrency: Machine<AdaptiveConcurrency>, endpoints: KeyPattern = .anyKey)
     {
         self.rate = rate
         self.concurrency = concurrency
         self.endpoints = endpoints
+        self.maximumIdleEndpoints = Self.defaultMaximumIdleEndpoints
+    }
+
+    /// A policy learning `rate` and `concurrency` for the endpoints `endpoints` matches, keeping
+    /// what it learned for at most `maximumIdleEndpoints` endpoints with no request in progress
+    /// (0: only while requests are in progress). Keep it below the registry's `maximumKeys`: each
+    /// endpoint that learned holds a key with a configuration of its own (REG-8).
+    ///
+    /// - Throws: `RateLimitHTTPError` naming `maximumIdleEndpoints` when it is negative.
+    public init(
+        rate: Machine<AdaptiveRate>, concurrency: Machine<AdaptiveConcurrency>, endpoints: KeyPattern = .anyKey,
+        maximumIdleEndpoints: Int
+    ) throws(RateLimitHTTPError) {
+        guard maximumIdleEndpoints >= 0 else {
+            throw .invalid(field: "maximumIdleEndpoints", reason: "must not be negative")
+        }
+        self.rate = rate
+        self.concurrency = concurrency
+        self.endpoints = endpoints
+        self.maximumIdleEndpoints = maximumIdleEndpoints
     }
 
     /// Fixed limits: nothing is learned (the default).
@@ -57,7 +86,8 @@ public struct LearnedLimit: Hashable, Sendable {
     public let rate: AdaptiveRate.Limit?
     /// The requests in flight allowed.
     public let concurrency: Int64?
-    /// What the response that changed it did.
+    /// What the response that changed it did (`reset`: what was learned was forgotten, and the
+    /// limit is the rule's again).
     public let change: AdaptiveChange
 }
 
@@ -78,14 +108,18 @@ extension Adaptation where Strategy: AdaptableStrategy {
     }
 }
 
-/// One endpoint's machines and the limit last applied to its key.
+/// One endpoint's machines, the limit the client wants its key to enforce, and its requests.
 struct Learner<Strategy: RateLimitStrategy>: Sendable {
+    /// Tells this learner from one made later for the same endpoint.
+    let id: UInt64
+    /// The rule's configuration when learning started: the learned limits are applied to it.
+    let rule: Strategy
     var rate: (machine: AdaptiveRate, state: AdaptiveRate.State)?
     var concurrency: (machine: AdaptiveConcurrency, state: AdaptiveConcurrency.State)?
-    /// The endpoint's limit as the client last asked the registry to enforce it.
-    var strategy: Strategy
-    /// Reconfigurations asked of the registry that have not landed yet.
-    var pending = 0
+    /// The configuration the key should enforce as its own; `nil` while the learned limit is the rule's.
+    var enforced: Strategy?
+    /// Requests to the endpoint in progress (from `send` until it returns or throws).
+    var requests = 0
     /// What the last feedback that changed the learned limit did.
     var lastChange = AdaptiveChange.unchanged
 
@@ -94,41 +128,135 @@ struct Learner<Strategy: RateLimitStrategy>: Sendable {
     }
 }
 
+/// The learning endpoints with no request in progress, the one idle longest first (HTTP-13): a
+/// queue of (endpoint, stamp), an entry live while the endpoint's stamp is its own, so that an
+/// endpoint going busy or forgotten costs O(1) and the queue is compacted as it goes.
+struct IdleEndpoints: Sendable {
+    private var queue: [(endpoint: String, stamp: UInt64)] = []
+    private var start = 0
+    private var stamps: [String: UInt64] = [:]
+    private var issued: UInt64 = 0
+
+    /// Endpoints idle now.
+    var count: Int { stamps.count }
+
+    /// Entries held, live or not (bounded by twice the live ones, plus a little).
+    var storage: Int { queue.count - start }
+
+    /// `endpoint` became idle now: it is the most recently used.
+    mutating func insert(_ endpoint: String) {
+        issued += 1
+        stamps[endpoint] = issued
+        queue.append((endpoint, issued))
+        compact()
+    }
+
+    /// `endpoint` is busy again, or forgotten.
+    mutating func remove(_ endpoint: String) {
+        guard stamps.removeValue(forKey: endpoint) != nil else { return }
+        compact()
+    }
+
+    /// Takes out the endpoint idle longest.
+    mutating func removeOldest() -> String? {
+        while start < queue.count {
+            let (endpoint, stamp) = queue[start]
+            start += 1
+            if stamps[endpoint] == stamp {
+                stamps[endpoint] = nil
+                compact()
+                return endpoint
+            }
+        }
+        return nil
+    }
+
+    private mutating func compact() {
+        guard storage > 2 * stamps.count + 16 else { return }
+        queue = queue[start...].filter { stamps[$0.endpoint] == $0.stamp }
+        start = 0
+    }
+}
+
 extension RateLimitedClient {
-    /// The endpoint's learner, made on first use from its rule (HTTP-13); `nil` when the endpoint
-    /// does not learn (no policy, not covered, no rule, or a limit with nothing to learn).
-    func learner(for endpoint: String) async -> Learner<Strategy>? {
+    /// A request to `endpoint` begins: its learner (made on first use from the endpoint's rule,
+    /// HTTP-13) counts it as in progress. Returns the learner's id, `nil` when the endpoint does
+    /// not learn (no policy, not covered, no rule, or a limit with nothing to learn).
+    func beginLearning(_ endpoint: String) async -> UInt64? {
         guard let adaptation, adaptation.policy.covers(endpoint) else { return nil }
-        if let learner = learners[endpoint] { return learner }
-        guard let rule = await limiter.rule(for: endpoint) else { return nil }
-        if let learner = learners[endpoint] { return learner }  // made while this one waited
+        if learners[endpoint] == nil {
+            guard let rule = await limiter.rule(for: endpoint) else { return nil }
+            if learners[endpoint] == nil {  // not made while this one waited
+                guard let learner = makeLearner(endpoint, from: rule.strategy, adaptation) else { return nil }
+                learners[endpoint] = learner
+                learners[endpoint]?.requests = 1
+                // A custom machine may start elsewhere than the rule: its initial limit applies at once.
+                if learner.enforced != nil { await enforce(endpoint) }
+                return learner.id
+            }
+        }
+        guard var learner = learners[endpoint] else { return nil }  // forgotten meanwhile: not this time
+        if learner.requests == 0 { idle.remove(endpoint) }
+        learner.requests += 1
+        learners[endpoint] = learner
+        return learner.id
+    }
+
+    /// A request to `endpoint` of learner `id` ended: an endpoint left with none in progress is
+    /// idle, and the endpoints idle longest beyond the policy's bound are forgotten (HTTP-13).
+    func endLearning(_ endpoint: String, _ id: UInt64) async {
+        guard let adaptation, var learner = learners[endpoint], learner.id == id else { return }
+        learner.requests -= 1
+        learners[endpoint] = learner
+        if learner.requests == 0 { idle.insert(endpoint) }
+        while idle.count > adaptation.policy.maximumIdleEndpoints, let oldest = idle.removeOldest() {
+            await forget(oldest, at: timeline.now())
+        }
+    }
+
+    /// The machines for `endpoint` from its rule's configuration `rule`, or `nil` when the policy
+    /// makes none for it.
+    private func makeLearner(_ endpoint: String, from rule: Strategy, _ adaptation: Adaptation<Strategy>)
+        -> Learner<Strategy>?
+    {
         let now = timeline.now()
-        var learner = Learner<Strategy>(strategy: rule.strategy)
         let rate: AdaptiveRate? =
             switch adaptation.policy.rate {
             case .off: nil
-            case .standard: adaptation.enforcedRate(rule.strategy).flatMap(AdaptiveRate.standard(startingAt:))
-            case .custom(let machine): adaptation.enforcedRate(rule.strategy) == nil ? nil : machine
+            case .standard: adaptation.enforcedRate(rule).flatMap(AdaptiveRate.standard(startingAt:))
+            case .custom(let machine): adaptation.enforcedRate(rule) == nil ? nil : machine
             }
         let concurrency: AdaptiveConcurrency? =
             switch adaptation.policy.concurrency {
             case .off: nil
-            case .standard:
-                adaptation.enforcedConcurrency(rule.strategy).flatMap(AdaptiveConcurrency.standard(startingAt:))
-            case .custom(let machine): adaptation.enforcedConcurrency(rule.strategy) == nil ? nil : machine
+            case .standard: adaptation.enforcedConcurrency(rule).flatMap(AdaptiveConcurrency.standard(startingAt:))
+            case .custom(let machine): adaptation.enforcedConcurrency(rule) == nil ? nil : machine
             }
+        guard rate != nil || concurrency != nil else { return nil }
+        learnersMade += 1
+        var learner = Learner<Strategy>(id: learnersMade, rule: rule)
         learner.rate = rate.map { ($0, $0.initialState(at: now)) }
         learner.concurrency = concurrency.map { ($0, $0.initialState(at: now)) }
-        guard learner.rate != nil || learner.concurrency != nil else { return nil }
-        learners[endpoint] = learner
-        // A custom machine may start elsewhere than the rule: its initial limit applies at once.
-        await apply(endpoint, change: .reset, at: now, reporting: false)
-        return learners[endpoint]
+        learner.enforced = enforcing(learner, adaptation)
+        return learner
     }
 
-    /// Feeds what one attempt got to the endpoint's machines (ADAPT-1) and applies a new limit.
+    /// The configuration `learner`'s key should enforce as its own: the rule's with the learned
+    /// limits (ADAPT-15), `nil` when that is the rule's.
+    private func enforcing(_ learner: Learner<Strategy>, _ adaptation: Adaptation<Strategy>) -> Strategy? {
+        let (rate, concurrency) = learner.learned
+        var strategy = learner.rule
+        if let rate, let enforced = adaptation.enforcingRate(strategy, rate) { strategy = enforced }
+        if let concurrency, let enforced = adaptation.enforcingConcurrency(strategy, concurrency) {
+            strategy = enforced
+        }
+        return strategy == learner.rule ? nil : strategy
+    }
+
+    /// Feeds what one attempt got to the endpoint's machines (ADAPT-1), reports a new limit and
+    /// has the key enforce it.
     func learn(_ endpoint: String, _ feedback: AdaptiveFeedback, at now: RateLimitInstant) async {
-        guard var learner = learners[endpoint] else { return }
+        guard let adaptation, var learner = learners[endpoint] else { return }
         let before = learner.learned
         var change = AdaptiveChange.unchanged
         if var rate = learner.rate, case .limit(_, let answered) = rate.machine.step(&rate.state, feedback, at: now) {
@@ -146,34 +274,46 @@ extension RateLimitedClient {
             return
         }
         learner.lastChange = change
+        let (rate, concurrency) = learner.learned
+        emit(
+            .limitChanged(
+                endpoint: endpoint, LearnedLimit(rate: rate, concurrency: concurrency, change: change), at: now))
+        let enforced = enforcing(learner, adaptation)
+        let changed = enforced != learner.enforced
+        learner.enforced = enforced
         learners[endpoint] = learner
-        await apply(endpoint, change: change, at: now, reporting: true)
+        if changed { await enforce(endpoint) }
     }
 
-    /// Asks the registry to enforce the endpoint's learned limit as its key's own configuration
-    /// (REG-7; CORE-13 keeps its tokens or what is in flight) and reports the change. Asked
-    /// out of order, the last to land puts the latest limit in force.
-    private func apply(_ endpoint: String, change: AdaptiveChange, at now: RateLimitInstant, reporting: Bool) async {
-        guard let adaptation, var learner = learners[endpoint] else { return }
-        let (rate, concurrency) = learner.learned
-        var strategy = learner.strategy
-        if let rate, let enforced = adaptation.enforcingRate(strategy, rate) { strategy = enforced }
-        if let concurrency, let enforced = adaptation.enforcingConcurrency(strategy, concurrency) {
-            strategy = enforced
+    /// Brings `endpoint`'s key to what the client wants of it now: the learned limit as the key's
+    /// own configuration, or its rule's (REG-7) when the learned limit is the rule's or the
+    /// endpoint learns nothing any more. Asked several times with answers landing out of order,
+    /// the last to land makes sure the latest is in force.
+    private func enforce(_ endpoint: String) async {
+        let wanted = learners[endpoint]?.enforced
+        keyWrites[endpoint, default: 0] += 1
+        if let wanted {
+            _ = await limiter.reconfigure(endpoint, to: wanted)
+        } else {
+            await limiter.restoreRule(endpoint)
         }
-        if reporting {
-            emit(
-                .limitChanged(
-                    endpoint: endpoint, LearnedLimit(rate: rate, concurrency: concurrency, change: change), at: now))
-        }
-        guard strategy != learner.strategy else { return }
-        learner.strategy = strategy
-        learner.pending += 1
-        learners[endpoint] = learner
-        _ = await limiter.reconfigure(endpoint, to: strategy)
-        learners[endpoint]?.pending -= 1
-        guard let latest = learners[endpoint], latest.pending == 0, latest.strategy != strategy else { return }
-        _ = await limiter.reconfigure(endpoint, to: latest.strategy)
+        keyWrites[endpoint, default: 1] -= 1
+        guard keyWrites[endpoint] == 0 else { return }
+        keyWrites[endpoint] = nil
+        if learners[endpoint]?.enforced != wanted { await enforce(endpoint) }
+    }
+
+    /// Forgets what the client learned of `endpoint` (HTTP-13): its machines go, its key follows
+    /// its rule again, and the change is reported with the rule's limit.
+    private func forget(_ endpoint: String, at now: RateLimitInstant) async {
+        guard let adaptation, let learner = learners.removeValue(forKey: endpoint) else { return }
+        idle.remove(endpoint)
+        let rule = LearnedLimit(
+            rate: learner.rate == nil ? nil : adaptation.enforcedRate(learner.rule),
+            concurrency: learner.concurrency == nil ? nil : adaptation.enforcedConcurrency(learner.rule),
+            change: .reset)
+        emit(.limitChanged(endpoint: endpoint, rule, at: now))
+        if learner.enforced != nil || keyWrites[endpoint] != nil { await enforce(endpoint) }
     }
 
     /// What the client learned of `endpoint`'s limit (HTTP-13), `nil` when it learns nothing there.
@@ -184,12 +324,9 @@ extension RateLimitedClient {
     }
 
     /// Forgets what the client learned of `endpoint`'s limit: its machines start over from the
-    /// rule's limit, which the key enforces again (HTTP-13).
+    /// rule's limit at its next request, and its key follows its rule again (HTTP-13). Reported as
+    /// `limitChanged` with the rule's limit and the change `reset`.
     public func forgetLearnedLimit(for endpoint: String) async {
-        guard let learner = learners[endpoint] else { return }
-        learners[endpoint] = nil
-        if let rule = await limiter.rule(for: endpoint), learner.strategy != rule.strategy {
-            _ = await limiter.reconfigure(endpoint, to: rule.strategy)
-        }
+        await forget(endpoint, at: timeline.now())
     }
 }

@@ -125,6 +125,12 @@ where C.Duration == Duration {
     let adaptation: Adaptation<Strategy>?
     /// Each learning endpoint's machines.
     var learners: [String: Learner<Strategy>] = [:]
+    /// The learning endpoints with no request in progress, the one idle longest first.
+    var idle = IdleEndpoints()
+    /// Learners made so far (each one's id).
+    var learnersMade: UInt64 = 0
+    /// Reconfigurations of each endpoint's key asked of the registry that have not landed yet.
+    var keyWrites: [String: Int] = [:]
     private var random: SeededGenerator
     private var subscribers: [Int: AsyncStream<ClientEvent>.Continuation] = [:]
     private var nextSubscriber = 0
@@ -186,9 +192,18 @@ where C.Duration == Duration {
         _ request: Request, to endpoint: String, permits: Int64 = 1, priority: RateLimitPriority = .normal,
         fallback: (@Sendable (RateLimitClientError) async -> Response?)? = nil
     ) async throws(RateLimitClientError) -> Response {
+        let learner = adaptation != nil ? await beginLearning(endpoint) : nil
+        let result: Result<Response, RateLimitClientError>
         do {
-            return try await attempts(request, endpoint, permits, priority)
+            result = .success(try await attempts(request, endpoint, permits, priority, learning: learner != nil))
         } catch {
+            result = .failure(error)
+        }
+        if let learner { await endLearning(endpoint, learner) }
+        switch result {
+        case .success(let response):
+            return response
+        case .failure(let error):
             switch error {
             case .cancelled, .closed: throw error
             case .limited, .timedOut, .serverLimited, .transport: break
@@ -233,14 +248,14 @@ where C.Duration == Duration {
 
     // MARK: The shell
 
-    /// Attempts until a response is delivered, the retries stop, or the task is cancelled (HTTP-8).
+    /// Attempts until a response is delivered, the retries stop, or the task is cancelled (HTTP-8);
+    /// when `learning`, each attempt is fed to the endpoint's machines (HTTP-13).
     private func attempts(
-        _ request: Request, _ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority
+        _ request: Request, _ endpoint: String, _ permits: Int64, _ priority: RateLimitPriority, learning: Bool
     ) async throws(RateLimitClientError) -> Response {
         let first = timeline.now()
         var retries = 0
         var previousDelay: Int64?
-        let learning = adaptation != nil ? await learner(for: endpoint) != nil : false
         while true {
             let taken = try await admit(endpoint, permits, priority, arrival: first)
             // Granted, but cancelled meanwhile: nothing more is sent.

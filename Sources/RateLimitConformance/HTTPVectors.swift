@@ -1,7 +1,8 @@
 import RateLimitHTTP
 
 // The HTTP vectors of Spec/vectors/http/: responses, and what parsing their server feedback reads
-// from them (Spec/HTTP.md HTTP-1 to HTTP-6 and HTTP-10) in a form any language can compare. Each
+// from them (Spec/HTTP.md HTTP-1 to HTTP-6 and HTTP-10, and the rate they state, HTTP-13) in a form
+// any language can compare. Each
 // case's answer is written by hand from HTTP.md, next to a comment, in
 // Stories/HTTPFeedbackStories.swift; generation runs the Swift `ServerFeedback` over every case
 // and fails, naming the case and the member, where it reads otherwise. Spec/vectors/http/README.md
@@ -83,6 +84,18 @@ package struct FeedbackResult: Hashable, Sendable {
         }
     }
 
+    /// The rate a response states, for an adaptive rate to adopt (HTTP-13): `permits` per
+    /// `windowNanoseconds`.
+    package struct Rate: Hashable, Sendable {
+        package var permits: Int64
+        package var windowNanoseconds: Int64
+
+        package init(_ permits: Int64, perNanoseconds windowNanoseconds: Int64) {
+            self.permits = permits
+            self.windowNanoseconds = windowNanoseconds
+        }
+    }
+
     /// Why a field was ignored, by name: Spec/vectors/http/README.md defines each.
     package enum Problem: String, CaseIterable, Hashable, Sendable {
         /// A singleton field on several lines with different values (HTTP-1).
@@ -123,13 +136,14 @@ package struct FeedbackResult: Hashable, Sendable {
     package var policies: [Policy]
     package var xRateLimit: XRateLimit
     package var remainingQuota: Quota?
+    package var statedRate: Rate?
     /// In any order: HTTP.md does not order them.
     package var diagnostics: [Diagnostic]
 
     package init(
         retryAfter: RetryAfterValue? = nil, requestedWaitNanoseconds: Int64? = nil, date: Int64? = nil,
         reference: Int64, limits: [Limit] = [], policies: [Policy] = [], xRateLimit: XRateLimit = XRateLimit(),
-        remainingQuota: Quota? = nil, diagnostics: [Diagnostic] = []
+        remainingQuota: Quota? = nil, statedRate: Rate? = nil, diagnostics: [Diagnostic] = []
     ) {
         self.retryAfter = retryAfter
         self.requestedWaitNanoseconds = requestedWaitNanoseconds
@@ -139,13 +153,14 @@ package struct FeedbackResult: Hashable, Sendable {
         self.policies = policies
         self.xRateLimit = xRateLimit
         self.remainingQuota = remainingQuota
+        self.statedRate = statedRate
         self.diagnostics = diagnostics
     }
 
     /// The members of a result, in the order the files write them.
     package static let members = [
         "retryAfter", "requestedWaitNanoseconds", "date", "reference", "limits", "policies", "xRateLimit",
-        "remainingQuota", "diagnostics",
+        "remainingQuota", "statedRate", "diagnostics",
     ]
 }
 
@@ -183,6 +198,7 @@ extension FeedbackResult {
                 limit: github.limit, remaining: github.remaining, used: github.used,
                 reset: github.reset?.secondsSinceEpoch, resource: github.resource),
             remainingQuota: feedback.remainingQuota.map { Quota($0.remaining, resetNanoseconds: $0.resetNanoseconds) },
+            statedRate: feedback.statedRate.map { Rate($0.permits, perNanoseconds: $0.windowNanoseconds) },
             diagnostics: diagnostics)
     }
 
@@ -260,6 +276,14 @@ extension FeedbackResult {
                 } ?? .null
             ),
             (
+                "statedRate",
+                statedRate.map {
+                    .object([
+                        ("permits", .integer($0.permits)), ("windowNanoseconds", .integer($0.windowNanoseconds)),
+                    ])
+                } ?? .null
+            ),
+            (
                 "diagnostics",
                 .array(
                     diagnostics.map {
@@ -323,6 +347,15 @@ extension FeedbackResult {
                 try Self.integer(value["remaining"], "remainingQuota.remaining"),
                 resetNanoseconds: try Self.integer(value["resetNanoseconds"], "remainingQuota.resetNanoseconds"))
         }
+        let rate: Rate?
+        switch json["statedRate"] ?? .null {
+        case .null: rate = nil
+        case let value:
+            try Self.exactly(["permits", "windowNanoseconds"], in: value, "statedRate")
+            rate = Rate(
+                try Self.integer(value["permits"], "statedRate.permits"),
+                perNanoseconds: try Self.integer(value["windowNanoseconds"], "statedRate.windowNanoseconds"))
+        }
         var diagnostics: [Diagnostic] = []
         for (index, value) in try Self.array(json["diagnostics"], "diagnostics").enumerated() {
             let what = "diagnostics[\(index)]"
@@ -341,7 +374,8 @@ extension FeedbackResult {
                 json["requestedWaitNanoseconds"], "requestedWaitNanoseconds"),
             date: try Self.optionalInteger(json["date"], "date"),
             reference: try Self.integer(json["reference"], "reference"),
-            limits: limits, policies: policies, xRateLimit: xRateLimit, remainingQuota: quota, diagnostics: diagnostics)
+            limits: limits, policies: policies, xRateLimit: xRateLimit, remainingQuota: quota, statedRate: rate,
+            diagnostics: diagnostics)
     }
 
     /// `json` is an object with exactly the members `names`, in any order.
@@ -541,7 +575,8 @@ package struct FeedbackCase: Hashable, Sendable {
 /// The HTTP vector file: every server-feedback case.
 package struct HTTPVectorFile: Hashable, Sendable {
     package static let format = "ratelimit-http-vectors"
-    package static let formatVersion: Int64 = 1
+    /// 2 since results carry `statedRate` (HTTP-13), which a runner must read and compare.
+    package static let formatVersion: Int64 = 2
     /// Where the file lies under `Spec/vectors/`.
     package static let path = "http/server-feedback.json"
 
@@ -601,7 +636,7 @@ package struct HTTPVectorFile: Hashable, Sendable {
 /// every answer.
 package enum HTTPVectorGenerator {
     /// Bumped whenever the generated bytes change for a reason other than the cases.
-    package static let version = "swift-rate-limit http vector generator 1"
+    package static let version = "swift-rate-limit http vector generator 2"
 
     /// The HTTP vector file.
     ///

@@ -119,6 +119,10 @@ struct RegistryScenario: ScenarioModel {
             try read.members(["key", "limit"])
             let (result, effects) = registry.reconfigure(try key(), to: try Self.acceptedLimit(event), at: instant)
             return answer(effects, ("result", result.json))
+        case "restoreRule":
+            try read.members(["key"])
+            let (result, effects) = registry.restoreRule(try key(), at: instant)
+            return answer(effects, ("result", result.map(\.json) ?? .null))
         case "reconfigureRule":
             try read.members(["rule", "limit"])
             let pattern = try Self.pattern(event["rule"] ?? .null)

@@ -1,13 +1,14 @@
 import RateLimitCore
 
 // Every reachable state of a small wait queue (Spec/WaitQueue.md), breadth first: every
-// interleaving of acquires (permits, priorities, deadlines), tryAcquires, cancellations,
-// releases, resets and clock moves, on a queue of two or three waiters. Each transition is
+// interleaving of acquires (permits, priorities, deadlines, and retries naming an earlier
+// arrival), tryAcquires, cancellations, releases, resets and clock moves, on a queue of two or
+// three waiters. Each transition is
 // checked against a naive model written from WQ-4 ... WQ-9 alone (a list in service order, served
 // at every nanosecond rather than at computed wake-ups), and against the invariants:
 // - WQ-2, WQ-10: every ticket gets exactly one outcome; closing gives each waiter left `closed`;
-// - WQ-3: a waiter is granted only as the head: none ahead of it (by priority, then arrival)
-//   is still waiting;
+// - WQ-3: a waiter is granted only as the head: none ahead of it (by priority, then arrival,
+//   the one a retry names included) is still waiting;
 // - WQ-4: a critical request never waits; `availability` answers what `tryAcquire` would and
 //   changes nothing;
 // - WQ-5, WQ-7: no waiter is stuck while the permits it could take are free: the next wake-up
@@ -20,8 +21,9 @@ import RateLimitCore
 
 /// One operation on a wait queue, at the instant of its step.
 package enum WaitOperation: Hashable, Sendable, CustomStringConvertible {
-    /// A request that may wait; its deadline is `now + timeout` when it has one.
-    case acquire(permits: Int64, priority: RateLimitPriority, timeout: Int64?)
+    /// A request that may wait; its deadline is `now + timeout` when it has one. A retry names
+    /// the arrival `now − arrivalBefore` (WQ-3; a negative `arrivalBefore` names one after its own).
+    case acquire(permits: Int64, priority: RateLimitPriority, timeout: Int64?, arrivalBefore: Int64? = nil)
     /// A request that never waits.
     case tryAcquire(permits: Int64, priority: RateLimitPriority)
     /// Cancels the waiter at this position in service order (the head is 0).
@@ -31,10 +33,15 @@ package enum WaitOperation: Hashable, Sendable, CustomStringConvertible {
     /// The clock moves to `now`: what a timer firing does.
     case advance
 
+    /// The arrival a retry names, as nanoseconds before its step's instant; `nil` for the rest.
+    package var arrivalBefore: Int64? {
+        if case .acquire(_, _, _, let before) = self { before } else { nil }
+    }
+
     package var description: String {
         switch self {
-        case .acquire(let permits, let priority, let timeout):
-            "acquire(\(permits), \(priority)\(timeout.map { ", timeout \($0)" } ?? ""))"
+        case .acquire(let permits, let priority, let timeout, let before):
+            "acquire(\(permits), \(priority)\(timeout.map { ", timeout \($0)" } ?? "")\(before.map { ", arrival now − \($0)" } ?? ""))"
         case .tryAcquire(let permits, let priority): "tryAcquire(\(permits), \(priority))"
         case .cancel(let position): "cancel(waiter \(position))"
         case .release(let permits): "release(\(permits))"
@@ -62,9 +69,10 @@ package struct WaitQueueSpace<S: RateLimitStrategy>: Sendable {
     }
 
     /// The operations the walks use: acquires of 1 and 2 permits at low, high and critical
-    /// priority, with no deadline, one 2 ns away, or one already due; a tryAcquire; a
-    /// cancellation of each waiter; a reset (and, for a concurrency limit, a release); clock moves.
-    package static func operations(releases: Bool, waiters: Int) -> [WaitOperation] {
+    /// priority, with no deadline, one 2 ns away, or one already due; retries naming an arrival
+    /// 1 or 2 ns before their own, or 1 ns after it (WQ-3); a tryAcquire; a cancellation of each
+    /// waiter; a reset (and, for a concurrency limit, a release); clock moves.
+    package static func operations(releases: Bool, waiters: Int, retries: Bool = true) -> [WaitOperation] {
         var operations: [WaitOperation] = [
             .acquire(permits: 1, priority: .low, timeout: nil), .acquire(permits: 1, priority: .low, timeout: 2),
             .acquire(permits: 1, priority: .high, timeout: nil), .acquire(permits: 1, priority: .high, timeout: 2),
@@ -72,6 +80,14 @@ package struct WaitQueueSpace<S: RateLimitStrategy>: Sendable {
             .acquire(permits: 2, priority: .high, timeout: 2), .acquire(permits: 1, priority: .critical, timeout: nil),
             .tryAcquire(permits: 1, priority: .normal), .reset, .advance,
         ]
+        if retries {
+            operations += [
+                .acquire(permits: 1, priority: .low, timeout: nil, arrivalBefore: 2),
+                .acquire(permits: 1, priority: .high, timeout: 2, arrivalBefore: 1),
+                .acquire(permits: 2, priority: .low, timeout: nil, arrivalBefore: 1),
+                .acquire(permits: 1, priority: .low, timeout: nil, arrivalBefore: -1),
+            ]
+        }
         operations += (0..<waiters).map { .cancel(position: $0) }
         if releases { operations.append(.release(1)) }
         return operations
@@ -90,17 +106,24 @@ package struct WaitQueuePath: Hashable, Sendable {
 
 package enum WaitQueueChecker {
     /// One request, as the walk knows it: its ticket (none for a tryAcquire), the number the
-    /// outcomes are compared by, and what it asked for.
+    /// outcomes are compared by, what it asked for, and the instant it is ordered by (WQ-3).
     struct Waiter: Hashable, Sendable {
         var ticket: WaitTicket?
         var permits: Int64
         var priority: RateLimitPriority
         var deadline: Int64?
+        var arrival: Int64
         var id: UInt64 { ticket?.rawValue ?? .max }
 
-        /// Where a waiter of `priority` joins `waiters`: behind every one of the same or a higher priority.
-        static func position(of priority: RateLimitPriority, in waiters: [Waiter]) -> Int {
-            waiters.lastIndex { $0.priority >= priority }.map { $0 + 1 } ?? 0
+        /// Whether this waiter comes before a request made after it, of `priority`, ordered by
+        /// `arrival` (WQ-3): a higher priority, or the same one and an arrival no later.
+        func isAhead(of priority: RateLimitPriority, arrival: Int64) -> Bool {
+            self.priority > priority || (self.priority == priority && self.arrival <= arrival)
+        }
+
+        /// Where a waiter made after every one in `waiters` joins them (in service order).
+        static func position(of waiter: Waiter, in waiters: [Waiter]) -> Int {
+            waiters.lastIndex { $0.isAhead(of: waiter.priority, arrival: waiter.arrival) }.map { $0 + 1 } ?? 0
         }
     }
 
@@ -127,7 +150,7 @@ package enum WaitQueueChecker {
         var report = ExhaustiveChecker.Report(name: name)
         let queue = try WaitQueue(space.strategy, queueLimit: space.queueLimit, at: .origin)
         let start = QueueNode(queue: queue, waiters: [], latest: 0)
-        var seen: Set<QueueKey<S>> = [start.key]
+        var seen: Set<QueueKey<S>> = []
         var nodes = [start]
         var parents: [(source: Int, step: WaitQueuePath.Step)?] = [nil]
         func path(to state: Int) -> WaitQueuePath {
@@ -139,7 +162,11 @@ package enum WaitQueueChecker {
             }
             return WaitQueuePath(steps: steps.reversed())
         }
+        // Instants a retry can name lie at most this far before the latest one: waiters that
+        // arrived earlier are all before every one a retry can name, whatever their instants.
+        let reach = (space.operations.compactMap(\.arrivalBefore).max() ?? 0) - min(0, space.offsets.min() ?? 0)
         var frontier = 0..<1
+        seen.insert(start.key(reach: reach))
         func violation(_ text: String, from source: Int, _ step: WaitQueuePath.Step?) {
             guard report.violations.count < violationLimit else { return }
             let steps = (path(to: source).steps + (step.map { [$0] } ?? [])).map { "\($0.operation) at \($0.now)" }
@@ -155,12 +182,13 @@ package enum WaitQueueChecker {
                     guard now >= 0, now <= space.horizon else { continue }
                     for operation in space.operations {
                         if case .cancel(let position) = operation, position >= node.waiters.count { continue }
+                        if let before = operation.arrivalBefore, now - before < 0 { continue }
                         let step = WaitQueuePath.Step(now: now, operation: operation)
                         var next = node
                         let problems = next.apply(operation, at: now, queueLimit: space.queueLimit)
                         report.transitions += 1
                         for problem in problems { violation(problem, from: source, step) }
-                        if seen.insert(next.key).inserted {
+                        if seen.insert(next.key(reach: reach)).inserted {
                             nodes.append(next)
                             parents.append((source, step))
                         }
@@ -177,7 +205,8 @@ package enum WaitQueueChecker {
 
 /// The canonical form of a wait-queue state: the limiter, the latest instant, and the waiters in
 /// service order without their tickets (two states that differ only in ticket numbers have the
-/// same future).
+/// same future), each arrival no earlier than the earliest a retry can still name, less one (the
+/// arrivals before it compare alike with every one a retry can name from then on).
 struct QueueKey<S: RateLimitStrategy>: Hashable {
     var limiter: RateLimiter<S>
     var latest: Int64
@@ -187,6 +216,7 @@ struct QueueKey<S: RateLimitStrategy>: Hashable {
         var permits: Int64
         var priority: RateLimitPriority
         var deadline: Int64?
+        var arrival: Int64
     }
 }
 
@@ -196,10 +226,16 @@ struct QueueNode<S: RateLimitStrategy> {
     var waiters: [WaitQueueChecker.Waiter]
     var latest: Int64
 
-    var key: QueueKey<S> {
-        QueueKey(
+    /// The state's canonical form, for retries naming arrivals at most `reach` before the latest instant.
+    func key(reach: Int64) -> QueueKey<S> {
+        let longAgo = latest - reach - 1
+        return QueueKey(
             limiter: queue.limiter, latest: latest,
-            waiters: waiters.map { .init(permits: $0.permits, priority: $0.priority, deadline: $0.deadline) })
+            waiters: waiters.map {
+                .init(
+                    permits: $0.permits, priority: $0.priority, deadline: $0.deadline, arrival: max($0.arrival, longAgo)
+                )
+            })
     }
 
     /// The checks of a state itself (WQ-4 availability, WQ-5, WQ-7, WQ-9, WQ-10).
@@ -263,16 +299,24 @@ struct QueueNode<S: RateLimitStrategy> {
         var newcomer: Newcomer?
         var eventAnswer: RateLimitResult?
         switch operation {
-        case .acquire(let permits, let priority, let timeout):
+        case .acquire(let permits, let priority, let timeout, let before):
             let deadline = timeout.map { RateLimitInstant.generated(now + $0) }
-            let (ticket, effects) = queue.acquire(permits, priority: priority, deadline: deadline, at: instant)
+            let named = before.map { now - $0 }
+            let (ticket, effects) = queue.acquire(
+                permits, priority: priority, deadline: deadline, arrival: named.map(RateLimitInstant.generated),
+                at: instant)
             outcomes = effects.completions.map(Outcome.init)
-            let waiter = Waiter(ticket: ticket, permits: permits, priority: priority, deadline: deadline?.nanoseconds)
+            // WQ-3: it arrived at the queue's instant, or at the earlier one it names.
+            let own = max(latest, now)
+            let waiter = Waiter(
+                ticket: ticket, permits: permits, priority: priority, deadline: deadline?.nanoseconds,
+                arrival: min(named ?? own, own))
             newcomer = Newcomer(waiter: waiter, mayWait: true)
             naive.request(waiter, mayWait: true, at: now)
         case .tryAcquire(let permits, let priority):
             let (outcome, effects) = queue.tryAcquire(permits, priority: priority, at: instant)
-            let waiter = Waiter(ticket: nil, permits: permits, priority: priority, deadline: nil)
+            let waiter = Waiter(
+                ticket: nil, permits: permits, priority: priority, deadline: nil, arrival: max(latest, now))
             newcomer = Newcomer(waiter: waiter, mayWait: false)
             naive.request(waiter, mayWait: false, at: now)
             // Its outcome is returned, not in the effects: put it where the naive model has it.
@@ -309,12 +353,20 @@ struct QueueNode<S: RateLimitStrategy> {
         let ended = Set(outcomes.map(\.id))
         waiters.removeAll { ended.contains($0.id) }
         if let newcomer, newcomer.mayWait, !ended.contains(newcomer.waiter.id) {
-            waiters.insert(newcomer.waiter, at: Waiter.position(of: newcomer.waiter.priority, in: waiters))
+            waiters.insert(newcomer.waiter, at: Waiter.position(of: newcomer.waiter, in: waiters))
         }
         latest = max(latest, now)
         if waiters.map(\.id) != naive.waiters.map(\.id) {
             problems.append(
                 "WQ-3 waiters \(waiters.map(\.id)) in service order, the naive model's \(naive.waiters.map(\.id))")
+        }
+        // The queue's own order and arrivals, which later requests are ordered against (a state
+        // that differs only there would be taken for one already seen).
+        let order = queue.serviceOrder
+        if order.map(\.ticket.rawValue) != waiters.map(\.id) || order.map(\.arrival) != waiters.map(\.arrival) {
+            problems.append(
+                "WQ-3 the queue serves \(order.map { "#\($0.ticket.rawValue) (arrived \($0.arrival))" }), the model \(waiters.map { "#\($0.id) (arrived \($0.arrival))" })"
+            )
         }
         return problems
     }
@@ -432,7 +484,8 @@ struct NaiveWaitQueue<S: RateLimitStrategy> {
         } while expire(before: now, inclusive: true)
     }
 
-    /// Times out the waiters whose deadline is before `now` (or at it), earliest first; whether any did.
+    /// Times out the waiters whose deadline is before `now` (or at it), earliest first, then in the
+    /// order the requests were made (WQ-14); whether any did.
     @discardableResult
     private mutating func expire(before now: Int64, inclusive: Bool) -> Bool {
         func due(_ waiter: Waiter) -> Bool { waiter.deadline.map { $0 < now || (inclusive && $0 == now) } ?? false }
@@ -475,7 +528,7 @@ struct NaiveWaitQueue<S: RateLimitStrategy> {
         } else if waiter.priority == .critical {
             let answer = limiter.acquire(permits, at: instant)
             complete(waiter.id, answer.isAdmitted ? .granted(answer) : .bypassed, at: now)
-        } else if waiters.contains(where: { $0.priority >= waiter.priority }) {
+        } else if waiters.contains(where: { $0.isAhead(of: waiter.priority, arrival: waiter.arrival) }) {
             reason = .waitersAhead
         } else {
             let answer = limiter.acquire(permits, at: instant)
@@ -499,11 +552,12 @@ struct NaiveWaitQueue<S: RateLimitStrategy> {
         } else if waiters.reduce(0, { $0 + $1.permits }) + permits > queueLimit {
             complete(waiter.id, .rejected(.queueFull), at: now)
         } else {
-            waiters.insert(waiter, at: Waiter.position(of: waiter.priority, in: waiters))
+            waiters.insert(waiter, at: Waiter.position(of: waiter, in: waiters))
         }
     }
 
-    /// WQ-9: what is due by `now`, then `closed` for every waiter left, in arrival order.
+    /// WQ-9: what is due by `now`, then `closed` for every waiter left, in the order the requests
+    /// were made (WQ-14).
     mutating func close(at now: Int64) {
         advance(to: now)
         for waiter in waiters.sorted(by: { $0.id < $1.id }) { complete(waiter.id, .closed, at: servedUpTo) }

@@ -188,6 +188,24 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         return (result.shifted(by: latest - now.nanoseconds), end(effects, now))
     }
 
+    /// Gives `key` its rule's configuration again (REG-7): its own configuration is dropped, its
+    /// state mapped to the rule's configuration as ``reconfigure(_:to:at:)`` maps it, and from then
+    /// on it follows the rule (a rule reconfigured reaches it; idle, it may be forgotten, REG-8).
+    /// The result is the strategy's answer to that reconfiguration (a refusal keeps the key's own
+    /// configuration), `nil` when the key has none (not held, or following its rule already):
+    /// nothing changes then.
+    @inlinable public mutating func restoreRule(_ key: String, at now: RateLimitInstant) -> (
+        result: RateLimitResult?, effects: RateLimitEffects
+    ) {
+        var (instant, effects) = begin(at: now)
+        guard let slot = slot(of: key), overrides[slot] != nil else { return (nil, end(effects, now)) }
+        let rule = rules[Int(entries[Int(slot)].rule)].strategy
+        let result = reconfigure(slot, to: rule, at: instant, &effects) { registry, slot in
+            registry.overrides[slot] = nil
+        }
+        return (result.shifted(by: latest - now.nanoseconds), end(effects, now))
+    }
+
     /// Replaces the configuration of the rule for `pattern` (REG-7): every key it governs without a
     /// configuration of its own is reconfigured now, and new keys start with it.
     ///

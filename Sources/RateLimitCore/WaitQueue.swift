@@ -68,6 +68,14 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// Whether `ticket` is still waiting.
     public func isWaiting(_ ticket: WaitTicket) -> Bool { waiters[ticket] != nil }
 
+    /// The waiters in the order they will be served (WQ-3), each with the instant it is ordered
+    /// by: what the exhaustive checker compares with its model after every step.
+    package var serviceOrder: [(ticket: WaitTicket, arrival: Int64)] {
+        stride(from: 2, through: 0, by: -1).flatMap { line in
+            lines[line][lineStarts[line]...].compactMap { ticket in waiters[ticket].map { (ticket, $0.arrival) } }
+        }
+    }
+
     // MARK: Requests
 
     /// A request that may wait (WQ-4). The effects hold this ticket's outcome when it was decided

@@ -40,15 +40,22 @@ where C.Duration == Duration {
     /// Requests `permits` on `key`, waiting when the key's rule queues (REG-5); `completion` runs
     /// once on the callback queue with the grant or the error. The rule's timeout applies when
     /// `timeout` is `nil`; a `timeout` of zero or less, or under a nanosecond, is granted or times
-    /// out at once (WQ-11).
+    /// out at once (WQ-11). A request that continues an earlier one (a retry) names that one's
+    /// `arrival` (``now`` when it was made) and keeps its place among the key's waiters of its
+    /// priority (WQ-3).
     public func acquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        arrival: RateLimitInstant? = nil,
         completion: @escaping @Sendable (Result<RateLimitGrant, RateLimitAcquireError>) -> Void
     ) {
         shell.submit(permits: permits, completion: completion) { registry, now in
-            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, at: now)
+            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: arrival, at: now)
         }
     }
+
+    /// The registry's clock now, as an instant of its timeline (which starts at `origin` when the
+    /// registry is made): what a later request that continues this one names as its `arrival`.
+    public var now: RateLimitInstant { shell.timeline.now() }
 
     /// Gives back permits on `key` (concurrency limits) and serves its waiters.
     @discardableResult
@@ -66,6 +73,13 @@ where C.Duration == Duration {
     public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult {
         shell.reconfigure(key, to: strategy)
     }
+
+    /// Gives `key` its rule's configuration again (REG-7): its own configuration is dropped, its
+    /// state mapped as ``reconfigure(_:to:)`` maps it, and from then on it follows the rule (a rule
+    /// reconfigured reaches it; idle, it may be forgotten, REG-8). Answers the strategy's answer to
+    /// that reconfiguration, or `nil` when the key has no configuration of its own (nothing changes).
+    @discardableResult
+    public func restoreRule(_ key: String) -> RateLimitResult? { shell.restoreRule(key) }
 
     /// Replaces a rule's configuration for every key it governs (REG-7).
     ///
@@ -90,6 +104,10 @@ where C.Duration == Duration {
 
     /// The keys held now, sorted (REG-8, REG-12).
     public var keys: [String] { shell.keys() }
+
+    /// The rule that governs `key` (REG-2), with its configuration now (REG-7); `nil` when no rule
+    /// matches it.
+    public func rule(for key: String) -> RateLimitRule<Strategy>? { shell.rule(for: key) }
 
     /// `key`'s state, quota status, remaining quota and statistics now, after serving what is due
     /// (REG-6, REG-9); `nil` when no rule matches it.

@@ -42,16 +42,24 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: S
     /// Requests `permits`, waiting in the queue if needed; `completion` runs once on the callback
     /// queue with the grant (after the scheduled start of a `delayed` grant) or the error. A
     /// `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
+    /// A request that continues an earlier one (a retry) names that one's `arrival` (``now`` when
+    /// it was made) and keeps its place among the waiters of its priority (WQ-3).
     public func acquire(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        arrival: RateLimitInstant? = nil,
         completion: @escaping @Sendable (Result<RateLimitGrant, RateLimitAcquireError>) -> Void
     ) {
         let timeline = shell.timeline
         shell.submit(permits: permits, completion: completion) { queue, now in
             queue.acquire(
-                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
+                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) },
+                arrival: arrival, at: now)
         }
     }
+
+    /// The limiter's clock now, as an instant of its timeline (which starts at `origin` when the
+    /// limiter is made): what a later request that continues this one names as its `arrival`.
+    public var now: RateLimitInstant { shell.timeline.now() }
 
     /// Gives back permits (concurrency limiter) and serves the waiters (WQ-8).
     @discardableResult

@@ -40,28 +40,38 @@ where C.Duration == Duration {
 
     /// Parks the calling thread until `permits` on `key` are granted, refused, timed out or closed
     /// (REG-5); the rule's timeout applies when `timeout` is `nil`. A `timeout` of zero or less,
-    /// or under a nanosecond, is granted or times out at once (WQ-11).
+    /// or under a nanosecond, is granted or times out at once (WQ-11). A request that continues
+    /// an earlier one (a retry) names that one's `arrival` (``now`` when it was made) and keeps
+    /// its place among the key's waiters of its priority (WQ-3).
     public func acquireBlocking(
-        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
+        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        arrival: RateLimitInstant? = nil
     ) throws(RateLimitAcquireError) -> RateLimitGrant {
         try shell.blockingOutcome(permits: permits) { registry, now in
-            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, at: now)
+            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: arrival, at: now)
         }
     }
 
     /// Waits until `permits` on `key` are granted (REG-5); cancelling the task cancels the request.
     /// The rule's timeout applies when `timeout` is `nil`; a `timeout` of zero or less, or under a
-    /// nanosecond, is granted or times out at once (WQ-11).
+    /// nanosecond, is granted or times out at once (WQ-11). A request that continues an earlier
+    /// one (a retry) names that one's `arrival` (``now`` when it was made) and keeps its place
+    /// among the key's waiters of its priority (WQ-3).
     ///
     /// - Throws: `RateLimitAcquireError`: rejected (with the limit's answer, `unknownKey`,
     ///   `tooManyKeys`), timed out, cancelled, or closed.
     public func acquire(
-        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
+        _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        arrival: RateLimitInstant? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
         try await shell.asyncOutcome(permits: permits) { registry, now in
-            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, at: now)
+            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: arrival, at: now)
         }
     }
+
+    /// The registry's clock now, as an instant of its timeline (which starts at `origin` when the
+    /// registry is made): what a later request that continues this one names as its `arrival`.
+    public var now: RateLimitInstant { shell.timeline.now() }
 
     /// Gives back permits on `key` (concurrency limits) and serves its waiters.
     @discardableResult
@@ -79,6 +89,13 @@ where C.Duration == Duration {
     public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult {
         shell.reconfigure(key, to: strategy)
     }
+
+    /// Gives `key` its rule's configuration again (REG-7): its own configuration is dropped, its
+    /// state mapped as ``reconfigure(_:to:)`` maps it, and from then on it follows the rule (a rule
+    /// reconfigured reaches it; idle, it may be forgotten, REG-8). Answers the strategy's answer to
+    /// that reconfiguration, or `nil` when the key has no configuration of its own (nothing changes).
+    @discardableResult
+    public func restoreRule(_ key: String) -> RateLimitResult? { shell.restoreRule(key) }
 
     /// Replaces a rule's configuration for every key it governs (REG-7).
     ///
@@ -103,6 +120,10 @@ where C.Duration == Duration {
 
     /// The keys held now, sorted (REG-8, REG-12).
     public var keys: [String] { shell.keys() }
+
+    /// The rule that governs `key` (REG-2), with its configuration now (REG-7); `nil` when no rule
+    /// matches it.
+    public func rule(for key: String) -> RateLimitRule<Strategy>? { shell.rule(for: key) }
 
     /// `key`'s state, quota status, remaining quota and statistics now, after serving what is due
     /// (REG-6, REG-9); `nil` when no rule matches it.
@@ -134,7 +155,7 @@ extension LockedRateLimitRegistry where C == ContinuousClock {
 }
 
 extension LockedRateLimitRegistry where Strategy == ConcurrencyLimiter {
-    /// Runs `body` holding `permits` on `key`, acquired as ``acquire(_:permits:priority:timeout:)``
+    /// Runs `body` holding `permits` on `key`, acquired as ``acquire(_:permits:priority:timeout:arrival:)``
     /// does, and releases them however `body` ends: returning, throwing, or cancelled.
     public nonisolated(nonsending) func withPermits<T>(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,

@@ -38,31 +38,43 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
     /// Parks the calling thread until `permits` are granted, the timeout passes, or the limiter is
     /// closed; a `delayed` grant (leaky bucket queue) also waits for its scheduled start. A
     /// `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
-    /// Call it from a thread you own, never from a Swift concurrency task.
+    /// Call it from a thread you own, never from a Swift concurrency task. A request that
+    /// continues an earlier one (a retry) names that one's `arrival` (``now`` when it was made)
+    /// and keeps its place among the waiters of its priority (WQ-3).
     public func acquireBlocking(
-        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
+        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        arrival: RateLimitInstant? = nil
     ) throws(RateLimitAcquireError) -> RateLimitGrant {
         let timeline = shell.timeline
         return try shell.blockingOutcome(permits: permits) { queue, now in
             queue.acquire(
-                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
+                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) },
+                arrival: arrival, at: now)
         }
     }
 
     /// Waits until `permits` are granted (WQ-4, WQ-5); cancelling the task cancels the request. A
     /// `delayed` grant (leaky bucket queue) also waits for its scheduled start. A `timeout` of
-    /// zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
+    /// zero or less, or under a nanosecond, is granted or times out at once (WQ-11). A request
+    /// that continues an earlier one (a retry) names that one's `arrival` (``now`` when it was
+    /// made) and keeps its place among the waiters of its priority (WQ-3).
     ///
     /// - Throws: `RateLimitAcquireError`: rejected, timed out, cancelled, or closed.
     public func acquire(
-        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil
+        _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
+        arrival: RateLimitInstant? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
         let timeline = shell.timeline
         return try await shell.asyncOutcome(permits: permits) { queue, now in
             queue.acquire(
-                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) }, at: now)
+                permits, priority: priority, deadline: timeout.map { timeline.deadline(after: $0, from: now) },
+                arrival: arrival, at: now)
         }
     }
+
+    /// The limiter's clock now, as an instant of its timeline (which starts at `origin` when the
+    /// limiter is made): what a later request that continues this one names as its `arrival`.
+    public var now: RateLimitInstant { shell.timeline.now() }
 
     /// Gives back permits (concurrency limiter) and serves the waiters (WQ-8).
     @discardableResult
@@ -102,7 +114,7 @@ extension LockedRateLimiter where C == ContinuousClock {
 }
 
 extension LockedRateLimiter where Strategy == ConcurrencyLimiter {
-    /// Runs `body` holding `permits`, acquired as ``acquire(_:priority:timeout:)`` does, and
+    /// Runs `body` holding `permits`, acquired as ``acquire(_:priority:timeout:arrival:)`` does, and
     /// releases them however `body` ends: returning, throwing, or cancelled (CL).
     public nonisolated(nonsending) func withPermits<T>(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
@@ -113,7 +125,7 @@ extension LockedRateLimiter where Strategy == ConcurrencyLimiter {
         return try await body()
     }
 
-    /// Runs `body` holding `permits`, acquired as ``acquireBlocking(_:priority:timeout:)`` does,
+    /// Runs `body` holding `permits`, acquired as ``acquireBlocking(_:priority:timeout:arrival:)`` does,
     /// and releases them however `body` ends.
     public func withPermitsBlocking<T>(
         _ permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil, _ body: () throws -> T

@@ -97,6 +97,10 @@ extension SynchronousRateLimitShell {
         run { registry, now in registry.reconfigure(key, to: strategy, at: now) }
     }
 
+    package func restoreRule<Strategy>(_ key: String) -> RateLimitResult? where Machine == RateLimitRegistry<Strategy> {
+        run { registry, now in registry.restoreRule(key, at: now) }
+    }
+
     package func reconfigure<Strategy>(rule pattern: KeyPattern, to strategy: Strategy) throws(RateLimitRegistryError)
     where Machine == RateLimitRegistry<Strategy> {
         let refusal: RateLimitRegistryError? = run { registry, now in
@@ -131,6 +135,11 @@ extension SynchronousRateLimitShell {
 
     package func keys<Strategy>() -> [String] where Machine == RateLimitRegistry<Strategy> {
         run { registry, now in (registry.keys, RateLimitEffects()) }
+    }
+
+    package func rule<Strategy>(for key: String) -> RateLimitRule<Strategy>?
+    where Machine == RateLimitRegistry<Strategy> {
+        run { registry, _ in (registry.rule(for: key), RateLimitEffects()) }
     }
 
     /// After serving what is due (REG-6, REG-9).

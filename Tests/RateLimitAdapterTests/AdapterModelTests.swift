@@ -141,19 +141,23 @@ struct ModelReplay<S: RateLimitStrategy> {
             "step \(step): \(counts) waiting and scheduled, model \((model.waitingCount, scheduled))")
     }
 
-    /// A request that may wait: `timeout` as the adapter takes it, `deadline` as the model does.
-    mutating func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?, step: Int) async {
+    /// A request that may wait: `timeout` as the adapter takes it, `deadline` as the model does;
+    /// one that continues an earlier request names its `arrival` (WQ-3).
+    mutating func acquire(
+        _ permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: Int64? = nil, step: Int
+    ) async {
         let instant = RateLimitInstant.fromManual(now)
+        let arrived = arrival.map(RateLimitInstant.fromManual)
         let (ticket, completions) = model.acquire(
             permits, priority: priority,
             deadline: timeout.map { ClockTimeline(clock: ManualClock()).deadline(after: $0, from: instant) },
-            at: instant)
+            arrival: arrived, at: instant)
         self.permits[ticket] = permits
         log.append(
-            "  acquire \(ticket) permits \(permits) \(priority) timeout \(timeout.map { "\($0)" } ?? "none") wake \(model.nextWakeUp(at: instant).map { "\($0)" } ?? "none")"
+            "  acquire \(ticket) permits \(permits) \(priority) timeout \(timeout.map { "\($0)" } ?? "none") arrival \(arrival.map { "\($0)" } ?? "now") wake \(model.nextWakeUp(at: instant).map { "\($0)" } ?? "none")"
         )
         let adapter = self.adapter
-        tasks[ticket] = Task { await adapter.acquire(permits, priority: priority, timeout: timeout) }
+        tasks[ticket] = Task { await adapter.acquire(permits, priority: priority, timeout: timeout, arrival: arrived) }
         lastDelivered = instant
         await settle(completions.completions, step: step)
     }
@@ -235,6 +239,8 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
         for (adapter, clock) in try adapters(strategy, queueLimit: queueLimit) where adapter.queues {
             // the same script for every adapter
             var rng = TestSeed.generator("\(name) script \(S.identifier)", trace: trace)
+            // Which acquires continue an earlier request (WQ-3), drawn apart so the script stays the same.
+            var retries = TestSeed.generator("\(name) arrivals \(S.identifier)", trace: trace)
             var run = try ModelReplay(
                 adapter: adapter, clock: clock, strategy: strategy, queueLimit: queueLimit, replay: replay)
             for step in 0..<60 where !run.failed {
@@ -248,7 +254,8 @@ func waitingAnswers<S: RateLimitStrategy>(_ type: S.Type, name: String, drift: B
                         : rng.int(in: 1...max(1, min(3, strategy.maximumPermits)))
                     let priority = rng.chance(5) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high])
                     let timeout: Duration? = rng.chance(40) ? .nanoseconds(rng.int(in: 0...times(span, 3))) : nil
-                    await run.acquire(permits, priority: priority, timeout: timeout, step: step)
+                    let arrival = retries.chance(25) ? run.now - retries.int(in: 0...min(run.now, times(span, 3))) : nil
+                    await run.acquire(permits, priority: priority, timeout: timeout, arrival: arrival, step: step)
                 case 45..<55:
                     await run.tryAcquire(rng.int(in: 1...3), priority: .normal, step: step)
                 case 55..<80:  // time passes (or, with drift, jumps)
@@ -302,7 +309,7 @@ struct AdapterModelTests {
     }
 
     @Test(
-        "WQ-3 WQ-5 WQ-6 WQ-7 WQ-12 waiting requests: outcomes, order, timeouts, cancellations, wake-ups and scheduled starts equal the model",
+        "WQ-3 WQ-5 WQ-6 WQ-7 WQ-12 waiting requests: outcomes, order (retries naming an earlier arrival included), timeouts, cancellations, wake-ups and scheduled starts equal the model",
         arguments: AnyRateLimitStrategy.identifiers)
     func waiting(_ identifier: String) async throws {
         let type = try #require(strategyTypes[identifier])

@@ -43,7 +43,7 @@ private struct Pending {
 @Suite("Registries through every adapter")
 struct AdapterRegistryTests {
     @Test(
-        "REG-5 REG-10 WQ-13 every adapter's registry answers as the pure registry does: outcomes, quota, statistics and the event stream",
+        "REG-5 REG-10 WQ-3 WQ-13 every adapter's registry answers as the pure registry does: outcomes (retries naming an earlier arrival included), quota, statistics and the event stream",
         arguments: 0..<6)
     func scripts(_ trace: Int) async throws {
         let replay = TestSeed.replay("registryAdapters", trace: trace)
@@ -52,6 +52,8 @@ struct AdapterRegistryTests {
         let keys = ["alpha", "api/a", "api/b", "other", "zeta"]
         for (adapter, clock) in try registryAdapters(rules) {
             var rng = TestSeed.generator("registryAdapters script", trace: trace)  // the same script for every adapter
+            // Which acquires continue an earlier request (WQ-3), drawn apart so the script stays the same.
+            var retries = TestSeed.generator("registryAdapters arrivals", trace: trace)
             var model = try RateLimitRegistry(rules: rules, at: .origin)
             var expectedEvents: [RegistryEvent] = []
             let log = EventLog()
@@ -101,11 +103,13 @@ struct AdapterRegistryTests {
                     let permits = rng.int(in: 1...2)
                     let priority = rng.chance(5) ? RateLimitPriority.critical : rng.pick([.low, .normal, .high])
                     let timeout: Duration? = rng.chance(30) ? .nanoseconds(rng.int(in: 0...200)) : nil
+                    let arrival = retries.chance(50) ? RateLimitInstant.fromManual(now - retries.int(in: 0...now)) : nil
                     let (ticket, effects) = model.acquire(
-                        key, permits: permits, priority: priority, timeout: timeout, at: at)
+                        key, permits: permits, priority: priority, timeout: timeout, arrival: arrival, at: at)
                     pending[ticket] = Pending(
                         task: Task {
-                            await adapter.acquire(key, permits: permits, priority: priority, timeout: timeout)
+                            await adapter.acquire(
+                                key, permits: permits, priority: priority, timeout: timeout, arrival: arrival)
                         },
                         permits: permits)
                     if !effects.completions.contains(where: { $0.ticket == ticket }) {

@@ -429,6 +429,7 @@ struct FeedbackExtensionTests {
         let readsOnlyRetryAfter = cases.filter { feedbackCase in
             let expected = feedbackCase.expected
             return expected.limits.isEmpty && expected.policies.isEmpty && expected.remainingQuota == nil
+                && expected.statedRate == nil
                 && expected.xRateLimit == FeedbackResult.XRateLimit()
                 && expected.diagnostics.allSatisfy { ["Date", "Retry-After"].contains($0.field) }
                 && (expected.requestedWaitNanoseconds == nil) == (expected.retryAfter == nil)
@@ -437,7 +438,7 @@ struct FeedbackExtensionTests {
         #expect(Set(differing) == Set(cases.map(\.id)).subtracting(readsOnlyRetryAfter.map(\.id)), "\(run.output)")
         #expect(
             run.output.contains(
-                #"DIFF server-feedback/github-fields: requestedWaitNanoseconds: expected 90000000000, got null (and 2 more)"#
+                #"DIFF server-feedback/github-fields: requestedWaitNanoseconds: expected 90000000000, got null (and 3 more)"#
             ))
         // Every message both ways validates against the protocol's schema, feedback ones included.
         let validator = try protocolValidator()
@@ -474,7 +475,10 @@ struct FeedbackExtensionTests {
         #expect(http["cases"] == .integer(1) && http["asSpecified"] == .integer(0))
         let listed = try #require(http["differ"]?.array?.first?["differences"]?.array)
         let differences = listed.compactMap { $0.string }
-        #expect(differences.map { String($0.prefix { $0 != ":" }) } == ["limits", "policies", "remainingQuota"])
+        #expect(
+            differences.map { String($0.prefix { $0 != ":" }) } == [
+                "limits", "policies", "remainingQuota", "statedRate",
+            ])
         #expect(report["passed"] == .bool(false))
         let unknown = try await runCommand(["--exec", "\(retryAfterOnly) --extensions server-feedback,telepathy"])
         #expect(unknown.status == 2)

@@ -67,7 +67,7 @@ struct HTTPVectorTests {
         let count = HTTPFeedbackCatalogue.cases().count
         for (from, to) in [
             ("\"caseCount\": \(count)", "\"caseCount\": \(count + 1)"),
-            ("\"formatVersion\": 1", "\"formatVersion\": 2"),
+            ("\"formatVersion\": 2", "\"formatVersion\": 1"),
             ("\"caseCount\"", "\"extra\": 1, \"caseCount\""),
             ("server-feedback/delay-zero\"", "server-feedback/delay-seconds\""),
         ] {
@@ -139,7 +139,7 @@ struct HTTPVectorTests {
     }
 
     @Test(
-        "Every clause of HTTP.md that concerns parsing (HTTP-1 to HTTP-6, HTTP-10) was written for by at least four cases; each case says what it checks"
+        "Every clause of HTTP.md that concerns parsing (HTTP-1 to HTTP-6, HTTP-10) or the rate a response states (HTTP-13) was written for by at least four cases; each case says what it checks"
     )
     func clauseCoverage() {
         let cases = HTTPFeedbackCatalogue.cases()
@@ -149,11 +149,15 @@ struct HTTPVectorTests {
             #expect(feedbackCase.comment.count >= 20, "\(feedbackCase.id) says too little")
             #expect(feedbackCase.id.hasPrefix("server-feedback/"))
         }
-        for clause in ["HTTP-1", "HTTP-2", "HTTP-3", "HTTP-4", "HTTP-5", "HTTP-6", "HTTP-10"] {
+        let clauses = ["HTTP-1", "HTTP-2", "HTTP-3", "HTTP-4", "HTTP-5", "HTTP-6", "HTTP-10", "HTTP-13"]
+        for clause in clauses {
             #expect(perClause[clause, default: 0] >= 4, "\(clause): \(perClause[clause, default: 0]) cases")
         }
-        #expect(
-            Set(perClause.keys).isSubset(of: ["HTTP-1", "HTTP-2", "HTTP-3", "HTTP-4", "HTTP-5", "HTTP-6", "HTTP-10"]))
+        #expect(Set(perClause.keys).isSubset(of: clauses))
+        // Both ways of stating a rate, and none, are some case's answer.
+        #expect(cases.contains { $0.expected.statedRate != nil && !$0.expected.policies.isEmpty })
+        #expect(cases.contains { $0.expected.statedRate != nil && $0.expected.policies.isEmpty })
+        #expect(cases.contains { $0.expected.statedRate == nil && !$0.expected.policies.isEmpty })
         // Every problem name is some case's answer, and every kind of Retry-After.
         let problems = Set(cases.flatMap { $0.expected.diagnostics.map(\.problem) })
         #expect(problems == Set(FeedbackResult.Problem.allCases))

@@ -6,8 +6,9 @@ import Testing
 
 /// Every reachable state of small wait queues (WaitQueueChecker), not a sample: queues of up to
 /// three waiters (a limit of 3 permits), acquires of 1 and 2 permits at three priorities with and
-/// without deadlines, tryAcquires, cancellations, resets, releases and clock moves of −1 to 3 ns on
-/// a 10 ns timeline; to depth 4 in `make verify`, 7 with `RATELIMIT_EXHAUSTIVE=deep`.
+/// without deadlines, retries naming an arrival 1 or 2 ns before their own or 1 ns after it,
+/// tryAcquires, cancellations, resets, releases and clock moves of −1 to 3 ns on a 10 ns timeline;
+/// to depth 4 in `make verify`, 7 with `RATELIMIT_EXHAUSTIVE=deep`.
 @Suite("Exhaustive: every reachable state of small wait queues")
 struct WaitQueueExhaustiveTests {
     static func space<S: RateLimitStrategy>(_ strategy: S, releases: Bool) -> WaitQueueSpace<S> {
@@ -29,7 +30,9 @@ struct WaitQueueExhaustiveTests {
         }
     }
 
-    @Test("WQ-2 WQ-3 WQ-4 WQ-5 WQ-6 WQ-7 WQ-8 WQ-9 WQ-10 hold on every reachable state of a token bucket's queue")
+    @Test(
+        "WQ-2 WQ-3 WQ-4 WQ-5 WQ-6 WQ-7 WQ-8 WQ-9 WQ-10 WQ-14 hold on every reachable state of a token bucket's queue, retries naming an earlier arrival included"
+    )
     func tokenBucket() async throws {
         let report = try await Self.walk(
             Self.space(try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 2), releases: false),
@@ -38,7 +41,7 @@ struct WaitQueueExhaustiveTests {
     }
 
     @Test(
-        "WQ-2 WQ-3 WQ-4 WQ-5 WQ-6 WQ-7 WQ-8 WQ-9 WQ-10 hold on every reachable state of a concurrency limit's queue, with releases"
+        "WQ-2 WQ-3 WQ-4 WQ-5 WQ-6 WQ-7 WQ-8 WQ-9 WQ-10 WQ-14 hold on every reachable state of a concurrency limit's queue, with releases and retries naming an earlier arrival"
     )
     func concurrency() async throws {
         let report = try await Self.walk(

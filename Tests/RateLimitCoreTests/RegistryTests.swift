@@ -651,6 +651,44 @@ struct RegistryTests {
         #expect(full.keyCount == 2 && full.quota(of: "b", at: t(3))?.remaining == 0)
     }
 
+    @Test(
+        "REG-7 REG-8 restoreRule gives a key its rule's configuration again: its state maps, a rule reconfigured reaches it, idle it may be forgotten; a key without one is left alone"
+    )
+    func restoreRule() async throws { try await offThePool { try restoreRuleOnThread() } }
+
+    private func restoreRuleOnThread() throws {
+        let rule = try TokenBucket(capacity: 4, permitsPerPeriod: 1, periodNanoseconds: 100)
+        var registry = try RateLimitRegistry(
+            rules: [try RateLimitRule(.prefix("api/"), rule)], maximumKeys: 2, at: t(0))
+        #expect(registry.restoreRule("api/a", at: t(0)).result == nil, "not held: nothing to restore")
+        #expect(registry.restoreRule("other", at: t(0)).result == nil, "no rule: nothing to restore")
+        _ = registry.tryAcquire("api/a", permits: 1, at: t(0))  // 3 tokens left
+        #expect(registry.restoreRule("api/a", at: t(0)).result == nil, "it follows its rule already")
+        let small = try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 100)
+        #expect(registry.reconfigure("api/a", to: small, at: t(0)).result == .allowed(remaining: 2))  // TB-10: 3 → 2
+        // Back to the rule's capacity of 4, keeping the 2 tokens (TB-10): full at 2, it got none by 100.
+        let (result, effects) = registry.restoreRule("api/a", at: t(100))
+        #expect(result == .allowed(remaining: 2))
+        #expect(effects.events.isEmpty && effects.completions.isEmpty)
+        #expect(registry.restoreRule("api/a", at: t(100)).result == nil, "once is enough")
+        // It follows the rule now: a rule reconfigured reaches it.
+        let wider = try TokenBucket(capacity: 6, permitsPerPeriod: 1, periodNanoseconds: 100)
+        _ = try registry.reconfigure(rule: .prefix("api/"), to: wider, at: t(100))
+        #expect(registry.quota(of: "api/a", at: t(100))?.remaining == 2)
+        #expect(registry.quota(of: "api/a", at: t(499))?.remaining == 5)
+        #expect(registry.quota(of: "api/a", at: t(500))?.remaining == 6, "it refills to the rule's new capacity")
+        // A key with a configuration of its own is never forgotten (REG-8): with two such keys
+        // held, a third is refused, until one follows its rule again and is idle (full: 2 tokens
+        // at 1,000 under its own capacity, 6 at 1,400 under the rule's).
+        _ = registry.reconfigure("api/b", to: small, at: t(500))
+        _ = registry.reconfigure("api/a", to: small, at: t(500))
+        #expect(registry.tryAcquire("api/c", at: t(1_000)).outcome == .rejected(.tooManyKeys))
+        #expect(registry.restoreRule("api/a", at: t(1_000)).result == .allowed(remaining: 2))
+        #expect(registry.tryAcquire("api/c", at: t(1_399)).outcome == .rejected(.tooManyKeys))
+        #expect(registry.tryAcquire("api/c", at: t(1_400)).outcome == .granted(.allowed(remaining: 5)))
+        #expect(registry.keys == ["api/b", "api/c"])
+    }
+
     @Test("REG-7 a key reconfigured into exhaustion reports it at once and wakes at the new configuration's recovery")
     func reconfigureReports() async throws { try await offThePool { try reconfigureReportsOnThread() } }
 

@@ -24,6 +24,8 @@ package enum HTTPFeedbackCatalogue {
         var policies: [FeedbackResult.Policy] = []
         var x = FeedbackResult.XRateLimit()
         var quota: FeedbackResult.Quota?
+        /// The rate the response states (HTTP-13).
+        var rate: FeedbackResult.Rate?
         var diagnostics: [FeedbackResult.Diagnostic] = []
     }
 
@@ -39,7 +41,8 @@ package enum HTTPFeedbackCatalogue {
             expected: FeedbackResult(
                 retryAfter: expect.retryAfter, requestedWaitNanoseconds: expect.wait, date: expect.date,
                 reference: expect.reference ?? receivedAt, limits: expect.limits, policies: expect.policies,
-                xRateLimit: expect.x, remainingQuota: expect.quota, diagnostics: expect.diagnostics),
+                xRateLimit: expect.x, remainingQuota: expect.quota, statedRate: expect.rate,
+                diagnostics: expect.diagnostics),
             unspecified: unspecified)
     }
 
@@ -55,6 +58,10 @@ package enum HTTPFeedbackCatalogue {
     static func quota(_ remaining: Int64, _ resetNanoseconds: Int64) -> FeedbackResult.Quota {
         FeedbackResult.Quota(remaining, resetNanoseconds: resetNanoseconds)
     }
+    /// `permits` per `windowNanoseconds`.
+    static func rate(_ permits: Int64, per windowNanoseconds: Int64) -> FeedbackResult.Rate {
+        FeedbackResult.Rate(permits, perNanoseconds: windowNanoseconds)
+    }
     static func ignored(_ field: String, _ problem: FeedbackResult.Problem) -> FeedbackResult.Diagnostic {
         FeedbackResult.Diagnostic(field, problem)
     }
@@ -62,6 +69,7 @@ package enum HTTPFeedbackCatalogue {
     /// Every case, in the file's order: by clause, HTTP-1 first.
     package static func cases() -> [FeedbackCase] {
         fields() + dates() + retryAfter() + structuredFields() + rateLimitFields() + precedence() + hostile()
+            + statedRates()
     }
 
     // MARK: HTTP-1 Fields
@@ -81,8 +89,8 @@ package enum HTTPFeedbackCatalogue {
                     x: .init(remaining: 7), quota: quota(7, seconds(30)))),
             response(
                 "list-fields-on-several-lines",
-                "RateLimit and RateLimit-Policy sent on two lines each are one list each, joined with \", \": members a then b",
-                clauses: ["HTTP-1", "HTTP-5"], status: 200,
+                "RateLimit and RateLimit-Policy sent on two lines each are one list each, joined with \", \": members a then b; b (20 per 60 s) states the rate, a has no window",
+                clauses: ["HTTP-1", "HTTP-5", "HTTP-13"], status: 200,
                 [
                     ("RateLimit", #""a";r=5;t=9"#), ("RateLimit-Policy", #""a";q=10"#),
                     ("RATELIMIT", #""b";r=1;t=30"#), ("ratelimit-policy", #""b";q=20;w=60"#),
@@ -90,7 +98,7 @@ package enum HTTPFeedbackCatalogue {
                 Expect(
                     limits: [limit("a", 5, 9), limit("b", 1, 30)],
                     policies: [.init("a", quota: 10), .init("b", quota: 20, windowSeconds: 60)],
-                    quota: quota(1, seconds(30)))),
+                    quota: quota(1, seconds(30)), rate: rate(20, per: seconds(60)))),
             response(
                 "singleton-repeated-same-value",
                 "a singleton sent twice with the same value is read: Retry-After 5 twice, X-RateLimit-Limit 60 twice",
@@ -242,8 +250,8 @@ package enum HTTPFeedbackCatalogue {
                     diagnostics: [ignored("Date", .clockSkew)])),
             response(
                 "two-digit-year-reference-after-year-9999",
-                "received at the latest signed 64-bit second: Date t0 is skew; the reference year counts as 9999, so 99 is 9999: 253,402,300,799 s, long past: no wait; X-RateLimit-Reset t0 is past too: quota 0 resetting in 0",
-                clauses: ["HTTP-2", "HTTP-10"], receivedAt: .max,
+                "received at the latest signed 64-bit second: Date t0 is skew; the reference year counts as 9999, so 99 is 9999: 253,402,300,799 s, long past: no wait; X-RateLimit-Reset t0 is past too: quota 0 resetting in 0, and no rate",
+                clauses: ["HTTP-2", "HTTP-10", "HTTP-13"], receivedAt: .max,
                 [
                     ("Date", imfT0), ("Retry-After", "Friday, 31-Dec-99 23:59:59 GMT"), ("X-RateLimit-Remaining", "0"),
                     ("X-RateLimit-Reset", "1795219200"),
@@ -369,12 +377,12 @@ package enum HTTPFeedbackCatalogue {
                 Expect(limits: [limit(#"a"b\c"#, 1)], diagnostics: [ignored("RateLimit-Policy", .malformed)])),
             response(
                 "unknown-parameters-are-comments",
-                "note=\"x\", flag and future=?1 are unknown parameters: comments, the members are read",
-                clauses: ["HTTP-4", "HTTP-5"], status: 200,
+                "note=\"x\", flag and future=?1 are unknown parameters: comments, the members are read (the policy states 10 per 60 s)",
+                clauses: ["HTTP-4", "HTTP-5", "HTTP-13"], status: 200,
                 [("RateLimit", #""a";r=2;t=3;note="x";flag"#), ("RateLimit-Policy", #""a";q=10;w=60;future=?1"#)],
                 Expect(
                     limits: [limit("a", 2, 3)], policies: [.init("a", quota: 10, windowSeconds: 60)],
-                    quota: quota(2, seconds(3)))),
+                    quota: quota(2, seconds(3)), rate: rate(10, per: seconds(60)))),
             response(
                 "inner-list",
                 "(\"a\" \"b\");r=1 is a valid List whose member is an inner list: not a limit, the field is ignored",
@@ -390,8 +398,8 @@ package enum HTTPFeedbackCatalogue {
         return [
             response(
                 "draft-example",
-                "the draft's policies hour (q=1000, w=3600) and day (q=5000, w=86400), and day r=100;t=36000: no wait, 100 left for 36000 s",
-                clauses: ["HTTP-5"], status: 200,
+                "the draft's policies hour (q=1000, w=3600) and day (q=5000, w=86400), and day r=100;t=36000: no wait, 100 left for 36000 s; day allows fewer per second (5000·3600 = 18,000,000 < 1000·86400 = 86,400,000): the stated rate",
+                clauses: ["HTTP-5", "HTTP-13"], status: 200,
                 [
                     ("RateLimit-Policy", #""hour";q=1000;w=3600, "day";q=5000;w=86400"#),
                     ("RateLimit", #""day";r=100;t=36000"#),
@@ -401,7 +409,7 @@ package enum HTTPFeedbackCatalogue {
                     policies: [
                         .init("hour", quota: 1_000, windowSeconds: 3_600),
                         .init("day", quota: 5_000, windowSeconds: 86_400),
-                    ], quota: quota(100, seconds(36_000)))),
+                    ], quota: quota(100, seconds(36_000)), rate: rate(5_000, per: seconds(86_400)))),
             response(
                 "policy-unit-and-partition-key",
                 "qu=\"content-bytes\" and pk=:sdfjLJUOUH==: (the draft's example): the unit, and the key as its base64 text",
@@ -471,8 +479,8 @@ package enum HTTPFeedbackCatalogue {
                     ])),
             response(
                 "github-fields",
-                "GitHub's five fields, remaining 0 resetting at t0 + 90 (epoch seconds): wait 90 s, quota 0 for 90 s",
-                clauses: ["HTTP-5", "HTTP-6"], status: 403,
+                "GitHub's five fields, remaining 0 resetting at t0 + 90 (epoch seconds): wait 90 s, quota 0 for 90 s, a pace of 0 per 90 s",
+                clauses: ["HTTP-5", "HTTP-6", "HTTP-13"], status: 403,
                 [
                     ("X-RateLimit-Limit", "5000"), ("X-RateLimit-Remaining", "0"), ("X-RateLimit-Used", "5000"),
                     ("X-RateLimit-Reset", "1795219290"), ("X-RateLimit-Resource", "core"),
@@ -480,23 +488,24 @@ package enum HTTPFeedbackCatalogue {
                 Expect(
                     wait: seconds(90),
                     x: .init(limit: 5_000, remaining: 0, used: 5_000, reset: t0 + 90, resource: "core"),
-                    quota: quota(0, seconds(90)))),
+                    quota: quota(0, seconds(90)), rate: rate(0, per: seconds(90)))),
             response(
                 "x-ratelimit-reset-is-epoch-seconds-not-a-delay",
-                "X-RateLimit-Reset 60 (as APIs that send a delay do) is read as the instant 60 s after 1970: long past, so remaining 0 asks for no wait (0) and resets in 0",
-                clauses: ["HTTP-5", "HTTP-6"],
+                "X-RateLimit-Reset 60 (as APIs that send a delay do) is read as the instant 60 s after 1970: long past, so remaining 0 asks for no wait (0), resets in 0, and states no rate",
+                clauses: ["HTTP-5", "HTTP-6", "HTTP-13"],
                 [("X-RateLimit-Limit", "100"), ("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "60")],
                 Expect(wait: 0, x: .init(limit: 100, remaining: 0, reset: 60), quota: quota(0, 0))),
             response(
                 "x-ratelimit-read-one-by-one",
-                "Limit 12x and a Resource of 65 characters are ignored; Remaining 5, Used 7 and Reset t0 + 60 are read: quota 5 for 60 s",
-                clauses: ["HTTP-5"], status: 200,
+                "Limit 12x and a Resource of 65 characters are ignored; Remaining 5, Used 7 and Reset t0 + 60 are read: quota 5 for 60 s, a pace of 5 per 60 s",
+                clauses: ["HTTP-5", "HTTP-13"], status: 200,
                 [
                     ("X-RateLimit-Limit", "12x"), ("X-RateLimit-Remaining", "5"), ("X-RateLimit-Used", "7"),
                     ("X-RateLimit-Reset", "1795219260"), ("X-RateLimit-Resource", sixtyFour + "a"),
                 ],
                 Expect(
                     x: .init(remaining: 5, used: 7, reset: t0 + 60), quota: quota(5, seconds(60)),
+                    rate: rate(5, per: seconds(60)),
                     diagnostics: [
                         ignored("X-RateLimit-Limit", .malformed), ignored("X-RateLimit-Resource", .malformed),
                     ])),
@@ -534,23 +543,23 @@ package enum HTTPFeedbackCatalogue {
                     quota: quota(0, seconds(10))), unspecified: ["remainingQuota"]),
             response(
                 "t-before-x-ratelimit",
-                "RateLimit r=0;t=30 comes before X-RateLimit-Remaining 0 resetting at t0 + 90: 30 s; the quota left is the RateLimit member's",
-                clauses: ["HTTP-6"],
+                "RateLimit r=0;t=30 comes before X-RateLimit-Remaining 0 resetting at t0 + 90: 30 s; the quota left is the RateLimit member's; the rate is the pace of X-RateLimit (0 per 90 s): RateLimit states none",
+                clauses: ["HTTP-6", "HTTP-13"],
                 [
                     ("RateLimit", #""a";r=0;t=30"#), ("X-RateLimit-Remaining", "0"),
                     ("X-RateLimit-Reset", "1795219290"),
                 ],
                 Expect(
                     wait: seconds(30), limits: [limit("a", 0, 30)], x: .init(remaining: 0, reset: t0 + 90),
-                    quota: quota(0, seconds(30)))),
+                    quota: quota(0, seconds(30)), rate: rate(0, per: seconds(90)))),
             response(
                 "x-ratelimit-reset-from-the-server-date",
-                "received t0 + 10 with Date t0: X-RateLimit-Reset t0 + 30 counts from the Date, 30 s (not 20)",
-                clauses: ["HTTP-6"], receivedAt: t0 + 10,
+                "received t0 + 10 with Date t0: X-RateLimit-Reset t0 + 30 counts from the Date, 30 s (not 20), and so does the pace: 0 per 30 s",
+                clauses: ["HTTP-6", "HTTP-13"], receivedAt: t0 + 10,
                 [("Date", imfT0), ("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "1795219230")],
                 Expect(
                     wait: seconds(30), date: t0, reference: t0, x: .init(remaining: 0, reset: t0 + 30),
-                    quota: quota(0, seconds(30)))),
+                    quota: quota(0, seconds(30)), rate: rate(0, per: seconds(30)))),
             response(
                 "date-one-hour-behind-is-trusted",
                 "received t0 + 3600, Date t0: exactly one hour off is still trusted; Retry-After t0 + 10 counts from it, 10 s",
@@ -580,15 +589,15 @@ package enum HTTPFeedbackCatalogue {
                     retryAfter: date(t0 + 5), wait: seconds(5), date: 0, diagnostics: [ignored("Date", .clockSkew)])),
             response(
                 "positive-age-ignores-the-ratelimit-fields",
-                "Age 12: the response came from a cache, RateLimit and RateLimit-Policy are ignored; Retry-After (3 s) and the X-RateLimit fields are not RateLimit fields and are read",
-                clauses: ["HTTP-6"], status: 200,
+                "Age 12: the response came from a cache, RateLimit and RateLimit-Policy are ignored; Retry-After (3 s) and the X-RateLimit fields are not RateLimit fields and are read: the rate is their pace, 5 per 60 s",
+                clauses: ["HTTP-6", "HTTP-13"], status: 200,
                 [
                     ("Age", "12"), ("RateLimit", #""a";r=0;t=10"#), ("RateLimit-Policy", #""a";q=10"#),
                     ("Retry-After", "3"), ("X-RateLimit-Remaining", "5"), ("X-RateLimit-Reset", "1795219260"),
                 ],
                 Expect(
                     retryAfter: delay(3), wait: seconds(3), x: .init(remaining: 5, reset: t0 + 60),
-                    quota: quota(5, seconds(60)),
+                    quota: quota(5, seconds(60)), rate: rate(5, per: seconds(60)),
                     diagnostics: [ignored("RateLimit-Policy", .cached), ignored("RateLimit", .cached)])),
             response(
                 "age-zero-reads-the-ratelimit-fields",
@@ -603,11 +612,12 @@ package enum HTTPFeedbackCatalogue {
                     limits: [limit("a", 50, 60), limit("b", 5, 3_600), limit("c", 1)], quota: quota(5, seconds(3_600)))),
             response(
                 "exhausted-member-without-t",
-                "RateLimit r=0 without t asks for no wait and is no quota with a reset; X-RateLimit remaining 10 resetting at t0 + 60 is the quota left",
-                clauses: ["HTTP-6"], status: 200,
+                "RateLimit r=0 without t asks for no wait and is no quota with a reset; X-RateLimit remaining 10 resetting at t0 + 60 is the quota left, and its pace the rate",
+                clauses: ["HTTP-6", "HTTP-13"], status: 200,
                 [("RateLimit", #""a";r=0"#), ("X-RateLimit-Remaining", "10"), ("X-RateLimit-Reset", "1795219260")],
                 Expect(
-                    limits: [limit("a", 0)], x: .init(remaining: 10, reset: t0 + 60), quota: quota(10, seconds(60)))),
+                    limits: [limit("a", 0)], x: .init(remaining: 10, reset: t0 + 60), quota: quota(10, seconds(60)),
+                    rate: rate(10, per: seconds(60)))),
         ]
     }
 
@@ -666,15 +676,121 @@ package enum HTTPFeedbackCatalogue {
                     wait: .max, limits: [limit("a", 0, 999_999_999_999_999)], quota: quota(0, .max))),
             response(
                 "largest-x-ratelimit-reset-saturates",
-                "Reset 999999999999999999 (18 digits), remaining 0: 999,999,998,204,780,799 s ahead, saturated at Int64.max ns; Limit of 18 zeros is 0",
-                clauses: ["HTTP-10", "HTTP-6"],
+                "Reset 999999999999999999 (18 digits), remaining 0: 999,999,998,204,780,799 s ahead, saturated at Int64.max ns (the wait, the quota's reset and the pace's window); Limit of 18 zeros is 0",
+                clauses: ["HTTP-10", "HTTP-6", "HTTP-13"],
                 [
                     ("X-RateLimit-Limit", "000000000000000000"), ("X-RateLimit-Remaining", "0"),
                     ("X-RateLimit-Reset", "999999999999999999"),
                 ],
                 Expect(
                     wait: .max, x: .init(limit: 0, remaining: 0, reset: 999_999_999_999_999_999),
-                    quota: quota(0, .max))),
+                    quota: quota(0, .max), rate: rate(0, per: .max))),
+        ]
+    }
+
+    // MARK: HTTP-13 The rate a response states
+
+    static func statedRates() -> [FeedbackCase] {
+        [
+            response(
+                "stated-rate-fewest-per-second",
+                "hour q=3600;w=3600 (1 per second) and second q=30;w=1 (30 per second): 3600·1 = 3,600 < 30·3600 = 108,000, hour allows fewer: 3600 per 3600 s",
+                clauses: ["HTTP-13"], status: 200, [("RateLimit-Policy", #""hour";q=3600;w=3600, "second";q=30;w=1"#)],
+                Expect(
+                    policies: [
+                        .init("hour", quota: 3_600, windowSeconds: 3_600), .init("second", quota: 30, windowSeconds: 1),
+                    ], rate: rate(3_600, per: seconds(3_600)))),
+            response(
+                "stated-rate-equal-rates-first",
+                "a q=2;w=2 and b q=1;w=1 allow the same (2·1 = 1·2): the first, a: 2 per 2 s",
+                clauses: ["HTTP-13"], status: 200, [("RateLimit-Policy", #""a";q=2;w=2, "b";q=1;w=1"#)],
+                Expect(
+                    policies: [.init("a", quota: 2, windowSeconds: 2), .init("b", quota: 1, windowSeconds: 1)],
+                    rate: rate(2, per: seconds(2)))),
+            response(
+                "stated-rate-one-permit-more-decides",
+                "a q=3;w=2 and b q=1;w=1: one permit more than the tie (3·1 = 3 > 1·2 = 2): b allows fewer, 1 per 1 s",
+                clauses: ["HTTP-13"], status: 200, [("RateLimit-Policy", #""a";q=3;w=2, "b";q=1;w=1"#)],
+                Expect(
+                    policies: [.init("a", quota: 3, windowSeconds: 2), .init("b", quota: 1, windowSeconds: 1)],
+                    rate: rate(1, per: seconds(1)))),
+            response(
+                "stated-rate-counts-requests-only",
+                "bytes (qu=\"content-bytes\", 1 per second) counts no requests; req, 100 per 60 s, is the stated rate",
+                clauses: ["HTTP-13"], status: 200,
+                [("RateLimit-Policy", #""bytes";q=1;qu="content-bytes";w=1, "req";q=100;w=60"#)],
+                Expect(
+                    policies: [
+                        .init("bytes", quota: 1, unit: "content-bytes", windowSeconds: 1),
+                        .init("req", quota: 100, windowSeconds: 60),
+                    ], rate: rate(100, per: seconds(60)))),
+            response(
+                "stated-rate-policy-without-window",
+                "open q=5 has no window: a quota, not a rate; so the pace of X-RateLimit-Remaining 30 by its reset t0 + 60 is: 30 per 60 s",
+                clauses: ["HTTP-13"], status: 200,
+                [
+                    ("RateLimit-Policy", #""open";q=5"#), ("X-RateLimit-Remaining", "30"),
+                    ("X-RateLimit-Reset", "1795219260"),
+                ],
+                Expect(
+                    policies: [.init("open", quota: 5)], x: .init(remaining: 30, reset: t0 + 60),
+                    quota: quota(30, seconds(60)), rate: rate(30, per: seconds(60)))),
+            response(
+                "stated-rate-zero-quota",
+                "zero q=0;w=60 states a rate of 0 per 60 s (an adaptive rate keeps its minimum, ADAPT-7)",
+                clauses: ["HTTP-13"], status: 200, [("RateLimit-Policy", #""zero";q=0;w=60"#)],
+                Expect(policies: [.init("zero", quota: 0, windowSeconds: 60)], rate: rate(0, per: seconds(60)))),
+            response(
+                "stated-rate-window-saturates",
+                "long q=1;w=999999999999999 (15 digits of seconds): the window, 999,999,999,999,999,000,000,000 ns, saturates at Int64.max",
+                clauses: ["HTTP-13", "HTTP-10"], status: 200, [("RateLimit-Policy", #""long";q=1;w=999999999999999"#)],
+                Expect(
+                    policies: [.init("long", quota: 1, windowSeconds: 999_999_999_999_999)], rate: rate(1, per: .max))),
+            response(
+                "stated-rate-compared-at-full-width",
+                "big q=999999999999999;w=999999999999999 and one q=1;w=1 are both 1 per second: the products (about 10^30) need 128 bits, equal, so the first; its window saturates",
+                clauses: ["HTTP-13", "HTTP-10"], status: 200,
+                [("RateLimit-Policy", #""big";q=999999999999999;w=999999999999999, "one";q=1;w=1"#)],
+                Expect(
+                    policies: [
+                        .init("big", quota: 999_999_999_999_999, windowSeconds: 999_999_999_999_999),
+                        .init("one", quota: 1, windowSeconds: 1),
+                    ], rate: rate(999_999_999_999_999, per: .max))),
+            response(
+                "stated-rate-policy-over-pace",
+                "a policy with a window (p, 10 per 1 s) wins over the pace of X-RateLimit (100 by t0 + 50)",
+                clauses: ["HTTP-13"], status: 200,
+                [
+                    ("RateLimit-Policy", #""p";q=10;w=1"#), ("X-RateLimit-Remaining", "100"),
+                    ("X-RateLimit-Reset", "1795219250"),
+                ],
+                Expect(
+                    policies: [.init("p", quota: 10, windowSeconds: 1)], x: .init(remaining: 100, reset: t0 + 50),
+                    quota: quota(100, seconds(50)), rate: rate(10, per: seconds(1)))),
+            response(
+                "stated-rate-pace-reset-now",
+                "X-RateLimit-Remaining 100 resetting at t0, the reference: the reset does not lie ahead, no rate (the quota resets in 0)",
+                clauses: ["HTTP-13"], status: 200,
+                [("X-RateLimit-Remaining", "100"), ("X-RateLimit-Reset", "1795219200")],
+                Expect(x: .init(remaining: 100, reset: t0), quota: quota(100, 0))),
+            response(
+                "stated-rate-pace-reset-one-second-ahead",
+                "X-RateLimit-Remaining 100 resetting at t0 + 1: one second ahead, 100 per 1 s",
+                clauses: ["HTTP-13"], status: 200,
+                [("X-RateLimit-Remaining", "100"), ("X-RateLimit-Reset", "1795219201")],
+                Expect(
+                    x: .init(remaining: 100, reset: t0 + 1), quota: quota(100, seconds(1)),
+                    rate: rate(100, per: seconds(1)))),
+            response(
+                "stated-rate-not-from-ratelimit",
+                "RateLimit burst r=5;t=1 alone is a quota left until a reset (a leaky bucket's may mean its burst refilled), not a rate: none",
+                clauses: ["HTTP-13"], status: 200, [("RateLimit", #""burst";r=5;t=1"#)],
+                Expect(limits: [limit("burst", 5, 1)], quota: quota(5, seconds(1)))),
+            response(
+                "stated-rate-cached-policy",
+                "Age 5: the policy p (10 per 1 s) came from a cache and is ignored (HTTP-6): no rate",
+                clauses: ["HTTP-13", "HTTP-6"], status: 200, [("Age", "5"), ("RateLimit-Policy", #""p";q=10;w=1"#)],
+                Expect(diagnostics: [ignored("RateLimit-Policy", .cached)])),
         ]
     }
 }

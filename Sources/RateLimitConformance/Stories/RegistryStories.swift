@@ -2,7 +2,7 @@ import RateLimitCore
 
 // Spec/Registry.md: which rule governs a key (REG-2), the registry's instant (REG-3), key states
 // (REG-4), requests and their one outcome (REG-5), quota status and its events at the exact
-// instant time improves it (REG-6), reset and reconfigure (REG-7), bounded memory (REG-8),
+// instant time improves it (REG-6), reset, reconfigure and restoring a rule (REG-7), bounded memory (REG-8),
 // statistics (REG-9), events (REG-10), wake-ups (REG-11), removing keys (REG-12). No story has
 // two keys' time events due at the same instant: REG-11 leaves their order open.
 
@@ -415,6 +415,44 @@ extension ScenarioCatalogue {
                         0, tryAcquire("p:b", 3),
                         answered(granted(allowed(0)), [status("p:b", "ok", "limited", remaining: 0, at: 0)], wake: 10),
                         "a new key starts with the rule's new bucket of 3"
+                    ),
+                ]),
+            story(
+                machine, "restore-rule",
+                "a key's own configuration dropped: its tokens kept under the rule's, which it follows again; a key with one is never forgotten, one following its rule is once idle",
+                clauses: ["REG-7", "REG-8"], registry([rule(prefix("p:"), bucket(3))], maximumKeys: 1),
+                [
+                    (
+                        0, onKey("restoreRule", "p:a"), served(with: [("result", .null)]),
+                        "not held: nothing to restore"
+                    ),
+                    (0, tryAcquire("p:a"), answered(granted(allowed(2))), "3 tokens, 2 left"),
+                    (
+                        0, event("reconfigure", ("key", .string("p:a")), ("limit", bucket(1))),
+                        served(with: [("result", allowed(1))]), "its own capacity of 1 keeps 1 of the 2 tokens: full"
+                    ),
+                    (
+                        0, tryAcquire("p:b"),
+                        answered(refused("tooManyKeys"), [rejectedEvent("p:b", 1, refused("tooManyKeys"), at: 0)]),
+                        "p:a is full, but has a configuration of its own: never forgotten, p:b is refused"
+                    ),
+                    (
+                        0, onKey("restoreRule", "p:a"), served(with: [("result", allowed(1))]),
+                        "the rule's capacity of 3 again, keeping the 1 token"
+                    ),
+                    (
+                        0, onKey("restoreRule", "p:a"), served(with: [("result", .null)]),
+                        "it follows its rule: nothing changes"
+                    ),
+                    (
+                        19, tryAcquire("p:b"),
+                        answered(refused("tooManyKeys"), [rejectedEvent("p:b", 1, refused("tooManyKeys"), at: 19)]),
+                        "p:a has 2 tokens (one came at 10): not idle yet"
+                    ),
+                    (20, tryAcquire("p:b"), answered(granted(allowed(2))), "p:a is full at 20: forgotten for p:b"),
+                    (
+                        20, inspect, inspected(["p:b"], statistics(admitted: 2, rejected: 2, queued: 0)),
+                        "only p:b is held"
                     ),
                 ]),
             story(

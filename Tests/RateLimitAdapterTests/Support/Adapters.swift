@@ -17,15 +17,26 @@ protocol Adapter<Strategy>: Sendable {
     /// The adapter has a wait queue (all but the lock-free GCRA).
     var queues: Bool { get }
     func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
-        RateLimitGrant, RateLimitAcquireError
-    >
+    /// A request that may wait; one that continues an earlier request names its `arrival` (WQ-3).
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?) async
+        -> Result<RateLimitGrant, RateLimitAcquireError>
+    /// The adapter's clock as an instant of its timeline.
+    func now() async -> RateLimitInstant
     func release(_ permits: Int64) async -> RateLimitResult
     func reset() async -> RateLimitResult
     func reconfigure(_ strategy: Strategy) async -> RateLimitResult
     func waitingCount() async -> Int
     func scheduledCount() async -> Int
     func close() async
+}
+
+extension Adapter {
+    /// A request that may wait, arriving now.
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    > {
+        await acquire(permits, priority: priority, timeout: timeout, arrival: nil)
+    }
 }
 
 struct ActorAdapter<Strategy: RateLimitStrategy>: Adapter {
@@ -36,13 +47,14 @@ struct ActorAdapter<Strategy: RateLimitStrategy>: Adapter {
     func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
         await limiter.tryAcquire(permits, priority: priority)
     }
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
-        RateLimitGrant, RateLimitAcquireError
-    > {
-        do { return .success(try await limiter.acquire(permits, priority: priority, timeout: timeout)) } catch {
-            return .failure(error)
-        }
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?) async
+        -> Result<RateLimitGrant, RateLimitAcquireError>
+    {
+        do {
+            return .success(try await limiter.acquire(permits, priority: priority, timeout: timeout, arrival: arrival))
+        } catch { return .failure(error) }
     }
+    func now() async -> RateLimitInstant { limiter.now }
     func release(_ permits: Int64) async -> RateLimitResult { await limiter.release(permits) }
     func reset() async -> RateLimitResult { await limiter.reset() }
     func reconfigure(_ strategy: Strategy) async -> RateLimitResult { await limiter.reconfigure(strategy) }
@@ -61,24 +73,26 @@ struct LockAdapter<Strategy: RateLimitStrategy>: Adapter {
     func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
         limiter.tryAcquire(permits, priority: priority)
     }
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
-        RateLimitGrant, RateLimitAcquireError
-    > {
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?) async
+        -> Result<RateLimitGrant, RateLimitAcquireError>
+    {
         guard blocking else {
-            do { return .success(try await limiter.acquire(permits, priority: priority, timeout: timeout)) } catch {
-                return .failure(error)
-            }
+            do {
+                return .success(
+                    try await limiter.acquire(permits, priority: priority, timeout: timeout, arrival: arrival))
+            } catch { return .failure(error) }
         }
         let limiter = self.limiter
         return await withCheckedContinuation { continuation in
             Thread {
                 continuation.resume(
                     returning: Result { () throws(RateLimitAcquireError) in
-                        try limiter.acquireBlocking(permits, priority: priority, timeout: timeout)
+                        try limiter.acquireBlocking(permits, priority: priority, timeout: timeout, arrival: arrival)
                     })
             }.start()
         }
     }
+    func now() async -> RateLimitInstant { limiter.now }
     func release(_ permits: Int64) async -> RateLimitResult { limiter.release(permits) }
     func reset() async -> RateLimitResult { limiter.reset() }
     func reconfigure(_ strategy: Strategy) async -> RateLimitResult { limiter.reconfigure(strategy) }
@@ -95,13 +109,16 @@ struct DispatchAdapter<Strategy: RateLimitStrategy>: Adapter {
     func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
         limiter.tryAcquire(permits, priority: priority)
     }
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
-        RateLimitGrant, RateLimitAcquireError
-    > {
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?) async
+        -> Result<RateLimitGrant, RateLimitAcquireError>
+    {
         await withCheckedContinuation { continuation in
-            limiter.acquire(permits, priority: priority, timeout: timeout) { continuation.resume(returning: $0) }
+            limiter.acquire(permits, priority: priority, timeout: timeout, arrival: arrival) {
+                continuation.resume(returning: $0)
+            }
         }
     }
+    func now() async -> RateLimitInstant { limiter.now }
     func release(_ permits: Int64) async -> RateLimitResult { limiter.release(permits) }
     func reset() async -> RateLimitResult { limiter.reset() }
     func reconfigure(_ strategy: Strategy) async -> RateLimitResult { limiter.reconfigure(strategy) }
@@ -114,17 +131,20 @@ struct DispatchAdapter<Strategy: RateLimitStrategy>: Adapter {
 struct AtomicAdapter: Adapter {
     typealias Strategy = GCRA
     let limiter: AtomicGCRA<ManualClock>
+    let clock: ManualClock
     var name: String { "atomic" }
     var cancellable: Bool { true }
     var queues: Bool { false }
     func tryAcquire(_ permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
         WaitOutcome(limiter.tryAcquire(permits))
     }
-    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
-        RateLimitGrant, RateLimitAcquireError
-    > {
+    /// No queue: an arrival orders nothing.
+    func acquire(_ permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?) async
+        -> Result<RateLimitGrant, RateLimitAcquireError>
+    {
         do { return .success(try await limiter.acquire(permits, timeout: timeout)) } catch { return .failure(error) }
     }
+    func now() async -> RateLimitInstant { instant(of: clock) }
     func release(_ permits: Int64) async -> RateLimitResult {
         .invalid(RateLimitInputError(field: "release", value: nil, problem: .notSupported))
     }
@@ -163,7 +183,7 @@ func adapters<S: RateLimitStrategy>(_ strategy: S, queueLimit: Int64) throws -> 
         ))
     if let gcra = strategy as? GCRA {
         let clock = ManualClock()
-        let atomic: any Adapter<GCRA> = AtomicAdapter(limiter: AtomicGCRA(gcra, clock: clock))
+        let atomic: any Adapter<GCRA> = AtomicAdapter(limiter: AtomicGCRA(gcra, clock: clock), clock: clock)
         if let typed = atomic as? any Adapter<S> { made.append((typed, clock)) }
     }
     return made

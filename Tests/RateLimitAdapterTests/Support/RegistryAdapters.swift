@@ -11,9 +11,16 @@ protocol RegistryAdapter: Sendable {
     /// Waiting requests can be cancelled through task cancellation (actor, lock async).
     var cancellable: Bool { get }
     func tryAcquire(_ key: String, permits: Int64, priority: RateLimitPriority) async -> WaitOutcome
-    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
-        RateLimitGrant, RateLimitAcquireError
-    >
+    /// A request that may wait; one that continues an earlier request names its `arrival` (WQ-3).
+    func acquire(
+        _ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?
+    ) async -> Result<RateLimitGrant, RateLimitAcquireError>
+    /// The registry's clock as an instant of its timeline.
+    func now() async -> RateLimitInstant
+    func rule(for key: String) async -> RateLimitRule<AnyRateLimitStrategy>?
+    func reconfigure(rule pattern: KeyPattern, to strategy: AnyRateLimitStrategy) async throws(RateLimitRegistryError)
+    func reconfigure(_ key: String, to strategy: AnyRateLimitStrategy) async -> RateLimitResult
+    func restoreRule(_ key: String) async -> RateLimitResult?
     func release(_ key: String, permits: Int64) async -> RateLimitResult
     func throttle(_ key: String, for duration: Duration) async
     func disable(_ key: String) async
@@ -26,6 +33,15 @@ protocol RegistryAdapter: Sendable {
     func close() async
 }
 
+extension RegistryAdapter {
+    /// A request that may wait, arriving now.
+    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
+        RateLimitGrant, RateLimitAcquireError
+    > {
+        await acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: nil)
+    }
+}
+
 struct ActorRegistryAdapter: RegistryAdapter {
     let registry: ActorRateLimitRegistry<AnyRateLimitStrategy, ManualClock>
     var name: String { "actor" }
@@ -33,12 +49,23 @@ struct ActorRegistryAdapter: RegistryAdapter {
     func tryAcquire(_ key: String, permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
         await registry.tryAcquire(key, permits: permits, priority: priority)
     }
-    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
-        RateLimitGrant, RateLimitAcquireError
-    > {
+    func acquire(
+        _ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?
+    ) async -> Result<RateLimitGrant, RateLimitAcquireError> {
         do {
-            return .success(try await registry.acquire(key, permits: permits, priority: priority, timeout: timeout))
+            return .success(
+                try await registry.acquire(
+                    key, permits: permits, priority: priority, timeout: timeout, arrival: arrival))
         } catch { return .failure(error) }
+    }
+    func now() async -> RateLimitInstant { registry.now }
+    func rule(for key: String) async -> RateLimitRule<AnyRateLimitStrategy>? { await registry.rule(for: key) }
+    func reconfigure(_ key: String, to strategy: AnyRateLimitStrategy) async -> RateLimitResult {
+        await registry.reconfigure(key, to: strategy)
+    }
+    func restoreRule(_ key: String) async -> RateLimitResult? { await registry.restoreRule(key) }
+    func reconfigure(rule pattern: KeyPattern, to strategy: AnyRateLimitStrategy) async throws(RateLimitRegistryError) {
+        try await registry.reconfigure(rule: pattern, to: strategy)
     }
     func release(_ key: String, permits: Int64) async -> RateLimitResult {
         await registry.release(key, permits: permits)
@@ -69,10 +96,15 @@ protocol SynchronousRegistry: Sendable {
     func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?)
     var waitingCount: Int { get }
     func close()
+    var now: RateLimitInstant { get }
+    func rule(for key: String) -> RateLimitRule<AnyRateLimitStrategy>?
+    func reconfigure(rule pattern: KeyPattern, to strategy: AnyRateLimitStrategy) throws(RateLimitRegistryError)
+    func reconfigure(_ key: String, to strategy: AnyRateLimitStrategy) -> RateLimitResult
+    func restoreRule(_ key: String) -> RateLimitResult?
 }
 
-extension LockedRateLimitRegistry: SynchronousRegistry {}
-extension DispatchRateLimitRegistry: SynchronousRegistry {}
+extension LockedRateLimitRegistry: SynchronousRegistry where Strategy == AnyRateLimitStrategy {}
+extension DispatchRateLimitRegistry: SynchronousRegistry where Strategy == AnyRateLimitStrategy {}
 
 /// The lock and Dispatch registries share their immediate operations.
 protocol SynchronousRegistryAdapter: RegistryAdapter {
@@ -94,6 +126,15 @@ extension SynchronousRegistryAdapter {
     func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async { registry.setEventHandler(handler) }
     func waitingCount() async -> Int { registry.waitingCount }
     func close() async { registry.close() }
+    func now() async -> RateLimitInstant { registry.now }
+    func rule(for key: String) async -> RateLimitRule<AnyRateLimitStrategy>? { registry.rule(for: key) }
+    func reconfigure(_ key: String, to strategy: AnyRateLimitStrategy) async -> RateLimitResult {
+        registry.reconfigure(key, to: strategy)
+    }
+    func restoreRule(_ key: String) async -> RateLimitResult? { registry.restoreRule(key) }
+    func reconfigure(rule pattern: KeyPattern, to strategy: AnyRateLimitStrategy) async throws(RateLimitRegistryError) {
+        try registry.reconfigure(rule: pattern, to: strategy)
+    }
 }
 
 struct LockRegistryAdapter: SynchronousRegistryAdapter {
@@ -102,12 +143,14 @@ struct LockRegistryAdapter: SynchronousRegistryAdapter {
     let blocking: Bool
     var name: String { blocking ? "lock (blocking)" : "lock (async)" }
     var cancellable: Bool { !blocking }
-    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
-        RateLimitGrant, RateLimitAcquireError
-    > {
+    func acquire(
+        _ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?
+    ) async -> Result<RateLimitGrant, RateLimitAcquireError> {
         guard blocking else {
             do {
-                return .success(try await registry.acquire(key, permits: permits, priority: priority, timeout: timeout))
+                return .success(
+                    try await registry.acquire(
+                        key, permits: permits, priority: priority, timeout: timeout, arrival: arrival))
             } catch { return .failure(error) }
         }
         let registry = self.registry
@@ -115,7 +158,8 @@ struct LockRegistryAdapter: SynchronousRegistryAdapter {
             Thread {
                 continuation.resume(
                     returning: Result { () throws(RateLimitAcquireError) in
-                        try registry.acquireBlocking(key, permits: permits, priority: priority, timeout: timeout)
+                        try registry.acquireBlocking(
+                            key, permits: permits, priority: priority, timeout: timeout, arrival: arrival)
                     })
             }.start()
         }
@@ -126,11 +170,11 @@ struct DispatchRegistryAdapter: SynchronousRegistryAdapter {
     let registry: DispatchRateLimitRegistry<AnyRateLimitStrategy, ManualClock>
     var name: String { "dispatch" }
     var cancellable: Bool { false }
-    func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
-        RateLimitGrant, RateLimitAcquireError
-    > {
+    func acquire(
+        _ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?
+    ) async -> Result<RateLimitGrant, RateLimitAcquireError> {
         await withCheckedContinuation { continuation in
-            registry.acquire(key, permits: permits, priority: priority, timeout: timeout) {
+            registry.acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: arrival) {
                 continuation.resume(returning: $0)
             }
         }

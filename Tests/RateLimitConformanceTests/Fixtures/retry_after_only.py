@@ -90,7 +90,8 @@ def feedback(fields, received):
             diagnostics.append({"field": "Retry-After", "problem": "malformed"})
     none = {"limit": None, "remaining": None, "used": None, "reset": None, "resource": None}
     return {"retryAfter": retry_after, "requestedWaitNanoseconds": wait, "date": date, "reference": reference,
-            "limits": [], "policies": [], "xRateLimit": none, "remainingQuota": None, "diagnostics": diagnostics}
+            "limits": [], "policies": [], "xRateLimit": none, "remainingQuota": None, "statedRate": None,
+            "diagnostics": diagnostics}
 
 
 extensions = ["server-feedback"]

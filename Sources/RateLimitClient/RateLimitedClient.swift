@@ -107,17 +107,28 @@ where C.Duration == Duration {
     let timeline: ClockTimeline<C>
     private let wallClock: @Sendable () -> HTTPDate
     private let newQuota: ServerQuota
-    private var quotas: [String: ServerQuota] = [:]
-    private var inFlight: [String: Int64] = [:]
+    var quotas: [String: ServerQuota] = [:]
+    var inFlight: [String: Int64] = [:]
     /// The client's hold on each endpoint's key for the server (HTTP-12).
-    private var holds: [String: Hold] = [:]
-    /// Bumped each time the client forgets an endpoint's server state, so that a hold still on
-    /// its way to the registry when that happened puts the registry right when it lands.
-    private var generations: [String: Int] = [:]
+    var holds: [String: Hold] = [:]
+    /// The throttles on their way to the registry, per endpoint, while there are any: how many,
+    /// and a generation bumped each time the client forgets the endpoint's server state meanwhile,
+    /// so that a throttle that was on its way then puts the registry right when it lands. An entry
+    /// lives only while a throttle is on its way (bounded memory).
+    var landing: [String: Landing] = [:]
+    /// Quotas and holds remembered at which the next sweep forgets every expired one.
+    private var sweepAt = firstSweep
+    private static var firstSweep: Int { 64 }
+
+    /// Throttles on their way to the registry for one endpoint.
+    struct Landing {
+        var generation = 0
+        var pending = 0
+    }
 
     /// A hold: until when the client asked the registry to throttle the key (recorded before
     /// asking), and how many of those requests have not reached the registry yet.
-    private struct Hold {
+    struct Hold {
         var until: RateLimitInstant
         var pending = 0
     }
@@ -215,7 +226,7 @@ where C.Duration == Duration {
     }
 
     /// What the server has told the client about `endpoint` so far (HTTP-9), `nil` when nothing
-    /// it said still matters; empty once the app resumed the endpoint's key (HTTP-12).
+    /// it said still matters, and once the app resumed the endpoint's key or forgot it (HTTP-12).
     public func serverQuota(for endpoint: String) async -> ServerQuota? {
         await forgetIfLifted(endpoint)
         return quotas[endpoint]
@@ -410,10 +421,17 @@ where C.Duration == Duration {
         hold.until = max(hold.until, requested)
         hold.pending += 1
         holds[endpoint] = hold
-        let (until, generation) = (hold.until, generations[endpoint, default: 0])
+        landing[endpoint, default: Landing()].pending += 1
+        let (until, generation) = (hold.until, landing[endpoint]?.generation ?? 0)
         emit(.serverWait(endpoint: endpoint, until: until, at: now))
         await limiter.throttle(endpoint, until: until)
-        guard generations[endpoint, default: 0] == generation else {
+        let landed = landing[endpoint]?.generation ?? 0
+        if let remaining = landing[endpoint]?.pending, remaining > 1 {
+            landing[endpoint]?.pending = remaining - 1
+        } else {
+            landing[endpoint] = nil
+        }
+        guard landed == generation else {
             // Forgotten while on its way: leave the registry as the client now wants it.
             if let current = holds[endpoint] {
                 await limiter.throttle(endpoint, until: current.until)
@@ -461,15 +479,28 @@ where C.Duration == Duration {
 
     /// Forgets everything the client learned of `endpoint`'s server and its hold on the key.
     private func forget(_ endpoint: String) {
-        quotas[endpoint]?.forget()
+        quotas[endpoint] = nil  // a new quota is `newQuota`, which has forgotten everything
         holds[endpoint] = nil
-        generations[endpoint, default: 0] += 1
+        landing[endpoint]?.generation += 1
     }
 
-    /// Forgets what the server said of `endpoint` once it no longer matters (bounded memory).
+    /// Forgets what the server said of `endpoint` once it no longer matters, and, each time the
+    /// endpoints remembered have doubled since the last sweep, of every endpoint with no request
+    /// in progress: what the client remembers is then at most twice what still matters, whatever
+    /// the number of endpoints it ever sent to (bounded memory).
     private func forgetIfIdle(_ endpoint: String, at now: RateLimitInstant) {
         guard (inFlight[endpoint] ?? 0) == 0 else { return }
         inFlight[endpoint] = nil
+        forgetExpired(endpoint, at: now)
+        guard quotas.count + holds.count >= sweepAt else { return }
+        for remembered in Set(quotas.keys).union(holds.keys) where inFlight[remembered] == nil {
+            forgetExpired(remembered, at: now)
+        }
+        sweepAt = max(Self.firstSweep, 2 * (quotas.count + holds.count))
+    }
+
+    /// Drops `endpoint`'s hold once it has ended and landed, and its quota once it is idle.
+    private func forgetExpired(_ endpoint: String, at now: RateLimitInstant) {
         if let hold = holds[endpoint], hold.pending == 0, hold.until <= now { holds[endpoint] = nil }
         if quotas[endpoint]?.isIdle(at: now) ?? false { quotas[endpoint] = nil }
     }

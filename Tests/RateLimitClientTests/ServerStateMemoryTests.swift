@@ -1,0 +1,83 @@
+import RateLimitActor
+import RateLimitConformance
+import RateLimitCore
+import RateLimitHTTP
+import Testing
+
+@testable import RateLimitClient
+
+// What the client remembers of each server is bounded (Spec/HTTP.md HTTP-9, HTTP-12): an
+// endpoint's quota, hold and the bookkeeping of throttles on their way to the registry last only
+// while they matter. On a manual clock, against scripted replies.
+
+@Suite("The client's memory of servers (Spec/HTTP.md HTTP-9, HTTP-12)", .timeLimit(.minutes(1)))
+struct ServerStateMemoryTests {
+    @Test(
+        "HTTP-12 over 500 endpoints each held by a Retry-After and then forgotten by the app, the client keeps nothing of them"
+    )
+    func forgottenHoldsLeaveNothing() async throws {
+        let clock = ManualClock()
+        let rule = try RateLimitRule(
+            .prefix("api/"), AnyRateLimitStrategy.concurrency(ConcurrencyLimiter(limit: 10)),
+            overflow: .queue(limit: 10))
+        let registry = try ActorRateLimitRegistry(rules: [rule], clock: clock)
+        // Every reply asks for 5 s; the policy waits at most 1 s, so each request stops at its 429.
+        let replies = Array(repeating: Result<Reply, NetworkDown>.success(Reply(429, ["Retry-After": "5"])), count: 500)
+        let server = ScriptedServer(replies, clock: clock)
+        let client = RateLimitedClient(
+            limiter: registry, retryPolicy: try RetryPolicy(maximumWait: .seconds(1)), seed: 1,
+            wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) },
+            operation: { request in try await server.answer(request) })
+        for index in 0..<500 {
+            let endpoint = "api/\(index)"
+            do {
+                _ = try await client.send(endpoint, to: endpoint)
+                Issue.record("\(endpoint) was answered")
+            } catch {
+                guard case .serverLimited = error else {
+                    Issue.record("\(endpoint): \(error), not the server's refusal")
+                    break
+                }
+            }
+            // The server's wait holds the endpoint's key until the app forgets it.
+            #expect(await client.holds[endpoint] != nil, "\(endpoint) is held")
+            await client.forgetServerState(for: endpoint)
+            let (holds, landing, quotas, inFlight) = await (
+                client.holds.count, client.landing.count, client.quotas.count, client.inFlight.count
+            )
+            #expect(holds == 0 && landing == 0 && inFlight == 0, "after \(endpoint)")
+            #expect(quotas == 0, "after \(endpoint): \(quotas) quotas")
+        }
+        #expect(await server.requests.count == 500)
+    }
+
+    @Test(
+        "HTTP-9 HTTP-12 over 3,000 endpoints each held 5 s by a Retry-After, the client remembers at most about twice the endpoints whose wait has not ended"
+    )
+    func expiredWaitsAreForgotten() async throws {
+        let clock = ManualClock()
+        let rule = try RateLimitRule(
+            .prefix("api/"), AnyRateLimitStrategy.concurrency(ConcurrencyLimiter(limit: 10)),
+            overflow: .queue(limit: 10))
+        let registry = try ActorRateLimitRegistry(rules: [rule], clock: clock)
+        let replies = Array(
+            repeating: Result<Reply, NetworkDown>.success(Reply(429, ["Retry-After": "5"])), count: 3_000)
+        let server = ScriptedServer(replies, clock: clock)
+        let client = RateLimitedClient(
+            limiter: registry, retryPolicy: try RetryPolicy(maximumWait: .seconds(1)), seed: 1,
+            wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) },
+            operation: { request in try await server.answer(request) })
+        var most = 0
+        for index in 0..<3_000 {
+            _ = try? await client.send("api/\(index)", to: "api/\(index)")
+            // 100 new endpoints a second: the waits of the last 5 seconds, 500 endpoints, still
+            // matter at any time.
+            if index % 100 == 99 { clock.advance(by: .seconds(1)) }
+            most = await max(most, client.quotas.count, client.holds.count)
+            #expect(await client.quotas["api/\(index)"] != nil, "a wait that has not ended is remembered")
+        }
+        // A sweep runs when what is remembered has doubled since the last one: never more than
+        // twice what mattered then, where without it all 3,000 would be.
+        #expect(most <= 2 * 500 + 100, "at most \(most) endpoints remembered")
+    }
+}

@@ -16,18 +16,7 @@ struct ServerStateMemoryTests {
         "HTTP-12 over 500 endpoints each held by a Retry-After and then forgotten by the app, the client keeps nothing of them"
     )
     func forgottenHoldsLeaveNothing() async throws {
-        let clock = ManualClock()
-        let rule = try RateLimitRule(
-            .prefix("api/"), AnyRateLimitStrategy.concurrency(ConcurrencyLimiter(limit: 10)),
-            overflow: .queue(limit: 10))
-        let registry = try ActorRateLimitRegistry(rules: [rule], clock: clock)
-        // Every reply asks for 5 s; the policy waits at most 1 s, so each request stops at its 429.
-        let replies = Array(repeating: Result<Reply, NetworkDown>.success(Reply(429, ["Retry-After": "5"])), count: 500)
-        let server = ScriptedServer(replies, clock: clock)
-        let client = RateLimitedClient(
-            limiter: registry, retryPolicy: try RetryPolicy(maximumWait: .seconds(1)), seed: 1,
-            wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) },
-            operation: { request in try await server.answer(request) })
+        let (client, server, _) = try heldClient(replies: 500)
         for index in 0..<500 {
             let endpoint = "api/\(index)"
             do {
@@ -55,18 +44,7 @@ struct ServerStateMemoryTests {
         "HTTP-9 HTTP-12 over 3,000 endpoints each held 5 s by a Retry-After, the client remembers at most about twice the endpoints whose wait has not ended"
     )
     func expiredWaitsAreForgotten() async throws {
-        let clock = ManualClock()
-        let rule = try RateLimitRule(
-            .prefix("api/"), AnyRateLimitStrategy.concurrency(ConcurrencyLimiter(limit: 10)),
-            overflow: .queue(limit: 10))
-        let registry = try ActorRateLimitRegistry(rules: [rule], clock: clock)
-        let replies = Array(
-            repeating: Result<Reply, NetworkDown>.success(Reply(429, ["Retry-After": "5"])), count: 3_000)
-        let server = ScriptedServer(replies, clock: clock)
-        let client = RateLimitedClient(
-            limiter: registry, retryPolicy: try RetryPolicy(maximumWait: .seconds(1)), seed: 1,
-            wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) },
-            operation: { request in try await server.answer(request) })
+        let (client, _, clock) = try heldClient(replies: 3_000)
         var most = 0
         for index in 0..<3_000 {
             _ = try? await client.send("api/\(index)", to: "api/\(index)")
@@ -80,4 +58,23 @@ struct ServerStateMemoryTests {
         // twice what mattered then, where without it all 3,000 would be.
         #expect(most <= 2 * 500 + 100, "at most \(most) endpoints remembered")
     }
+}
+
+/// A client on a manual clock for endpoints `api/…` (a concurrency limit each, queued), whose
+/// scripted server refuses `replies` requests with `Retry-After: 5`; the retry policy waits at
+/// most 1 s, so each request stops at its 429 and the server's wait holds its endpoint.
+private func heldClient(replies: Int) throws -> (
+    RateLimitedClient<String, Reply, AnyRateLimitStrategy, ManualClock>, ScriptedServer, ManualClock
+) {
+    let clock = ManualClock()
+    let rule = try RateLimitRule(
+        .prefix("api/"), AnyRateLimitStrategy.concurrency(ConcurrencyLimiter(limit: 10)), overflow: .queue(limit: 10))
+    let registry = try ActorRateLimitRegistry(rules: [rule], clock: clock)
+    let server = ScriptedServer(
+        Array(repeating: .success(Reply(429, ["Retry-After": "5"])), count: replies), clock: clock)
+    let client = RateLimitedClient(
+        limiter: registry, retryPolicy: try RetryPolicy(maximumWait: .seconds(1)), seed: 1,
+        wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) },
+        operation: { request in try await server.answer(request) })
+    return (client, server, clock)
 }

@@ -83,18 +83,20 @@ public struct ServerFeedback: Hashable, Sendable {
         }
         self.retryAfter = retryAfter
 
-        // The draft's §7.3: fields of a response served from a cache (a positive Age) are stale.
+        // The draft's §7.3: the quota fields of a response served from a cache (a positive Age)
+        // are stale; the same holds for GitHub's X-RateLimit fields (HTTP-6).
         let cached = single("Age").map { !trimmingWhitespace($0).allSatisfy { $0 == 48 } } ?? false
+        func ignoredAsCached(_ name: String, _ value: String) -> Bool {
+            guard cached else { return false }
+            diagnostics.append(
+                FieldDiagnostic(field: name, value: value, problem: "ignored on a response served from a cache (Age)"))
+            return true
+        }
         func structured<T>(_ name: String, _ parse: (String) -> Result<[T], FieldProblem>) -> [T] {
             let lines = trimmedValues(name)
             guard !lines.isEmpty else { return [] }
             let value = lines.joined(separator: ", ")
-            if cached {
-                diagnostics.append(
-                    FieldDiagnostic(
-                        field: name, value: value, problem: "ignored on a response served from a cache (Age)"))
-                return []
-            }
+            if ignoredAsCached(name, value) { return [] }
             switch parse(value) {
             case .success(let members): return members
             case .failure(let problem):
@@ -107,7 +109,7 @@ public struct ServerFeedback: Hashable, Sendable {
 
         var github = GitHubRateLimit()
         func count(_ name: String) -> Int64? {
-            guard let value = single(name) else { return nil }
+            guard let value = single(name), !ignoredAsCached(name, value) else { return nil }
             let digits = trimmingWhitespace(value)
             guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
                 diagnostics.append(
@@ -121,7 +123,7 @@ public struct ServerFeedback: Hashable, Sendable {
         github.remaining = count("X-RateLimit-Remaining")
         github.used = count("X-RateLimit-Used")
         github.reset = count("X-RateLimit-Reset").map { HTTPDate(secondsSinceEpoch: $0) }
-        if let value = single("X-RateLimit-Resource") {
+        if let value = single("X-RateLimit-Resource"), !ignoredAsCached("X-RateLimit-Resource", value) {
             let text = trimmingWhitespace(value)
             if !text.isEmpty, text.count <= 64, text.allSatisfy({ $0 > 32 && $0 < 127 }) {
                 github.resource = String(decoding: text, as: UTF8.self)

@@ -155,6 +155,15 @@ struct FieldTests {
         let cached = ServerFeedback(
             status: 200, fields: ["Age": "12", "RateLimit": #""a";r=0;t=10"#], receivedAt: later)
         #expect(cached.limits.isEmpty && cached.requestedWaitNanoseconds == nil && cached.diagnostics.count == 1)
+        // GitHub's fields from a cache are as stale: X-RateLimit-Remaining 0 asks for no wait.
+        let cachedGitHub = ServerFeedback(
+            status: 200,
+            fields: [
+                "Age": "12", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "\(reference.secondsSinceEpoch + 30)",
+                "Date": date,
+            ], receivedAt: later)
+        #expect(cachedGitHub.requestedWaitNanoseconds == nil && cachedGitHub.remainingQuota == nil)
+        #expect(cachedGitHub.diagnostics.map(\.field) == ["X-RateLimit-Remaining", "X-RateLimit-Reset"])
         #expect(
             ServerFeedback(status: 200, fields: ["Age": "0", "RateLimit": #""a";r=0;t=10"#], receivedAt: later)
                 .requestedWaitNanoseconds == 10_000_000_000)

@@ -1,12 +1,16 @@
 #!/bin/sh
 # Sets up every shim of Implementations/ (README.md there): idempotent, prints what it does.
 #
-#   sh Implementations/setup.sh          (from anywhere; needs python3, and Go or apt-get)
+#   sh Implementations/setup.sh          (from anywhere; needs python3, and Go, a JDK and Guava or apt-get)
 #
 # - Go shim: needs `go` and the Debian source of golang.org/x/time 0.3.0
 #   (/usr/share/gocode/src/golang.org/x/time); installs golang-go and golang-golang-x-time-dev
 #   with apt-get only when one is missing (as root, or with sudo), then builds the shim offline
 #   into Implementations/go-x-time-rate/.build-go/ (git-ignored; the Go build cache goes there too).
+# - Java shim (Guava): needs a JDK (javac, java) and the Debian Guava jar
+#   (/usr/share/java/guava-31.1-jre.jar); installs default-jdk-headless or libguava-java with
+#   apt-get only when missing, then compiles the shim against the jar into
+#   Implementations/guava/.build-java/ (git-ignored).
 # - Python shims: a virtual environment in Implementations/.venv (git-ignored) with the pinned
 #   versions of requirements.txt; nothing is installed system-wide.
 set -eu
@@ -17,19 +21,24 @@ X_TIME_VERSION=0.3.0-1
 
 say() { printf 'setup: %s\n' "$*"; }
 
+# apt_install PACKAGE...: as root, or with sudo; fails with the command to run otherwise.
+apt_install() {
+    if [ "$(id -u)" = 0 ]; then
+        apt-get install -y "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo apt-get install -y "$@"
+    else
+        say "cannot install them (not root, no sudo): run 'apt-get install -y $*' as root"
+        exit 1
+    fi
+}
+
 # --- Go -------------------------------------------------------------------------------------------
 if command -v go >/dev/null 2>&1 && [ -f "$GOSRC/rate/rate.go" ]; then
     say "Go found: $(go version)"
 else
     say "Go or golang.org/x/time is missing: installing the Debian packages golang-go and golang-golang-x-time-dev"
-    if [ "$(id -u)" = 0 ]; then
-        apt-get install -y golang-go golang-golang-x-time-dev
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo apt-get install -y golang-go golang-golang-x-time-dev
-    else
-        say "cannot install them (not root, no sudo): run 'apt-get install -y golang-go golang-golang-x-time-dev' as root"
-        exit 1
-    fi
+    apt_install golang-go golang-golang-x-time-dev
 fi
 installed=$(dpkg-query -W -f='${Version}' golang-golang-x-time-dev 2>/dev/null || echo unknown)
 if [ "$installed" = "$X_TIME_VERSION" ]; then
@@ -48,6 +57,30 @@ say "building the Go shim offline into ${BUILD#"$HERE/"}/shim"
         GOFLAGS=-mod=mod GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local GO111MODULE=on \
         go build -o "$BUILD/shim" .
 )
+
+# --- Java (Guava) -------------------------------------------------------------------------------
+GUAVA_JAR=/usr/share/java/guava-31.1-jre.jar
+GUAVA_VERSION=31.1-1
+missing=""
+command -v javac >/dev/null 2>&1 && command -v java >/dev/null 2>&1 || missing="default-jdk-headless"
+[ -f "$GUAVA_JAR" ] || missing="$missing libguava-java"
+if [ -n "$missing" ]; then
+    say "installing the Debian packages$(printf ' %s' $missing) (a JDK and Guava's jar are missing)"
+    apt_install $missing
+fi
+say "Java found: $(java -version 2>&1 | head -n 1)"
+installed=$(dpkg-query -W -f='${Version}' libguava-java 2>/dev/null || echo unknown)
+if [ "$installed" = "$GUAVA_VERSION" ]; then
+    say "Guava: Debian libguava-java $installed in $GUAVA_JAR"
+else
+    say "WARNING: libguava-java is $installed, the shim and its findings were written against $GUAVA_VERSION"
+fi
+JAVADIR="$HERE/guava"
+say "compiling the Java shim into ${JAVADIR#"$HERE/"}/.build-java"
+mkdir -p "$JAVADIR/.build-java"
+javac -encoding UTF-8 -cp "$GUAVA_JAR" -d "$JAVADIR/.build-java" \
+    "$JAVADIR/com/google/common/util/concurrent/GuavaShim.java" \
+    "$JAVADIR/com/google/common/util/concurrent/JsonLine.java"
 
 # --- Python ---------------------------------------------------------------------------------------
 VENV="$HERE/.venv"

@@ -5,8 +5,8 @@
 # longer reproduces. Needs a JDK (javac, java).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
-JAR=${GUAVA_JAR:-/usr/share/java/guava.jar}
+JAR=${GUAVA_JAR:-/usr/share/java/guava-31.1-jre.jar}
 OUT="$HERE/.build-java"
 mkdir -p "$OUT"
-javac -cp "$JAR" -d "$OUT" "$HERE/com/google/common/util/concurrent/GuavaFindings.java"
+javac -encoding UTF-8 -cp "$JAR" -d "$OUT" "$HERE/com/google/common/util/concurrent/GuavaFindings.java"
 java -cp "$JAR:$OUT" com.google.common.util.concurrent.GuavaFindings

@@ -30,6 +30,9 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// The last instant the implementation can represent exactly (a `Double` of microseconds is
     /// exact up to 2^53 µs); the harness sends no instant after it.
     public var largestInstantNanoseconds: Int64 = .max
+    /// The most permits one `acquire` or `release` of its API takes (a library whose counts are
+    /// 32-bit integers: 2^31 − 1); the harness asks for no more (CORE-4 beyond it is not checked).
+    public var largestPermits: Int64 = .max
     /// The implementation reads a clock that never goes back: the harness never sends a `now`
     /// earlier than one it sent before to the same limiter (CORE-10 is not checked).
     public var monotonic = false
@@ -70,10 +73,11 @@ public struct ImplementationProfile: Hashable, Sendable {
     public init(
         timeUnitNanoseconds: Int64 = 1, largestInstantNanoseconds: Int64 = .max, monotonic: Bool = false,
         events: Set<Event> = Set(Event.allCases), toleranceNanoseconds: Int64 = 0, validatesConfigurations: Bool = true,
-        createdAtFirstEvent: Bool = false
+        createdAtFirstEvent: Bool = false, largestPermits: Int64 = .max
     ) {
         self.timeUnitNanoseconds = timeUnitNanoseconds
         self.largestInstantNanoseconds = largestInstantNanoseconds
+        self.largestPermits = max(1, largestPermits)
         self.monotonic = monotonic
         self.events = events
         self.toleranceNanoseconds = toleranceNanoseconds
@@ -82,8 +86,8 @@ public struct ImplementationProfile: Hashable, Sendable {
     }
 
     static let keys = [
-        "timeUnitNanoseconds", "largestInstantNanoseconds", "monotonic", "events", "toleranceNanoseconds", "validation",
-        "createdAtFirstEvent",
+        "timeUnitNanoseconds", "largestInstantNanoseconds", "largestPermits", "monotonic", "events",
+        "toleranceNanoseconds", "validation", "createdAtFirstEvent",
     ]
 
     /// Reads a profile as a `hello` of protocol 2 declares it; every member is optional.
@@ -110,6 +114,7 @@ public struct ImplementationProfile: Hashable, Sendable {
         }
         timeUnitNanoseconds = try integer("timeUnitNanoseconds", atLeast: 1) ?? 1
         largestInstantNanoseconds = try integer("largestInstantNanoseconds", atLeast: timeUnitNanoseconds) ?? .max
+        largestPermits = try integer("largestPermits", atLeast: 1) ?? .max
         toleranceNanoseconds = try integer("toleranceNanoseconds", atLeast: 0) ?? 0
         guard toleranceNanoseconds <= Self.maximumTolerance else {
             throw ConformanceFormatError(
@@ -140,6 +145,7 @@ public struct ImplementationProfile: Hashable, Sendable {
         .object([
             ("timeUnitNanoseconds", .integer(timeUnitNanoseconds)),
             ("largestInstantNanoseconds", .integer(largestInstantNanoseconds)),
+            ("largestPermits", .integer(largestPermits)),
             ("monotonic", .bool(monotonic)), ("events", .array(events.sorted().map { .string($0.rawValue) })),
             ("toleranceNanoseconds", .integer(toleranceNanoseconds)), ("validation", .bool(validatesConfigurations)),
             ("createdAtFirstEvent", .bool(createdAtFirstEvent)),
@@ -159,6 +165,9 @@ public struct ImplementationProfile: Hashable, Sendable {
                 "CORE-7 instants after \(largestInstantNanoseconds) ns, the profile's largest instant, and the end of the timeline"
             )
         }
+        if largestPermits < .max {
+            lines.append("CORE-4 acquires and releases of more than \(largestPermits) permits, the profile's largest")
+        }
         if monotonic { lines.append("CORE-10 time going backwards (monotonic clock)") }
         if !events.contains(.weighted) { lines.append("CORE-4 weighted acquires (acquire(n) with n > 1)") }
         if !events.contains(.query) { lines.append("CORE-9 acquire(0) as a query") }
@@ -176,6 +185,8 @@ public struct ImplementationProfile: Hashable, Sendable {
     func allows(_ event: ConformanceEvent, specAnswer: RateLimitResult) -> String? {
         if specAnswer.isInvalid, !events.contains(.invalid) { return "an invalid event (the profile has none)" }
         switch event {
+        case .acquire(let permits) where permits > largestPermits, .release(let permits) where permits > largestPermits:
+            return "more than \(largestPermits) permits (the profile's largest)"
         case .acquire(let permits) where permits > 1:
             return events.contains(.weighted) ? nil : "a weighted acquire (the profile has none)"
         case .acquire(0): return events.contains(.query) ? nil : "acquire(0) (the profile has no query)"

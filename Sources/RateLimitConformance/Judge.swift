@@ -12,6 +12,9 @@ struct Judge {
     /// The tolerance T (CONF-6) and the largest instant of the implementation's profile.
     let tolerance: Int64
     let largestInstant: Int64
+    /// The most permits one event of the implementation's API takes (CONF-7): a `remaining` is
+    /// judged up to it, since no larger acquire can be asked.
+    let largestPermits: Int64
     private(set) var shadow: ReferenceLimiter
     /// The shadow's configuration (a reconfigure the implementation applied replaces it).
     private(set) var configuration: AnyRateLimitStrategy
@@ -25,6 +28,7 @@ struct Judge {
     init(configuration: AnyRateLimitStrategy, createdAt: Int64, profile: ImplementationProfile, tolerance: Int64) {
         self.tolerance = tolerance
         largestInstant = profile.largestInstantNanoseconds
+        largestPermits = profile.largestPermits
         shadow = ReferenceLimiter(configuration, at: .generated(createdAt))
         self.configuration = configuration
     }
@@ -48,7 +52,8 @@ struct Judge {
     /// Judges answer `got` to `event` at step `step` (1-based), then moves the shadow on as the
     /// implementation did (CONF-2).
     mutating func judge(step: Int, _ event: ConformanceEvent, at now: Int64, got: RateLimitResult) -> Verdict {
-        let spec = shadow.probe(event, at: .generated(now))
+        let got = capped(got)
+        let spec = capped(shadow.probe(event, at: .generated(now)))
         var verdict = Verdict(expected: spec)
         defer {
             if verdict.kind?.failsSafety != true {
@@ -336,8 +341,19 @@ struct Judge {
     /// the Spec's own `remaining` when T = 0 (CONF-6).
     private func remainingBound(_ event: ConformanceEvent, at now: Int64, upper: Bool) -> Int64? {
         let instant = upper ? Self.saturating(now, tolerance) : now - min(tolerance, now)
-        let remaining = shadow.probe(event, at: .generated(instant)).remaining
+        let remaining = capped(shadow.probe(event, at: .generated(instant))).remaining
         return upper ? remaining : remaining ?? 0
+    }
+
+    /// `result` with its `remaining` judged up to the profile's largest permits (CONF-7).
+    private func capped(_ result: RateLimitResult) -> RateLimitResult {
+        guard largestPermits < .max else { return result }
+        switch result {
+        case .allowed(let remaining): return .allowed(remaining: min(remaining, largestPermits))
+        case .delayed(let wait, let remaining):
+            return .delayed(waitNanoseconds: wait, remaining: min(remaining, largestPermits))
+        case .rejected, .rejectedUntilRelease, .neverAllowed, .invalid: return result
+        }
     }
 
     /// When an admitted request starts: now, or after its wait.

@@ -160,8 +160,8 @@ package enum TraceGenerator {
     }
 
     /// An event: mostly acquires of edge-biased sizes, sometimes releases, resets and reconfigures.
-    /// An event `profile` lacks becomes `acquire(1)` (drawn the same way, so the Spec's own profile
-    /// draws what it always drew).
+    /// An event `profile` lacks becomes `acquire(1)`, and permits beyond its largest its largest
+    /// (drawn the same way, so the Spec's own profile draws what it always drew).
     package static func event(
         for configuration: AnyRateLimitStrategy, profile: ImplementationProfile = .full,
         using rng: inout SeededGenerator
@@ -175,8 +175,11 @@ package enum TraceGenerator {
         {
             return profile.events.contains(.reconfigure) ? .reconfigure(replacement) : .acquire(1)
         }
-        if roll < 6 + releases { return .release(rng.chance(3) ? -1 : rng.int(in: 0...maximum / 2 + 1)) }
-        let permits = permits(maximum: maximum, using: &rng)
+        if roll < 6 + releases {
+            return .release(rng.chance(3) ? -1 : min(rng.int(in: 0...maximum / 2 + 1), profile.largestPermits))
+        }
+        // Past the profile's largest, its largest: the edge the implementation can be asked.
+        let permits = min(permits(maximum: maximum, using: &rng), profile.largestPermits)
         if permits > 1, !profile.events.contains(.weighted) { return .acquire(1) }
         if permits == 0, !profile.events.contains(.query) { return .acquire(1) }
         return .acquire(permits)

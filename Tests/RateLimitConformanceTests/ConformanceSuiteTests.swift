@@ -388,23 +388,30 @@ struct ConformanceSuiteTests {
             "an over-admission 3 ns early is not within a tolerance of 2 ns")
     }
 
-    @Test("CONF-7 Cases are generated within the declared profile, the rest skipped, and what was not checked is named")
+    @Test(
+        "CONF-7 Cases are generated within the declared profile (unit, largest instant, largest permits, monotonic clock, events), the rest skipped, and what was not checked is named"
+    )
     func profileIsRespected() async throws { try await offThePool { try profileIsRespectedOnThread() } }
 
     private func profileIsRespectedOnThread() throws {
         let profile = ImplementationProfile(
             timeUnitNanoseconds: 1_000, largestInstantNanoseconds: 1_000_000_000_000_000, monotonic: true,
-            events: [.weighted, .query])
+            events: [.weighted, .query], largestPermits: 2_147_483_647)
         final class Seen: @unchecked Sendable {
             // Written only by the subject's `decide`, which the suite calls on this test's thread.
             var outside: [String] = []
             var latest: Int64 = 0
+            var largestAsked = false
         }
         let seen = Seen()
         var subject = OwnHistory(strategies: timed) { event, state, now, _ in
             let spec = state.probe(event, at: .generated(now))
             if now % 1_000 != 0 { seen.outside.append("instant \(now) off the unit") }
             if now > 1_000_000_000_000_000 { seen.outside.append("instant \(now) past the largest") }
+            if case .acquire(let permits) = event, permits > 2_147_483_647 {
+                seen.outside.append("acquire(\(permits)) past the largest permits")
+            }
+            if case .acquire(2_147_483_647) = event { seen.largestAsked = true }
             if isInvalid(spec) { seen.outside.append("invalid event \(event)") }
             switch event {
             case .reset, .reconfigure, .release: seen.outside.append("event \(event)")
@@ -415,17 +422,55 @@ struct ConformanceSuiteTests {
         subject.declared = profile
         let report = try run(subject, ConformanceOptions(strategies: timed, randomTraces: 10, seed: 6))
         #expect(seen.outside.isEmpty, "\(seen.outside.prefix(5))")
+        #expect(seen.largestAsked, "a draw past the largest permits asks for the largest")
         #expect(report.passes(at: .exact), "\(report.strategies.map { "\($0.strategy) \($0.level)" })")
         for strategy in report.strategies {
             let notChecked = strategy.profile.notChecked(strategy: strategy.strategy)
             #expect(notChecked.contains("CORE-10 time going backwards (monotonic clock)"))
             #expect(notChecked.contains("CORE-12 reset"))
             #expect(
+                notChecked.contains(
+                    "CORE-4 acquires and releases of more than 2147483647 permits, the profile's largest"))
+            #expect(
                 strategy.skipped.contains {
                     $0.outsideProfile && $0.skippedBecause == "time goes backwards (the profile's clock is monotonic)"
                 })
             #expect(strategy.randomTraces.count == 10)
         }
+        // Vector stories that ask for more permits than the profile's largest are not run.
+        #expect(
+            report.strategies.contains { strategy in
+                strategy.skipped.contains {
+                    $0.outsideProfile
+                        && $0.skippedBecause == "uses more than 2147483647 permits (the profile's largest)"
+                }
+            })
+    }
+
+    @Test(
+        "CONF-7 An implementation whose API takes at most 2^31 − 1 permits and says so reports remaining up to that and conforms; without the profile member it does not"
+    )
+    func largestPermitsBoundsRemaining() async throws {
+        try await offThePool { try largestPermitsBoundsRemainingOnThread() }
+    }
+
+    private func largestPermitsBoundsRemainingOnThread() throws {
+        let largest: Int64 = 2_147_483_647
+        // Pay later admits any size: its remaining is Int64.max when not in debt (PL-5), which
+        // an API of 32-bit counts reports as the most it can be asked.
+        var subject = OwnHistory(strategies: [PayLater.identifier]) { event, state, now, _ in
+            let spec = state.probe(event, at: .generated(now))
+            switch spec {
+            case .allowed(let remaining): return (.allowed(remaining: min(remaining, largest)), now)
+            case .delayed, .rejected, .rejectedUntilRelease, .neverAllowed, .invalid: return (spec, now)
+            }
+        }
+        subject.declared = ImplementationProfile(largestPermits: largest)
+        let declared = try run(subject, ConformanceOptions(randomTraces: 20, seed: 3))
+        #expect(declared.passes(at: .exact), "\(declared.strategies.map { "\($0.strategy) \($0.level)" })")
+        subject.declared = .full
+        let undeclared = try run(subject, ConformanceOptions(randomTraces: 20, seed: 3))
+        #expect(undeclared.strategies.allSatisfy { $0.level != .exact }, "remaining 2^31 − 1 is not Int64.max")
     }
 
     @Test("CONF-11 A strategy stops after three consecutive cases in which the implementation crashed")

@@ -53,6 +53,7 @@ public final class GuavaShim {
     return object(
         "timeUnitNanoseconds", MICRO,
         "largestInstantNanoseconds", LARGEST_INSTANT,
+        "largestPermits", (long) Integer.MAX_VALUE,
         "monotonic", true,
         "events", List.of("weighted", "query", "invalid"),
         "toleranceNanoseconds", MICRO - 1,

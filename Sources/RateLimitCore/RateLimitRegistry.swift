@@ -13,7 +13,7 @@
 public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @usableFromInline typealias Limit = KeyLimit<Strategy>
 
-    /// The most keys held at once (REG-8).
+    /// The most keys held at once (REG-8; at most 2^30 are, whatever it says).
     public let maximumKeys: Int
 
     @usableFromInline var rules: [RateLimitRule<Strategy>]
@@ -22,10 +22,8 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @usableFromInline var prefixRules: [(prefix: String, rule: Int)] = []
     @usableFromInline var defaultRule: Int?
 
-    @usableFromInline var index: KeyIndex
-    @usableFromInline var entries: ContiguousArray<Entry> = []
-    /// The head of the free slots' chain (through `Entry.rule`).
-    @usableFromInline var firstFreeSlot: UInt32?
+    /// The keys held and their entries, by key and by slot.
+    @usableFromInline var table: KeyTable<Entry>
     @usableFromInline var overrides = SideTable<Strategy>()
     @usableFromInline var throttles = SideTable<Int64>()
     @usableFromInline var queues = SideTable<WaitQueue<Limit>>()
@@ -51,7 +49,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         guard maximumKeys >= 1 else { throw .invalidMaximumKeys(maximumKeys) }
         self.maximumKeys = maximumKeys
         self.rules = rules
-        index = KeyIndex(maximumSlots: maximumKeys)
+        table = KeyTable(maximumCount: maximumKeys)
         latest = now.nanoseconds
         var seen: Set<KeyPattern> = []
         for (index, rule) in rules.enumerated() {
@@ -66,7 +64,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// Keys held now.
-    public var keyCount: Int { index.count }
+    public var keyCount: Int { table.count }
 
     /// Whether `key` is held now (used, and not forgotten since, REG-8).
     @inlinable public func hasKey(_ key: String) -> Bool { slot(of: key) != nil }
@@ -199,7 +197,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     ) {
         var (instant, effects) = begin(at: now)
         guard let slot = slot(of: key), overrides[slot] != nil else { return (nil, end(effects, now)) }
-        let rule = rules[Int(entries[Int(slot)].rule)].strategy
+        let rule = rules[Int(table[slot].rule)].strategy
         let result = reconfigure(slot, to: rule, at: instant, &effects) { registry, slot in
             registry.overrides[slot] = nil
         }
@@ -226,7 +224,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
             throw .invalidRule(pattern, error)
         }
         var (instant, effects) = begin(at: now)
-        let governed = heldSlots.filter { entries[Int($0)].rule == UInt32(index) && overrides[$0] == nil }
+        let governed = heldSlots.filter { table[$0].rule == UInt32(index) && overrides[$0] == nil }
         let previous = rules[index]
         rules[index] = reconfigured
         for slot in governed {
@@ -291,20 +289,20 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         let before = keyState(slot, at: instant)
         switch target {
         case .throttled(let until):
-            guard !entries[Int(slot)].disabled else { return end(effects, now) }  // the limit is off
+            guard !table[slot].disabled else { return end(effects, now) }  // the limit is off
             setThrottle(slot, until > instant ? until.nanoseconds : 0)
         case .disabled:
-            entries[Int(slot)].disabled = true
+            table[slot].disabled = true
             setThrottle(slot, 0)
         case .accepting:
-            entries[Int(slot)].disabled = false
+            table[slot].disabled = false
             setThrottle(slot, 0)
         }
         let after = keyState(slot, at: instant)
         if case .throttled = after {
-            entries[Int(slot)].throttleReported = true
+            table[slot].throttleReported = true
         } else {
-            entries[Int(slot)].throttleReported = false
+            table[slot].throttleReported = false
         }
         if before != after { effects.append(.stateChanged(key: key, from: before, to: after, at: instant)) }
         inQueue(slot, at: instant, &effects) { queue in
@@ -361,7 +359,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     }
 
     /// The keys held now (used, and neither forgotten nor removed since), sorted.
-    public var keys: [String] { heldSlots.map { entries[Int($0)].key }.sorted() }
+    public var keys: [String] { heldSlots.map { table[$0].key }.sorted() }
 
     /// The outcome ``tryAcquire(_:permits:priority:at:)`` would give at `now`, without taking
     /// anything or changing the registry: whether `permits` on `key` are available now and, when
@@ -372,7 +370,7 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         let instant = RateLimitInstant(validated: max(now.nanoseconds, latest))
         let outcome: WaitOutcome
         if let slot = slot(of: key) {
-            if entries[Int(slot)].disabled {
+            if table[slot].disabled {
                 outcome = permits < 0 ? .rejected(.invalid(.negativePermits(permits))) : .bypassed
             } else if var queue = queues[slot] {
                 outcome = queue.tryAcquire(permits, priority: priority, at: instant).outcome
@@ -382,7 +380,8 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
                     permits, priority: priority, waitersAhead: false, to: &limiter, at: instant)
             }
         } else if let rule = ruleIndex(for: key) {
-            if index.count >= maximumKeys, !heldSlots.contains(where: { isForgettable($0, at: instant, served: false) })
+            if table.count >= table.maximumCount,
+                !heldSlots.contains(where: { isForgettable($0, at: instant, served: false) })
             {
                 outcome = .rejected(.tooManyKeys)
             } else {

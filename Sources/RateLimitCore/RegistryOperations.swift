@@ -17,7 +17,7 @@ extension RateLimitRegistry {
             let slot = first.payload
             guard scheduled[slot] == first.deadline else { continue }  // superseded by an earlier one
             scheduled[slot] = nil
-            guard entries[Int(slot)].held else { continue }  // forgotten
+            guard table.isHeld(slot) else { continue }  // forgotten
             let due = RateLimitInstant(validated: first.deadline)
             inQueue(slot, at: due, &effects) { $0.advance(to: due).completions }
         }
@@ -51,7 +51,7 @@ extension RateLimitRegistry {
             )
             return outcome
         }
-        if entries[Int(slot)].disabled {
+        if table[slot].disabled {
             let outcome: WaitOutcome = permits < 0 ? .rejected(.invalid(.negativePermits(permits))) : .bypassed
             finish(
                 ticket, key: key, slot: slot, permits: permits, outcome: outcome, deliver: mayWait, at: instant,
@@ -68,8 +68,8 @@ extension RateLimitRegistry {
             // The common answer: admitted with quota above the warning threshold on a key reported
             // `ok`, with no throttle and no recovery pending. Settling it would change nothing:
             // its status stays `ok` (REG-6) and it needs no wake-up (REG-11).
-            if case .granted(.allowed(let remaining)) = outcome, entries[Int(slot)].reported == .ok,
-                !entries[Int(slot)].throttleReported, remaining > warningThreshold(slot), !recoveries.contains(slot)
+            if case .granted(.allowed(let remaining)) = outcome, table[slot].reported == .ok,
+                !table[slot].throttleReported, remaining > warningThreshold(slot), !recoveries.contains(slot)
             {
                 finish(
                     ticket, key: key, slot: slot, permits: permits, outcome: outcome, deliver: mayWait, at: instant,
@@ -77,14 +77,14 @@ extension RateLimitRegistry {
                 return outcome
             }
             // The rule is read only for a refusal that may wait: the common answer copies nothing more.
-            guard outcome.mayWait, mayWait, case .queue = rules[Int(entries[Int(slot)].rule)].overflow else {
+            guard outcome.mayWait, mayWait, case .queue = rules[Int(table[slot].rule)].overflow else {
                 finish(
                     ticket, key: key, slot: slot, permits: permits, outcome: outcome, deliver: mayWait, at: instant,
                     &effects)
                 settle(slot, [], at: instant, &effects)
                 return outcome
             }
-            let rule = rules[Int(entries[Int(slot)].rule)]
+            let rule = rules[Int(table[slot].rule)]
             queues[slot] = WaitQueue(limiter: limiter, queueLimit: rule.queueLimit, at: instant)
             return request(
                 key, ticket: ticket, permits: permits, priority: priority, timeout: timeout, arrival: arrival,
@@ -93,7 +93,7 @@ extension RateLimitRegistry {
         var completions: [WaitCompletion]
         var decided: WaitOutcome?
         if mayWait {
-            let timeout = timeout.map(Self.nanoseconds) ?? rules[Int(entries[Int(slot)].rule)].timeoutNanoseconds
+            let timeout = timeout.map(Self.nanoseconds) ?? rules[Int(table[slot].rule)].timeoutNanoseconds
             let deadline = timeout.map { instant.advanced(byNanoseconds: $0) ?? .end }
             var served = queue.acquire(
                 permits, priority: priority, deadline: deadline, ticket: ticket, arrival: arrival, at: instant)
@@ -127,10 +127,16 @@ extension RateLimitRegistry {
     @inlinable mutating func admitInPlace(_ key: String, permits: Int64, at now: RateLimitInstant) -> WaitOutcome? {
         let instant = RateLimitInstant(validated: max(now.nanoseconds, latest))
         guard permits > 0, wakeUps.first.map({ $0.deadline > instant.nanoseconds }) ?? true,
-            let slot = slot(of: key), !queues.contains(slot), !throttles.contains(slot), !overrides.contains(slot),
-            !recoveries.contains(slot)
+            let row = table.rowToChange(of: key)
         else { return nil }
-        guard let answer = Self.admit(permits, at: instant, in: &entries[Int(slot)], rules) else { return nil }
+        // The key's slot is read only when a side table holds anything.
+        if !(queues.isEmpty && throttles.isEmpty && overrides.isEmpty && recoveries.isEmpty) {
+            let slot = table.rows.withUnsafeBufferPointer { $0[row]!.slot }
+            guard !queues.contains(slot), !throttles.contains(slot), !overrides.contains(slot),
+                !recoveries.contains(slot)
+            else { return nil }
+        }
+        guard let answer = Self.admit(permits, at: instant, in: &table.rows[row]!, rules) else { return nil }
         latest = instant.nanoseconds
         issued += 1
         counted.countAdmitted()
@@ -234,12 +240,12 @@ extension RateLimitRegistry {
             store(queue.limiter, in: slot)
         }
         let status = status(slot, at: instant)
-        let reported = entries[Int(slot)].reported
+        let reported = table[slot].reported
         if status != reported {
             effects.append(
                 .statusChanged(
                     key: key, from: reported, to: status, remaining: remaining(slot, at: instant), at: instant))
-            entries[Int(slot)].reported = status
+            table[slot].reported = status
         }
         recoveries[slot] = nextRecovery(slot, from: instant)
         schedule(slot, at: instant)

@@ -1,33 +1,36 @@
 // How the registry stores its keys (Spec/Registry.md, REG-8).
 //
-// Storage. 10,000 keys must fit in under 1 MB, so a key costs one bucket of the index (4 bytes,
-// at most 7/8 full) and one compact entry: the limiter's state, the key, three 32-bit counters,
-// the rule, the flags and the status last reported (64 bytes for a token bucket, Performance.md
-// "Registry memory"). Everything rarer lives in side tables keyed by the slot: per-key
-// configurations, throttles, wait queues (only while somebody waits), pending wake-ups, and the
-// high bits of a counter that passed 2^32 − 1. A key with a queue keeps its limiter in the queue;
-// the entry's copy is written back when the queue empties. Free slots are chained through their
-// entries' `rule`, so forgetting a million keys allocates nothing.
+// Storage. 10,000 keys must fit in under 1 MB, so a key costs one compact entry, a row of the key
+// table (KeyTable.swift, at most 7/8 full): the limiter's state, the key, three 32-bit counters,
+// the rule, the key's slot, the flags and the status last reported (64 bytes for a token bucket,
+// Performance.md "Registry memory"), its row's control byte, and 4 bytes that find its row from its
+// slot. Everything rarer lives in side tables keyed by the slot: per-key configurations,
+// throttles, wait queues (only while somebody waits), pending wake-ups, and the high bits of a
+// counter that passed 2^32 − 1. A key with a queue keeps its limiter in the queue; the entry's copy
+// is written back when the queue empties.
 
 extension RateLimitRegistry {
     /// One key: the limiter's state (stale while a queue holds it), the key, counters, rule and flags.
-    @usableFromInline struct Entry: Sendable {
+    @usableFromInline struct Entry: KeyTableRow {
         @usableFromInline var state: Strategy.State
         @usableFromInline var key: String
         /// The low 32 bits of the key's counts (REG-9); `carries` holds the rest.
         @usableFromInline var admitted: UInt32 = 0
         @usableFromInline var rejected: UInt32 = 0
         @usableFromInline var queued: UInt32 = 0
-        /// The rule's index; in a free slot, the next free slot (`UInt32.max`: none).
+        /// The rule's index.
         @usableFromInline var rule: UInt32
+        /// The key's slot: its number in the side tables while it is held.
+        @usableFromInline let slot: UInt32
         @usableFromInline var flags: Flags = []
         /// The quota status last reported (REG-6, REG-10).
         @usableFromInline var reported: QuotaStatus = .ok
 
-        @inlinable init(state: Strategy.State, key: String, rule: UInt32) {
+        @inlinable init(state: Strategy.State, key: String, rule: UInt32, slot: UInt32) {
             self.state = state
             self.key = key
             self.rule = rule
+            self.slot = slot
         }
 
         @usableFromInline typealias Flags = RegistryEntryFlags
@@ -35,11 +38,6 @@ extension RateLimitRegistry {
         @inlinable var disabled: Bool {
             get { flags.contains(.disabled) }
             set { flags.set(.disabled, newValue) }
-        }
-
-        @inlinable var held: Bool {
-            get { !flags.contains(.forgotten) }
-            set { flags.set(.forgotten, !newValue) }
         }
 
         @inlinable var throttleReported: Bool {
@@ -61,24 +59,12 @@ extension RateLimitRegistry {
             return slot
         }
         guard let rule = ruleIndex(for: key) else { return nil }
-        if index.count >= maximumKeys { forgetIdleKeys(at: instant) }
-        guard index.count < maximumKeys else { return nil }
-        let entry = Entry(state: rules[rule].strategy.initialState(at: instant), key: key, rule: UInt32(rule))
-        let slot: UInt32
-        if let free = firstFreeSlot {
-            slot = free
-            let next = entries[Int(slot)].rule
-            firstFreeSlot = next == .max ? nil : next
-            entries[Int(slot)] = entry
-        } else {
-            slot = UInt32(entries.count)
-            if entries.count == entries.capacity {
-                entries.reserveCapacity(min(maximumKeys, max(16, entries.count * 2)))
-            }
-            entries.append(entry)
+        if table.count >= table.maximumCount { forgetIdleKeys(at: instant) }
+        let state = rules[rule].strategy.initialState(at: instant)
+        guard let slot = table.insert(key, { Entry(state: state, key: key, rule: UInt32(rule), slot: $0) }) else {
+            return nil
         }
-        index.insert(key, slot: slot) { entries[Int($0)].key }
-        entries[Int(slot)].reported = status(slot, at: instant)
+        table[slot].reported = status(slot, at: instant)
         recoveries[slot] = nextRecovery(slot, from: instant)
         schedule(slot, at: instant)
         return slot
@@ -93,19 +79,15 @@ extension RateLimitRegistry {
     /// `ok` (as reported, or, for a registry that has not served `instant` yet, as it will be),
     /// and its limit is idle at `instant`.
     @inlinable func isForgettable(_ slot: UInt32, at instant: RateLimitInstant, served: Bool = true) -> Bool {
-        guard !queues.contains(slot), !entries[Int(slot)].disabled, overrides[slot] == nil else { return false }
-        guard (served ? entries[Int(slot)].reported : status(slot, at: instant)) == .ok else { return false }
+        guard !queues.contains(slot), !table[slot].disabled, overrides[slot] == nil else { return false }
+        guard (served ? table[slot].reported : status(slot, at: instant)) == .ok else { return false }
         let limiter = limiter(slot)
         return limiter.strategy.isIdle(limiter.state, at: instant)
     }
 
     /// Frees a held key's slot and everything kept for it (its waiters, if any, were ended first).
     @inlinable mutating func forget(_ slot: UInt32) {
-        index.remove(entries[Int(slot)].key) { entries[Int($0)].key }
-        entries[Int(slot)].key = ""
-        entries[Int(slot)].held = false
-        entries[Int(slot)].rule = firstFreeSlot ?? .max
-        firstFreeSlot = slot
+        table.remove(slot)
         overrides[slot] = nil
         throttles[slot] = nil
         recoveries[slot] = nil
@@ -120,53 +102,40 @@ extension RateLimitRegistry {
     @usableFromInline func statistics(_ slot: UInt32) -> KeyStatistics {
         let carried = carries[slot] ?? CounterCarries()
         var statistics = KeyStatistics()
-        statistics.admitted = carried.admitted << 32 | UInt64(entries[Int(slot)].admitted)
-        statistics.rejected = carried.rejected << 32 | UInt64(entries[Int(slot)].rejected)
-        statistics.queued = carried.queued << 32 | UInt64(entries[Int(slot)].queued)
+        statistics.admitted = carried.admitted << 32 | UInt64(table[slot].admitted)
+        statistics.rejected = carried.rejected << 32 | UInt64(table[slot].rejected)
+        statistics.queued = carried.queued << 32 | UInt64(table[slot].queued)
         return statistics
     }
 
     /// Counts an admission on the key, carrying past 2^32 − 1.
     @inlinable mutating func countAdmitted(_ slot: UInt32) {
-        let (sum, wrapped) = entries[Int(slot)].admitted.addingReportingOverflow(1)
-        entries[Int(slot)].admitted = sum
+        let (sum, wrapped) = table[slot].admitted.addingReportingOverflow(1)
+        table[slot].admitted = sum
         if wrapped { carries[slot, default: CounterCarries()].admitted += 1 }
     }
 
     @inlinable mutating func countRejected(_ slot: UInt32) {
-        let (sum, wrapped) = entries[Int(slot)].rejected.addingReportingOverflow(1)
-        entries[Int(slot)].rejected = sum
+        let (sum, wrapped) = table[slot].rejected.addingReportingOverflow(1)
+        table[slot].rejected = sum
         if wrapped { carries[slot, default: CounterCarries()].rejected += 1 }
     }
 
     @inlinable mutating func countQueued(_ slot: UInt32) {
-        let (sum, wrapped) = entries[Int(slot)].queued.addingReportingOverflow(1)
-        entries[Int(slot)].queued = sum
+        let (sum, wrapped) = table[slot].queued.addingReportingOverflow(1)
+        table[slot].queued = sum
         if wrapped { carries[slot, default: CounterCarries()].queued += 1 }
     }
 
     /// The slots of the keys held, in slot order.
-    @inlinable var heldSlots: [UInt32] {
-        entries.indices.compactMap { entries[$0].held ? UInt32($0) : nil }
-    }
+    @inlinable var heldSlots: [UInt32] { table.slots }
 
     /// The slot of a held key.
-    @inlinable func slot(of key: String) -> UInt32? { Self.slot(of: key, in: index, entries) }
-
-    /// The slot of a held key in `index` over `entries`. Static, so that no closure captures the
-    /// registry: one that did made Swift copy all of it (208 bytes) on every lookup.
-    @inlinable static func slot(
-        of key: String, in index: borrowing KeyIndex, _ entries: borrowing ContiguousArray<Entry>
-    )
-        -> UInt32?
-    {
-        // Through the buffer: reading `entries[i].key` copied the whole (generic) entry.
-        entries.withUnsafeBufferPointer { entries in index.slot(of: key) { entries[Int($0)].key } }
-    }
+    @inlinable func slot(of key: String) -> UInt32? { table.slot(of: key) }
 
     /// The key held in a slot (`nil` once forgotten).
     @inlinable func key(of slot: UInt32) -> String? {
-        entries.withUnsafeBufferPointer { $0[Int(slot)].held ? $0[Int(slot)].key : nil }
+        table.isHeld(slot) ? table[slot].key : nil
     }
 
     /// REG-2: the exact rule, else the longest matching prefix, else the default.
@@ -182,26 +151,26 @@ extension RateLimitRegistry {
     @inlinable func limiter(_ slot: UInt32) -> RateLimiter<Limit> {
         if queues.contains(slot), let queue = queues[slot] { return queue.limiter }
         // Field by field: a copy of the whole entry would retain and release its key.
-        let strategy = overrides[slot] ?? rules.withUnsafeBufferPointer { $0[Int(entries[Int(slot)].rule)].strategy }
+        let strategy = overrides[slot] ?? rules.withUnsafeBufferPointer { $0[Int(table[slot].rule)].strategy }
         return RateLimiter(
-            Limit(strategy), state: Limit.State(inner: entries[Int(slot)].state, throttledUntil: throttles[slot] ?? 0))
+            Limit(strategy), state: Limit.State(inner: table[slot].state, throttledUntil: throttles[slot] ?? 0))
     }
 
     @inlinable mutating func store(_ limiter: RateLimiter<Limit>, in slot: UInt32) {
-        entries[Int(slot)].state = limiter.state.inner
+        table[slot].state = limiter.state.inner
         throttles[slot] = limiter.state.throttledUntil > 0 ? limiter.state.throttledUntil : nil
     }
 
     /// REG-4: disabled, throttled until an instant after `instant`, or accepting.
     @inlinable func keyState(_ slot: UInt32, at instant: RateLimitInstant) -> KeyState {
-        if entries[Int(slot)].disabled { return .disabled }
+        if table[slot].disabled { return .disabled }
         let until = throttledUntil(slot)
         return until > instant.nanoseconds ? .throttled(until: RateLimitInstant(validated: until)) : .accepting
     }
 
     /// REG-6: the key's quota status at `instant`.
     @inlinable func status(_ slot: UInt32, at instant: RateLimitInstant) -> QuotaStatus {
-        if entries[Int(slot)].disabled { return .ok }
+        if table[slot].disabled { return .ok }
         return Self.status(limiter(slot).remaining(at: instant), threshold: warningThreshold(slot))
     }
 
@@ -209,7 +178,7 @@ extension RateLimitRegistry {
     /// throttled; the limit's maximum while disabled, since every request passes).
     @inlinable func remaining(_ slot: UInt32, at instant: RateLimitInstant) -> Int64 {
         let limiter = limiter(slot)
-        return entries[Int(slot)].disabled ? limiter.strategy.maximumPermits : limiter.remaining(at: instant)
+        return table[slot].disabled ? limiter.strategy.maximumPermits : limiter.remaining(at: instant)
     }
 
     /// The key's throttle (0: none), without building its limiter.
@@ -220,7 +189,7 @@ extension RateLimitRegistry {
 
     /// The warning threshold of the key's rule, without copying the rule.
     @inlinable func warningThreshold(_ slot: UInt32) -> Int64 {
-        rules.withUnsafeBufferPointer { $0[Int(entries[Int(slot)].rule)].warningThreshold }
+        rules.withUnsafeBufferPointer { $0[Int(table[slot].rule)].warningThreshold }
     }
 
     @inlinable static func status(_ remaining: Int64, threshold: Int64) -> QuotaStatus {
@@ -262,10 +231,8 @@ extension RateLimitRegistry {
 
     /// The limit is off (REG-4).
     @inlinable static var disabled: Self { Self(rawValue: 1 << 0) }
-    /// A free slot: its key was forgotten (REG-8).
-    @inlinable static var forgotten: Self { Self(rawValue: 1 << 1) }
     /// Reported as throttled: the throttle's end is still to be reported (REG-10).
-    @inlinable static var throttleReported: Self { Self(rawValue: 1 << 2) }
+    @inlinable static var throttleReported: Self { Self(rawValue: 1 << 1) }
 
     /// Inserts `flag` when `on`, removes it otherwise.
     @inlinable mutating func set(_ flag: Self, _ on: Bool) {
@@ -301,6 +268,9 @@ struct SideTable<Value: Sendable>: Sendable {
         get { self[slot] ?? defaultValue() }
         set { storage[slot] = newValue }
     }
+
+    /// Whether no slot has an entry.
+    @inlinable var isEmpty: Bool { storage.isEmpty }
 
     @inlinable
     mutating func removeValue(forKey slot: UInt32) -> Value? {

@@ -8,11 +8,11 @@ extension RateLimitRegistry {
     /// happened and in time order: a throttle that ended, then quota that recovered.
     @inlinable mutating func catchUp(_ slot: UInt32, to instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
         // The common key has nothing to report: no throttle reported, no recovery pending.
-        guard entries[Int(slot)].throttleReported || recoveries.contains(slot), let key = key(of: slot) else { return }
+        guard table[slot].throttleReported || recoveries.contains(slot), let key = key(of: slot) else { return }
         while true {
             // The limit itself ignores a throttle once its instant passes (KeyLimit); only the report is due.
             let until = throttledUntil(slot)
-            let throttleEnd = entries[Int(slot)].throttleReported && until <= instant.nanoseconds ? until : nil
+            let throttleEnd = table[slot].throttleReported && until <= instant.nanoseconds ? until : nil
             // A key with waiters is served at `instant` next: its status there is settled after
             // serving (a waiter may take the quota that just came back), so only earlier recoveries.
             let served = queues.contains(slot)
@@ -22,14 +22,14 @@ extension RateLimitRegistry {
             if let throttleEnd, recovery.map({ throttleEnd <= $0 }) ?? true {
                 let at = RateLimitInstant(validated: throttleEnd)
                 effects.append(.stateChanged(key: key, from: .throttled(until: at), to: .accepting, at: at))
-                entries[Int(slot)].throttleReported = false
+                table[slot].throttleReported = false
                 recoveries[slot] = nextRecovery(slot, from: at)
                 continue
             }
             guard let recovery else { return }
             let at = RateLimitInstant(validated: recovery)
             let status = status(slot, at: at)
-            let reported = entries[Int(slot)].reported
+            let reported = table[slot].reported
             guard status < reported else {
                 recoveries[slot] = nil  // an exact recovery instant always improves the status
                 return
@@ -37,7 +37,7 @@ extension RateLimitRegistry {
             effects.append(
                 .statusChanged(key: key, from: reported, to: status, remaining: limiter(slot).remaining(at: at), at: at)
             )
-            entries[Int(slot)].reported = status
+            table[slot].reported = status
             recoveries[slot] = nextRecovery(slot, from: at)
         }
     }
@@ -45,8 +45,8 @@ extension RateLimitRegistry {
     /// REG-6: when the key's status next improves with no event, seen from `instant`: the instant
     /// an acquire of one permit more than its level allows would be admitted.
     @inlinable func nextRecovery(_ slot: UInt32, from instant: RateLimitInstant) -> Int64? {
-        let reported = entries[Int(slot)].reported
-        guard !entries[Int(slot)].disabled, reported != .ok else { return nil }
+        let reported = table[slot].reported
+        guard !table[slot].disabled, reported != .ok else { return nil }
         let limiter = limiter(slot)
         let needed = reported == .limited ? 1 : warningThreshold(slot) + 1
         switch limiter.strategy.step(limiter.state, .acquire(needed), at: instant).result {
@@ -60,7 +60,7 @@ extension RateLimitRegistry {
     @inlinable mutating func schedule(_ slot: UInt32, at instant: RateLimitInstant) {
         var next = queues.contains(slot) ? queues[slot]?.nextWakeUp(at: instant)?.nanoseconds : nil
         let until = throttledUntil(slot)
-        if entries[Int(slot)].throttleReported { next = min(next ?? until, until) }
+        if table[slot].throttleReported { next = min(next ?? until, until) }
         if let recovery = recoveries[slot] { next = min(next ?? recovery, recovery) }
         // Never before `instant`: everything due by then was served (a queue's cancelled deadlines linger).
         let wake = next.map { max($0, instant.nanoseconds) }

@@ -165,9 +165,11 @@ final class RandomReadTable: Sendable {
     /// The table's size.
     var mebibytes: Int { words.count * 8 / 1_048_576 }
 
-    /// A table of `bytes` (rounded down to a power of two rows of 64 bytes), every page written.
+    /// A table of at least `bytes` (rounded up to a power of two rows of 64 bytes: no smaller than
+    /// the table it stands for, whose size decides how often its reads miss the TLB), every page
+    /// written.
     init(bytes: Int) {
-        let rows = 1 << (Int.bitWidth - 1 - max(1, bytes / 64).leadingZeroBitCount)
+        let rows = max(1, bytes / 64).nextPowerOfTwo
         words = Array(repeating: 1, count: rows * 8)  // written, so no page is the shared zero page
         shift = UInt64(Int.bitWidth - rows.trailingZeroBitCount)
     }

@@ -23,6 +23,7 @@ let profiles: KeyValuePairs<String, @Sendable (Int) throws -> Int> = [
     "registry": profileRegistry,
     "lock-registry": profileLockRegistry,
     "registry-1m": profileRegistryMillion,
+    "actor-registry-1m": profileActorRegistryMillion,
     "random-read": profileRandomRead,
     "atomic": profileAtomic,
     "atomic-stopped": profileAtomicStopped,
@@ -117,6 +118,28 @@ func profileRegistryMillion(count: Int) throws -> Int {
         if case .granted = registry.tryAcquire(key, at: instant(Int64(index))).outcome { checksum &+= 1 }
     }
     return checksum
+}
+
+@inline(never)
+func profileActorRegistryMillion(count: Int) throws -> Int {
+    let registry = try ActorRateLimitRegistry(
+        rules: [try RateLimitRule(.anyKey, try endlessBucket())], maximumKeys: 1_000_000, clock: ContinuousClock())
+    let keys = smallKeys(1_000_000)
+    let order = requestOrder(keys)
+    // Under `perf`, as the actor case: the cooperative pool's threads.
+    let done = DispatchSemaphore(value: 0)
+    let granted = Atomic(0)
+    Task.detached {
+        for key in keys { _ = await registry.tryAcquire(key) }
+        for index in 0..<count {
+            if case .granted = await registry.tryAcquire(order[index & (order.count - 1)]) {
+                granted.add(1, ordering: .relaxed)
+            }
+        }
+        done.signal()
+    }
+    done.wait()
+    return granted.load(ordering: .relaxed)
 }
 
 @inline(never)

@@ -1,0 +1,345 @@
+// The registry's keys and their entries, in one table (Spec/Registry.md: REG-2 keys compare by
+// Unicode canonical equivalence; REG-8 10,000 keys in under 1 MB).
+//
+// At a million keys a lookup misses the cache whatever the layout. An index of slot numbers in
+// front of an array of entries made it miss twice, one miss waiting for the other (the index's
+// bucket, then the entry), so the entries are the table's rows: open addressing with linear
+// probing from the key's home row. Beside the rows, one control byte per row: 0 for an empty row,
+// otherwise a tag of its key's hash. A lookup reads the row whose tag matches, found among the
+// control bytes (about 1 MB for a million keys), where probing the rows themselves read 4.5 of
+// them on average at 7/8 load; and it reads the home row, where 56% of the keys are, without
+// waiting for its control byte (Performance.md, "Registry lookup").
+//
+// Rows move (a removal shifts back the rows that probed past it, with no tombstones, so lookups
+// never slow down as keys come and go; growing places every row again), so nothing outside the
+// table names a row. A key has a slot, a number that is its own from its creation until it is
+// forgotten: the registry's side tables (queues, throttles, wake-ups) are keyed by slot, and
+// `positions` maps a slot to its row. A free slot's position holds the next free slot instead, so
+// the slot forgotten last is reused first, and slots are numbered as densely as keys are held.
+//
+// The table is at most 7/8 full. It doubles as keys come, but never beyond the rows its most keys
+// need at 7/8: a registry holding its maximum of keys is 7/8 full, which keeps a key's memory within
+// REG-8's budget.
+//
+// Keys hash with `KeyHash`, not with the standard library's `Hasher`: SipHash over a String took
+// about 300 of the 970 instructions of a registry request (Performance.md, "Key hashing"). A
+// probe sequence that grows implausibly long (hash flooding) switches the table to `Hasher` for
+// good.
+
+/// What the table needs of a row: its key and its slot.
+@usableFromInline
+protocol KeyTableRow: Sendable {
+    var key: String { get }
+    var slot: UInt32 { get }
+}
+
+@usableFromInline
+struct KeyTable<Row: KeyTableRow>: Sendable {
+    /// A table for at most `maximumCount` keys (at most 2^30, whatever is asked: rows and slots
+    /// are numbered in 31 bits); an insertion that probes `floodedProbes` rows switches it to
+    /// `Hasher` (tests lower it).
+    @usableFromInline init(maximumCount: Int, floodedProbes: Int = 4_096) {
+        self.maximumCount = min(max(1, maximumCount), 1 << 30)
+        self.floodedProbes = floodedProbes
+    }
+
+    /// The rows, `nil` where empty; the count is 0, or larger than `count` by at least an eighth.
+    @usableFromInline var rows: ContiguousArray<Row?> = []
+    /// By row: 0 when empty, otherwise the tag of its key's hash (`tag(_:)`); then the first 7
+    /// again, so that the 8 bytes from any row read in one load, wrapping around.
+    @usableFromInline var controls: ContiguousArray<UInt8> = []
+    /// By slot: the slot's row; for a free slot, `Self.free` with the next free slot (`Self.none`: none).
+    @usableFromInline var positions: ContiguousArray<UInt32> = []
+    /// The first free slot, `Self.none` when every slot below `positions.count` is held.
+    @usableFromInline var firstFree = Self.none
+    /// Keys held.
+    @usableFromInline var count = 0
+    /// The most keys held at once.
+    @usableFromInline let maximumCount: Int
+    /// This table's hash seed, random per table so that collisions cannot be prepared offline.
+    @usableFromInline let seed = UInt64.random(in: .min ... .max)
+    /// Set when an insertion probed `floodedProbes` rows: keys then hash with `Hasher`.
+    @usableFromInline var flooded = false
+    /// Written by `rowToChange(of:)`, read by nobody.
+    @usableFromInline var touched: UInt32 = 0
+    /// A probe this long is far beyond what a uniform hash makes at 7/8 load (Performance.md,
+    /// "Key hashing"): only chosen keys make it.
+    @usableFromInline let floodedProbes: Int
+
+    @inlinable static var free: UInt32 { 1 << 31 }
+    @inlinable static var none: UInt32 { free - 1 }
+
+    /// The rows `maximumCount` keys need at 7/8.
+    @inlinable var maximumRows: Int { (maximumCount * 8 + 6) / 7 }
+
+    /// The key's hash: `KeyHash`, or `Hasher` once flooded.
+    @inlinable func hash(_ key: String) -> UInt64 {
+        if flooded {
+            var hasher = Hasher()
+            hasher.combine(key)
+            return UInt64(UInt(bitPattern: hasher.finalize()))
+        }
+        return KeyHash.hash(key, seed: seed)
+    }
+
+    /// The row a hash probes first among `rows` (`rows` need not be a power of two).
+    @inlinable static func home(_ hash: UInt64, rows: Int) -> Int {
+        Int(truncatingIfNeeded: hash.multipliedFullWidth(by: UInt64(rows)).high)
+    }
+
+    /// A row's control byte for a key's hash: 1 to 255, its low byte (0 taken as 1).
+    @inlinable static func tag(_ hash: UInt64) -> UInt8 { max(1, UInt8(truncatingIfNeeded: hash)) }
+
+    /// The row holding `key`, for a request that will change it: the home row's load leaves
+    /// before its control byte is known (its slot is stored in `touched`, a use that no branch
+    /// waits for, as a prefetch would), so a key at home costs one miss even when the branch on
+    /// its control byte is mispredicted.
+    @inlinable mutating func rowToChange(of key: String) -> Int? {
+        guard count > 0 else { return nil }
+        let hash = hash(key)
+        let home = Self.home(hash, rows: rows.count)
+        touched = rows.withUnsafeBufferPointer { $0[home]?.slot ?? 0 }
+        return row(of: key, hash: hash)
+    }
+
+    /// The row holding `key`.
+    @inlinable func row(of key: String) -> Int? {
+        guard count > 0 else { return nil }
+        return row(of: key, hash: hash(key))
+    }
+
+    @inlinable func row(of key: String, hash: UInt64) -> Int? {
+        let tag = Self.tag(hash)
+        let tags = UInt64(tag) &* Self.ones
+        return controls.withUnsafeBytes { controls in
+            rows.withUnsafeBufferPointer { rows in
+                let home = Self.home(hash, rows: rows.count)
+                // The home row first, byte by byte: its tag's comparison is predicted, so the row's
+                // load leaves with the control byte's and a key at home (56% of them at 7/8 load)
+                // costs one miss; the word below would make every row's load wait for its bytes.
+                let control = controls[home]
+                if control == 0 { return nil }
+                if control == tag, rows[home]?.key == key { return home }
+                var first = home
+                while true {
+                    // Eight control bytes at once: the rows whose tag matches (the row itself is
+                    // read only then: 1 in 255 of the others), until an empty one ends the probe.
+                    let word = UInt64(littleEndian: controls.loadUnaligned(fromByteOffset: first, as: UInt64.self))
+                    var matches = Self.zeroBytes(word ^ tags)
+                    while matches != 0 {
+                        var row = first + matches.trailingZeroBitCount / 8
+                        while row >= rows.count { row -= rows.count }  // at most once unless rows < 8
+                        if rows[row]?.key == key { return row }
+                        matches &= matches &- 1
+                    }
+                    if Self.zeroBytes(word) != 0 { return nil }
+                    first += 8
+                    if first >= rows.count { first -= rows.count }
+                }
+            }
+        }
+    }
+
+    @inlinable static var ones: UInt64 { 0x0101_0101_0101_0101 }
+
+    /// The high bit of each byte of `word` that is 0, and maybe of some bytes above one that is
+    /// (a borrow): exact as to whether any byte is 0, and a superset of the zero bytes.
+    @inlinable static func zeroBytes(_ word: UInt64) -> UInt64 {
+        (word &- ones) & ~word & 0x8080_8080_8080_8080
+    }
+
+    /// Sets a row's control byte, and its copy after the rows for the first 7.
+    @inlinable mutating func setControl(_ row: Int, _ value: UInt8) {
+        controls[row] = value
+        if row < 7 { controls[rows.count + row] = value }
+    }
+
+    /// The slot of `key`, if held.
+    @inlinable func slot(of key: String) -> UInt32? {
+        guard let row = row(of: key) else { return nil }
+        return rows.withUnsafeBufferPointer { $0[row]?.slot }
+    }
+
+    /// Whether `slot` is held.
+    @inlinable func isHeld(_ slot: UInt32) -> Bool {
+        Int(slot) < positions.count && positions[Int(slot)] & Self.free == 0
+    }
+
+    /// The held slots, in increasing order.
+    @inlinable var slots: [UInt32] {
+        positions.indices.compactMap { positions[$0] & Self.free == 0 ? UInt32($0) : nil }
+    }
+
+    /// The row of a held slot.
+    @inlinable subscript(slot: UInt32) -> Row {
+        _read { yield rows[Int(positions[Int(slot)])]! }
+        _modify { yield &rows[Int(positions[Int(slot)])]! }
+    }
+
+    /// Adds `key`, not held, in the row `make` builds for the slot it is given; that slot, or
+    /// `nil` when the table holds its most keys.
+    @inlinable mutating func insert(_ key: String, _ make: (UInt32) -> Row) -> UInt32? {
+        guard count < maximumCount else { return nil }
+        if (count + 1) * 8 > rows.count * 7 { place(rows: min(max(16, rows.count * 2), maximumRows)) }
+        let slot: UInt32
+        if firstFree != Self.none {
+            slot = firstFree
+            firstFree = positions[Int(slot)] & ~Self.free
+        } else {
+            slot = UInt32(positions.count)
+            if positions.count == positions.capacity {
+                positions.reserveCapacity(min(maximumCount, max(16, positions.count * 2)))
+            }
+            positions.append(0)
+        }
+        let row = make(slot)
+        if !place(row, hash: hash(key)) {
+            flooded = true
+            place(rows: rows.count)
+            _ = place(row, hash: hash(key))
+        }
+        count += 1
+        return slot
+    }
+
+    /// Stores `row` tagged with `hash` in the first empty row from the hash's home and records
+    /// where; false, storing nothing, when that is `floodedProbes` or more rows away (and not flooded).
+    @inlinable mutating func place(_ row: Row, hash: UInt64) -> Bool {
+        let size = rows.count
+        var position = Self.home(hash, rows: size)
+        var probes = 0
+        while controls[position] != 0 {
+            position = position + 1 == size ? 0 : position + 1
+            probes += 1
+            if probes >= floodedProbes, !flooded { return false }
+        }
+        setControl(position, Self.tag(hash))
+        positions[Int(row.slot)] = UInt32(position)
+        rows[position] = row
+        return true
+    }
+
+    /// Forgets a held slot and its key, shifting back the rows that probed past it so that every
+    /// probe sequence stays whole.
+    @inlinable mutating func remove(_ slot: UInt32) {
+        let size = rows.count
+        var hole = Int(positions[Int(slot)])
+        rows[hole] = nil
+        setControl(hole, 0)
+        count -= 1
+        positions[Int(slot)] = Self.free | firstFree
+        firstFree = slot
+        var next = hole + 1 == size ? 0 : hole + 1
+        while let moving = rows[next] {
+            let home = Self.home(hash(moving.key), rows: size)
+            // Move the row back into the hole unless its home lies cyclically in (hole, next].
+            let stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
+            if !stays {
+                positions[Int(moving.slot)] = UInt32(hole)
+                rows.swapAt(hole, next)
+                setControl(hole, controls[next])
+                setControl(next, 0)
+                hole = next
+            }
+            next = next + 1 == size ? 0 : next + 1
+        }
+    }
+
+    /// Places every row again in `count` rows, hashed as `flooded` says.
+    @inlinable mutating func place(rows count: Int) {
+        let old = rows
+        while true {
+            rows = ContiguousArray(repeating: nil, count: count)
+            controls = ContiguousArray(repeating: 0, count: count + 7)
+            var placed = true
+            for case let row? in old where !place(row, hash: hash(row.key)) {
+                placed = false
+                break
+            }
+            if placed { return }
+            flooded = true  // then every placement succeeds: at most two passes
+        }
+    }
+}
+
+/// The registry's key hash: consistent with `String` equality (Unicode canonical equivalence,
+/// REG-2), seeded, and about 20 instructions for a short ASCII key.
+///
+/// An ASCII key is in normal form already: its UTF-8 bytes are hashed, eight at a time, each word
+/// folded in by a 64-by-64-bit multiply (the high and low halves xored). A key whose normal form
+/// (NFC) is ASCII while it is not (three characters decompose canonically to one ASCII character:
+/// U+037E to `;`, U+1FEF to `` ` ``, U+212A to `K`) hashes as that ASCII form, so it meets the key
+/// it equals; every other key hashes with `Hasher`, which hashes the normal form.
+@usableFromInline
+enum KeyHash {
+    // Always inlined, with `asciiHash`: the calls cost 26 of the lock registry's 738 instructions
+    // per request (Performance.md, "Key hashing").
+    @inlinable @inline(__always) static func hash(_ key: String, seed: UInt64) -> UInt64 {
+        let ascii = key.utf8.withContiguousStorageIfAvailable { asciiHash($0, seed: seed) }
+        if let ascii { return ascii ?? nonASCIIHash(key, seed: seed) }
+        return bridgedHash(key, seed: seed)
+    }
+
+    /// A bridged string's hash: made native once (rare).
+    @usableFromInline static func bridgedHash(_ key: String, seed: UInt64) -> UInt64 {
+        var contiguous = key
+        contiguous.makeContiguousUTF8()
+        return hash(contiguous, seed: seed)
+    }
+
+    /// The hash of ASCII `bytes`; `nil` when one of them is not ASCII.
+    @inlinable @inline(__always) static func asciiHash(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> UInt64? {
+        let count = bytes.count
+        let raw = UnsafeRawBufferPointer(bytes)
+        var hash = seed ^ UInt64(count) &* 0x9E37_79B9_7F4A_7C15
+        var seen: UInt64 = 0  // every byte ored in: its top bits tell whether one was not ASCII
+        var offset = 0
+        while count - offset >= 8 {
+            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            seen |= word
+            hash = fold(hash ^ word)
+            offset += 8
+        }
+        // The last 1 to 7 bytes, read within their own 8-byte word: a load across two words of a
+        // string just stored (a small string is copied out of its registers) stalls store forwarding.
+        let rest = count - offset
+        if rest >= 4 {
+            let low = UInt64(raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            let high = UInt64(raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+            seen |= low | high
+            hash = fold(hash ^ (low | high << 32))
+        } else if rest > 0 {
+            let word =
+                UInt64(bytes[offset]) | UInt64(bytes[offset + rest / 2]) << 8 | UInt64(bytes[count - 1]) << 16
+            seen |= word
+            hash = fold(hash ^ word)
+        }
+        guard seen & 0x8080_8080_8080_8080 == 0 else { return nil }
+        return fold(hash ^ 0x2D35_8DCC_AA6C_78A5)
+    }
+
+    /// `value` times a fixed odd constant, the high and low halves of the 128-bit product xored.
+    @inlinable static func fold(_ value: UInt64) -> UInt64 {
+        let product = value.multipliedFullWidth(by: 0xA076_1D64_78BD_642F)
+        return product.high ^ product.low
+    }
+
+    /// A key that is not ASCII: as its ASCII normal form if it has one, otherwise with `Hasher`.
+    @usableFromInline static func nonASCIIHash(_ key: String, seed: UInt64) -> UInt64 {
+        var normal: [UInt8] = []
+        for scalar in key.unicodeScalars {
+            switch scalar.value {
+            case 0..<0x80: normal.append(UInt8(scalar.value))
+            case 0x037E: normal.append(UInt8(ascii: ";"))
+            case 0x1FEF: normal.append(UInt8(ascii: "`"))
+            case 0x212A: normal.append(UInt8(ascii: "K"))
+            default:
+                var hasher = Hasher()
+                hasher.combine(seed)
+                hasher.combine(key)
+                return UInt64(UInt(bitPattern: hasher.finalize()))
+            }
+        }
+        return normal.withUnsafeBufferPointer { asciiHash($0, seed: seed) } ?? 0  // all ASCII by construction
+    }
+}

@@ -37,10 +37,13 @@ protocol KeyTableRow: Sendable {
 struct KeyTable<Row: KeyTableRow>: Sendable {
     /// A table for at most `maximumCount` keys (at most 2^30, whatever is asked: rows and slots
     /// are numbered in 31 bits); an insertion that probes `floodedProbes` rows switches it to
-    /// `Hasher` (tests lower it).
-    @usableFromInline init(maximumCount: Int, floodedProbes: Int = 4_096) {
+    /// `Hasher`. Tests lower the guard and choose the seed.
+    @usableFromInline init(
+        maximumCount: Int, floodedProbes: Int = 4_096, seed: UInt64 = .random(in: .min ... .max)
+    ) {
         self.maximumCount = min(max(1, maximumCount), 1 << 30)
         self.floodedProbes = floodedProbes
+        self.seed = seed
     }
 
     /// The rows, `nil` where empty; the count is 0, or larger than `count` by at least an eighth.
@@ -57,7 +60,7 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     /// The most keys held at once.
     @usableFromInline let maximumCount: Int
     /// This table's hash seed, random per table so that collisions cannot be prepared offline.
-    @usableFromInline let seed = UInt64.random(in: .min ... .max)
+    @usableFromInline let seed: UInt64
     /// Set when an insertion probed `floodedProbes` rows: keys then hash with `Hasher`.
     @usableFromInline var flooded = false
     /// Written by `rowToChange(of:)`, read by nobody.
@@ -69,15 +72,16 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     @inlinable static var free: UInt32 { 1 << 31 }
     @inlinable static var none: UInt32 { free - 1 }
 
-    /// The rows `maximumCount` keys need at 7/8.
-    @inlinable var maximumRows: Int { (maximumCount * 8 + 6) / 7 }
+    /// The rows `maximumCount` keys need at 7/8: ⌈8 × maximumCount / 7⌉, without overflowing a
+    /// 32-bit `Int`.
+    @inlinable var maximumRows: Int { maximumCount + (maximumCount + 6) / 7 }
 
     /// The key's hash: `KeyHash`, or `Hasher` once flooded.
     @inlinable func hash(_ key: String) -> UInt64 {
         if flooded {
             var hasher = Hasher()
             hasher.combine(key)
-            return UInt64(UInt(bitPattern: hasher.finalize()))
+            return KeyHash.widened(hasher.finalize())
         }
         return KeyHash.hash(key, seed: seed)
     }
@@ -180,7 +184,10 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     /// `nil` when the table holds its most keys.
     @inlinable mutating func insert(_ key: String, _ make: (UInt32) -> Row) -> UInt32? {
         guard count < maximumCount else { return nil }
-        if (count + 1) * 8 > rows.count * 7 { place(rows: min(max(16, rows.count * 2), maximumRows)) }
+        // In 64 bits, and doubling at most to `maximumRows`: nothing here overflows a 32-bit `Int`.
+        if Int64(count + 1) * 8 > Int64(rows.count) * 7 {
+            place(rows: rows.count >= maximumRows / 2 ? maximumRows : min(maximumRows, max(16, rows.count * 2)))
+        }
         let slot: UInt32
         if firstFree != Self.none {
             slot = firstFree
@@ -188,7 +195,9 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         } else {
             slot = UInt32(positions.count)
             if positions.count == positions.capacity {
-                positions.reserveCapacity(min(maximumCount, max(16, positions.count * 2)))
+                positions.reserveCapacity(
+                    positions.count >= maximumCount / 2
+                        ? maximumCount : min(maximumCount, max(16, positions.count * 2)))
             }
             positions.append(0)
         }
@@ -206,13 +215,28 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     /// where; false, storing nothing, when that is `floodedProbes` or more rows away (and not flooded).
     @inlinable mutating func place(_ row: Row, hash: UInt64) -> Bool {
         let size = rows.count
-        var position = Self.home(hash, rows: size)
+        // The first empty row from home, eight control bytes at a time (the lowest byte
+        // `zeroBytes` marks is always a zero one).
+        var first = Self.home(hash, rows: size)
         var probes = 0
-        while controls[position] != 0 {
-            position = position + 1 == size ? 0 : position + 1
-            probes += 1
-            if probes >= floodedProbes, !flooded { return false }
+        var position: Int
+        while true {
+            let word = controls.withUnsafeBytes {
+                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: first, as: UInt64.self))
+            }
+            let empty = Self.zeroBytes(word)
+            if empty != 0 {
+                let offset = empty.trailingZeroBitCount / 8
+                probes += offset
+                position = first + offset
+                while position >= size { position -= size }
+                break
+            }
+            probes += 8
+            first += 8
+            while first >= size { first -= size }
         }
+        if probes >= floodedProbes, !flooded { return false }
         setControl(position, Self.tag(hash))
         positions[Int(row.slot)] = UInt32(position)
         rows[position] = row
@@ -318,6 +342,12 @@ enum KeyHash {
         return fold(hash ^ 0x2D35_8DCC_AA6C_78A5)
     }
 
+    /// `Hasher`'s output spread over 64 bits: on a 32-bit platform it has 32, and a table's home
+    /// row, the high half of `hash × rows`, would then always be 0.
+    @inlinable static func widened(_ hash: Int) -> UInt64 {
+        fold(UInt64(UInt(bitPattern: hash)) ^ 0x5851_F42D_4C95_7F2D)
+    }
+
     /// `value` times a fixed odd constant, the high and low halves of the 128-bit product xored.
     @inlinable static func fold(_ value: UInt64) -> UInt64 {
         let product = value.multipliedFullWidth(by: 0xA076_1D64_78BD_642F)
@@ -337,7 +367,7 @@ enum KeyHash {
                 var hasher = Hasher()
                 hasher.combine(seed)
                 hasher.combine(key)
-                return UInt64(UInt(bitPattern: hasher.finalize()))
+                return widened(hasher.finalize())
             }
         }
         return normal.withUnsafeBufferPointer { asciiHash($0, seed: seed) } ?? 0  // all ASCII by construction

@@ -113,14 +113,17 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @inlinable public mutating func tryAcquire(
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, at now: RateLimitInstant
     ) -> (outcome: WaitOutcome, effects: RateLimitEffects) {
-        if let outcome = admitInPlace(key, permits: permits, at: now) { return (outcome, RateLimitEffects()) }
+        var absent = false
+        if let outcome = admitInPlace(key, permits: permits, at: now, absent: &absent) {
+            return (outcome, RateLimitEffects())
+        }
         var (instant, effects) = begin(at: now)
         let ticket = issue()
         // A request that cannot wait is always decided.
         let outcome =
             request(
-                key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false, at: instant,
-                &effects) ?? .closed
+                key, ticket: ticket, permits: permits, priority: priority, timeout: nil, mayWait: false,
+                knownAbsent: absent, at: instant, &effects) ?? .closed
         return (outcome.shifted(by: latest - now.nanoseconds), end(effects, now))
     }
 

@@ -41,9 +41,10 @@ extension RateLimitRegistry {
     /// common answer builds no array.
     @inlinable @discardableResult mutating func request(
         _ key: String, ticket: WaitTicket, permits: Int64, priority: RateLimitPriority, timeout: Duration?,
-        arrival: RateLimitInstant? = nil, mayWait: Bool, at instant: RateLimitInstant, _ effects: inout RateLimitEffects
+        arrival: RateLimitInstant? = nil, mayWait: Bool, knownAbsent: Bool = false, at instant: RateLimitInstant,
+        _ effects: inout RateLimitEffects
     ) -> WaitOutcome? {
-        guard let slot = slot(for: key, at: instant, &effects) else {
+        guard let slot = slot(for: key, at: instant, &effects, knownAbsent: knownAbsent) else {
             let reason: WaitRejection = ruleIndex(for: key) == nil ? .unknownKey : .tooManyKeys
             let outcome = WaitOutcome.rejected(reason)
             finish(
@@ -124,11 +125,15 @@ extension RateLimitRegistry {
     /// answers then, without settling: the status stays `ok` (REG-6) and nothing needs a wake-up.
     /// Steps the entry's state where it lies, without building a limiter (Performance.md,
     /// "Registry fast path").
-    @inlinable mutating func admitInPlace(_ key: String, permits: Int64, at now: RateLimitInstant) -> WaitOutcome? {
+    @inlinable mutating func admitInPlace(
+        _ key: String, permits: Int64, at now: RateLimitInstant, absent: inout Bool
+    ) -> WaitOutcome? {
         let instant = RateLimitInstant(validated: max(now.nanoseconds, latest))
-        guard permits > 0, wakeUps.first.map({ $0.deadline > instant.nanoseconds }) ?? true,
-            let row = table.rowToChange(of: key)
-        else { return nil }
+        guard permits > 0, wakeUps.first.map({ $0.deadline > instant.nanoseconds }) ?? true else { return nil }
+        guard let row = table.rowToChange(of: key) else {
+            absent = true  // and stays so until the request creates it: serving what is due creates no key
+            return nil
+        }
         // The key's slot is read only when a side table holds anything.
         if !(queues.isEmpty && throttles.isEmpty && overrides.isEmpty && recoveries.isEmpty) {
             let slot = table.rows.withUnsafeBufferPointer { $0[row]!.slot }
@@ -143,7 +148,7 @@ extension RateLimitRegistry {
         return .granted(answer)
     }
 
-    /// ``admitInPlace(_:permits:at:)``'s decision on one entry, stepped where it lies: the answer
+    /// ``admitInPlace(_:permits:at:absent:)``'s decision on one entry, stepped where it lies: the answer
     /// when it is the common one, and then the entry records it; `nil`, changing nothing,
     /// otherwise. Static, taking the entry and the rules apart, so that no closure captures the
     /// registry (Swift then copied all of it).

@@ -51,10 +51,11 @@ extension RateLimitRegistry {
     /// The slot of `key`, created at `instant` in its rule's initial state when new; `nil` when
     /// no rule matches or the registry is full of keys that are not idle (REG-8). An existing key
     /// first reports what time did to it (REG-6).
-    @inlinable mutating func slot(for key: String, at instant: RateLimitInstant, _ effects: inout RateLimitEffects)
-        -> UInt32?
-    {
-        if let slot = slot(of: key) {
+    @inlinable mutating func slot(
+        for key: String, at instant: RateLimitInstant, _ effects: inout RateLimitEffects, knownAbsent: Bool = false
+    ) -> UInt32? {
+        // An absent key's lookup reads about 32 control bytes at 7/8 load: not twice.
+        if !knownAbsent, let slot = slot(of: key) {
             catchUp(slot, to: instant, &effects)
             return slot
         }

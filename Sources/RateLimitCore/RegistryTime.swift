@@ -8,7 +8,8 @@ extension RateLimitRegistry {
     /// happened and in time order: a throttle that ended, then quota that recovered.
     @inlinable mutating func catchUp(_ slot: UInt32, to instant: RateLimitInstant, _ effects: inout RateLimitEffects) {
         // The common key has nothing to report: no throttle reported, no recovery pending.
-        guard table[slot].throttleReported || recoveries.contains(slot), let key = key(of: slot) else { return }
+        guard table.isHeld(slot), table[slot].throttleReported || recoveries.contains(slot), let key = key(of: slot)
+        else { return }
         while true {
             // The limit itself ignores a throttle once its instant passes (KeyLimit); only the report is due.
             let until = throttledUntil(slot)

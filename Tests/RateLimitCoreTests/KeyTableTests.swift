@@ -77,7 +77,7 @@ struct KeyTableTests {
 
     @Test("REG-8 keys chosen to collide switch the table to the standard hasher; every key is still found and removed")
     func collidingKeysSwitchTheHash() {
-        var table = KeyTable<TestRow>(maximumCount: 64, floodedProbes: 6)
+        var table = KeyTable<TestRow>(maximumCount: 64, floodedProbes: 6, seed: 0x5EED)
         // Keys whose hashes share their home row among the table's first 16 rows.
         var keys: [String] = []
         var candidate = 0
@@ -113,7 +113,7 @@ struct KeyTableTests {
     private func keyTableOnThread(floodedProbes: Int, maximum: Int, keys: Int) {
         var rng = PropertySeed.generator("keyTable", trace: floodedProbes * 1_000 + maximum)
         var refused = 0
-        var table = KeyTable<TestRow>(maximumCount: maximum, floodedProbes: floodedProbes)
+        var table = KeyTable<TestRow>(maximumCount: maximum, floodedProbes: floodedProbes, seed: rng.next())
         var model: [String: UInt32] = [:]
         var freed: [UInt32] = []  // free slots below the highest handed out, the last freed last
         var handedOut: UInt32 = 0
@@ -140,7 +140,10 @@ struct KeyTableTests {
                 }
             }
             let probe = "key-\(rng.int(in: 0...Int64(keys - 1)))"
+            let violation = Self.invariantViolation(table)
             guard
+                holds(
+                    violation == nil, "REG-8 step \(step): \(violation ?? "")", replay: replay),
                 holds(
                     table.slot(of: probe) == model[probe] && table.count == model.count
                         && model[probe].map { table.isHeld($0) && table[$0].key == probe } ?? true,
@@ -153,6 +156,48 @@ struct KeyTableTests {
         #expect(table.rows.count * 7 >= table.count * 8, "at most 7/8 full")
         #expect(table.rows.count <= table.maximumRows)
         #expect(table.flooded == (floodedProbes == 3), "only a guard of 3 probes trips on 301 keys")
+    }
+
+    @Test(
+        "REG-8 Hasher's output is spread over 64 bits before it picks a home row: where it gives 32 bits, keys would all start at row 0"
+    )
+    func widenedHashesSpread() {
+        // Values below 2^32, as a 32-bit platform's Hasher gives.
+        let homes = Set((0..<1_000).map { KeyTable<TestRow>.home(KeyHash.widened($0), rows: 1_000) })
+        #expect(homes.count > 500, "\(homes.count) home rows for 1,000 hashes")
+    }
+
+    /// What breaks an invariant of the table, without trapping: a control byte is 0 exactly where
+    /// its row is empty and otherwise the tag of the row's key; the first 7 (or fewer) are copied
+    /// after the rows and the rest of that padding is 0; each row's slot is positioned at it; the
+    /// count is the rows held.
+    static func invariantViolation(_ table: KeyTable<TestRow>) -> String? {
+        let size = table.rows.count
+        guard table.controls.count == (size == 0 ? 0 : size + 7) else {
+            return "\(table.controls.count) control bytes for \(size) rows"
+        }
+        var held = 0
+        for row in 0..<size {
+            let control = table.controls[row]
+            guard let stored = table.rows[row] else {
+                if control != 0 { return "row \(row) is empty with control \(control)" }
+                continue
+            }
+            held += 1
+            let tag = KeyTable<TestRow>.tag(table.hash(stored.key))
+            if control != tag { return "row \(row) has control \(control) for tag \(tag)" }
+            let slot = Int(stored.slot)
+            guard slot < table.positions.count, table.positions[slot] == UInt32(row) else {
+                return "row \(row) holds slot \(slot), positioned elsewhere"
+            }
+        }
+        for extra in 0..<(size == 0 ? 0 : 7) {
+            let copy: UInt8 = extra < size ? table.controls[extra] : 0
+            if table.controls[size + extra] != copy {
+                return "padding byte \(extra) is \(table.controls[size + extra]), not \(copy)"
+            }
+        }
+        return held == table.count ? nil : "count \(table.count) for \(held) rows held"
     }
 
     @Test("REG-8 a token bucket's registry entry is one 64-byte row, its emptiness in the key's spare bits")
@@ -180,7 +225,7 @@ struct KeyTableTests {
 }
 
 /// A key table's row with nothing but a key.
-private struct TestRow: KeyTableRow {
+struct TestRow: KeyTableRow {
     let key: String
     let slot: UInt32
 }

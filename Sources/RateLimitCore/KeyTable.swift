@@ -8,7 +8,8 @@
 // otherwise a tag of its key's hash. A lookup reads the row whose tag matches, found among the
 // control bytes (about 1 MB for a million keys), where probing the rows themselves read 4.5 of
 // them on average at 7/8 load; and it reads the home row, where 56% of the keys are, without
-// waiting for its control byte (Performance.md, "Registry lookup").
+// waiting for its control byte. Each 64-byte row is on a cache line of its own (`KeyTableRows`):
+// a row across two lines cost a second miss (Performance.md, "Registry lookup").
 //
 // Rows move (a removal shifts back the rows that probed past it, with no tombstones, so lookups
 // never slow down as keys come and go; growing places every row again), so nothing outside the
@@ -47,7 +48,7 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     }
 
     /// The rows, `nil` where empty; the count is 0, or larger than `count` by at least an eighth.
-    @usableFromInline var rows: ContiguousArray<Row?> = []
+    @usableFromInline var rows = KeyTableRows<Row>(count: 0)
     /// By row: 0 when empty, otherwise the tag of its key's hash (`tag(_:)`); then the first 7
     /// again, so that the 8 bytes from any row read in one load, wrapping around.
     @usableFromInline var controls: ContiguousArray<UInt8> = []
@@ -77,7 +78,7 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     @inlinable var maximumRows: Int { maximumCount + (maximumCount + 6) / 7 }
 
     /// The key's hash: `KeyHash`, or `Hasher` once flooded.
-    @inlinable func hash(_ key: String) -> UInt64 {
+    @inlinable @inline(__always) func hash(_ key: String) -> UInt64 {
         if flooded {
             var hasher = Hasher()
             hasher.combine(key)
@@ -102,7 +103,7 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         guard count > 0 else { return nil }
         let hash = hash(key)
         let home = Self.home(hash, rows: rows.count)
-        touched = rows.withUnsafeBufferPointer { $0[home]?.slot ?? 0 }
+        touched = rows.base[home]?.slot ?? 0
         return row(of: key, hash: hash)
     }
 
@@ -112,34 +113,34 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         return row(of: key, hash: hash(key))
     }
 
-    @inlinable func row(of key: String, hash: UInt64) -> Int? {
+    @inlinable @inline(__always) func row(of key: String, hash: UInt64) -> Int? {
         let tag = Self.tag(hash)
         let tags = UInt64(tag) &* Self.ones
-        return controls.withUnsafeBytes { controls in
-            rows.withUnsafeBufferPointer { rows in
-                let home = Self.home(hash, rows: rows.count)
-                // The home row first, byte by byte: its tag's comparison is predicted, so the row's
-                // load leaves with the control byte's and a key at home (56% of them at 7/8 load)
-                // costs one miss; the word below would make every row's load wait for its bytes.
-                let control = controls[home]
-                if control == 0 { return nil }
-                if control == tag, rows[home]?.key == key { return home }
-                var first = home
-                while true {
-                    // Eight control bytes at once: the rows whose tag matches (the row itself is
-                    // read only then: 1 in 255 of the others), until an empty one ends the probe.
-                    let word = UInt64(littleEndian: controls.loadUnaligned(fromByteOffset: first, as: UInt64.self))
-                    var matches = Self.zeroBytes(word ^ tags)
-                    while matches != 0 {
-                        var row = first + matches.trailingZeroBitCount / 8
-                        while row >= rows.count { row -= rows.count }  // at most once unless rows < 8
-                        if rows[row]?.key == key { return row }
-                        matches &= matches &- 1
-                    }
-                    if Self.zeroBytes(word) != 0 { return nil }
-                    first += 8
-                    if first >= rows.count { first -= rows.count }
+        // `self` holds the rows for the whole lookup.
+        let rows = self.rows.buffer
+        return controls.withUnsafeBytes { controls -> Int? in
+            let home = Self.home(hash, rows: rows.count)
+            // The home row first, byte by byte: its tag's comparison is predicted, so the row's
+            // load leaves with the control byte's and a key at home (56% of them at 7/8 load)
+            // costs one miss; the word below would make every row's load wait for its bytes.
+            let control = controls[home]
+            if control == 0 { return nil }
+            if control == tag, rows[home]?.key == key { return home }
+            var first = home
+            while true {
+                // Eight control bytes at once: the rows whose tag matches (the row itself is
+                // read only then: 1 in 255 of the others), until an empty one ends the probe.
+                let word = UInt64(littleEndian: controls.loadUnaligned(fromByteOffset: first, as: UInt64.self))
+                var matches = Self.zeroBytes(word ^ tags)
+                while matches != 0 {
+                    var row = first + matches.trailingZeroBitCount / 8
+                    while row >= rows.count { row -= rows.count }  // at most once unless rows < 8
+                    if rows[row]?.key == key { return row }
+                    matches &= matches &- 1
                 }
+                if Self.zeroBytes(word) != 0 { return nil }
+                first += 8
+                if first >= rows.count { first -= rows.count }
             }
         }
     }
@@ -161,7 +162,7 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     /// The slot of `key`, if held.
     @inlinable func slot(of key: String) -> UInt32? {
         guard let row = row(of: key) else { return nil }
-        return rows.withUnsafeBufferPointer { $0[row]?.slot }
+        return rows.base[row]?.slot
     }
 
     /// Whether `slot` is held.
@@ -174,10 +175,19 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         positions.indices.compactMap { positions[$0] & Self.free == 0 ? UInt32($0) : nil }
     }
 
+    /// The rows' memory, copied first when another table shares it.
+    @inlinable mutating func uniqueRows() -> UnsafeMutablePointer<Row?> {
+        if !isKnownUniquelyReferenced(&rows) { rows = rows.copy() }
+        return rows.base
+    }
+
     /// The row of a held slot.
     @inlinable subscript(slot: UInt32) -> Row {
-        _read { yield rows[Int(positions[Int(slot)])]! }
-        _modify { yield &rows[Int(positions[Int(slot)])]! }
+        _read { yield rows.base[Int(positions[Int(slot)])]! }
+        _modify {
+            let base = uniqueRows()
+            yield &base[Int(positions[Int(slot)])]!
+        }
     }
 
     /// Adds `key`, not held, in the row `make` builds for the slot it is given; that slot, or
@@ -239,7 +249,7 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         if probes >= floodedProbes, !flooded { return false }
         setControl(position, Self.tag(hash))
         positions[Int(row.slot)] = UInt32(position)
-        rows[position] = row
+        uniqueRows()[position] = row
         return true
     }
 
@@ -248,19 +258,20 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     @inlinable mutating func remove(_ slot: UInt32) {
         let size = rows.count
         var hole = Int(positions[Int(slot)])
-        rows[hole] = nil
+        let base = uniqueRows()
+        base[hole] = nil
         setControl(hole, 0)
         count -= 1
         positions[Int(slot)] = Self.free | firstFree
         firstFree = slot
         var next = hole + 1 == size ? 0 : hole + 1
-        while let moving = rows[next] {
+        while let moving = base[next] {
             let home = Self.home(hash(moving.key), rows: size)
             // Move the row back into the hole unless its home lies cyclically in (hole, next].
             let stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
             if !stays {
                 positions[Int(moving.slot)] = UInt32(hole)
-                rows.swapAt(hole, next)
+                swap(&base[hole], &base[next])
                 setControl(hole, controls[next])
                 setControl(next, 0)
                 hole = next
@@ -273,12 +284,15 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     @inlinable mutating func place(rows count: Int) {
         let old = rows
         while true {
-            rows = ContiguousArray(repeating: nil, count: count)
+            rows = KeyTableRows(count: count)
             controls = ContiguousArray(repeating: 0, count: count + 7)
             var placed = true
-            for case let row? in old where !place(row, hash: hash(row.key)) {
-                placed = false
-                break
+            for index in 0..<old.count {
+                guard let row = old.base[index] else { continue }
+                if !place(row, hash: hash(row.key)) {
+                    placed = false
+                    break
+                }
             }
             if placed { return }
             flooded = true  // then every placement succeeds: at most two passes
@@ -371,5 +385,45 @@ enum KeyHash {
             }
         }
         return normal.withUnsafeBufferPointer { asciiHash($0, seed: seed) } ?? 0  // all ASCII by construction
+    }
+}
+
+/// A key table's rows, each on a cache line of its own when rows are 64 bytes. An array's header
+/// put its elements 32 bytes into an allocation, so a row straddled two lines and reading it cost
+/// a second miss at a million keys (Performance.md, "Registry lookup"). Shared between copies of
+/// a table until one changes (`KeyTable.uniqueRows()`).
+// @unchecked: the rows are written only through `KeyTable.uniqueRows()`, which copies them first
+// unless this instance is uniquely referenced, so an instance two tables (or threads) share is
+// only ever read, as `Array`'s storage is.
+@usableFromInline
+final class KeyTableRows<Row: Sendable>: @unchecked Sendable {
+    @usableFromInline let base: UnsafeMutablePointer<Row?>
+    @usableFromInline let count: Int
+
+    /// `count` empty rows.
+    @usableFromInline init(count: Int) {
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: max(1, count) * MemoryLayout<Row?>.stride, alignment: max(64, MemoryLayout<Row?>.alignment))
+        base = raw.bindMemory(to: Row?.self, capacity: count)
+        base.initialize(repeating: nil, count: count)
+        self.count = count
+    }
+
+    /// The rows, to read.
+    @inlinable var buffer: UnsafeBufferPointer<Row?> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// The row at `index`, to read.
+    @inlinable subscript(index: Int) -> Row? { base[index] }
+
+    /// A copy of these rows.
+    @usableFromInline func copy() -> KeyTableRows {
+        let copy = KeyTableRows(count: count)
+        copy.base.update(from: base, count: count)
+        return copy
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        UnsafeMutableRawPointer(base).deallocate()
     }
 }

@@ -206,6 +206,24 @@ struct KeyTableTests {
         #expect(MemoryLayout<RateLimitRegistry<TokenBucket>.Entry?>.stride == 64)
     }
 
+    @Test("REG-1 a registry is a value: a copy's requests, new keys and removals leave the original as it was")
+    func copiesAreIndependent() throws {
+        var original = try RateLimitRegistry(
+            rules: [try RateLimitRule(.anyKey, try FixedWindow(limit: 3, windowNanoseconds: 1_000))], at: .origin)
+        for key in ["a", "b", "c"] { _ = original.tryAcquire(key, at: .origin) }
+        var copy = original
+        _ = copy.tryAcquire("a", at: .origin)  // in place, on rows both share until now
+        _ = copy.tryAcquire("d", at: .origin)  // a new key
+        _ = copy.remove("b", at: .origin)
+        #expect(original.keys == ["a", "b", "c"])
+        #expect(copy.keys == ["a", "c", "d"])
+        #expect(original.quota(of: "a", at: .origin)?.statistics.admitted == 1)
+        #expect(copy.quota(of: "a", at: .origin)?.statistics.admitted == 2)
+        _ = original.tryAcquire("a", at: .origin)
+        #expect(original.quota(of: "a", at: .origin)?.remaining == 1)
+        #expect(copy.quota(of: "a", at: .origin)?.remaining == 1)
+    }
+
     @Test("REG-9 a key's counters carry past 2^32 - 1 and a forgotten key's carries go with it")
     func countersCarry() throws {
         var registry = try RateLimitRegistry(

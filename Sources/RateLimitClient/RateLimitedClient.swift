@@ -281,7 +281,13 @@ where C.Duration == Duration {
             emit(.sent(endpoint: endpoint, attempt: retries + 1, at: sentAt))
             let result: Result<Response, any Error>
             do { result = .success(try await operation(request)) } catch { result = .failure(error) }
-            inFlight[endpoint, default: 1] -= 1
+            // Dropped at 0, on every path out (a cancelled failure throws below): the sweep counts
+            // an endpoint with an entry as busy.
+            if let count = inFlight[endpoint], count > 1 {
+                inFlight[endpoint] = count - 1
+            } else {
+                inFlight[endpoint] = nil
+            }
             if taken { await giveBack(endpoint, permits) }
             let now = timeline.now()
             var serverWait: Int64?
@@ -489,8 +495,7 @@ where C.Duration == Duration {
     /// in progress: what the client remembers is then at most twice what still matters, whatever
     /// the number of endpoints it ever sent to (bounded memory).
     private func forgetIfIdle(_ endpoint: String, at now: RateLimitInstant) {
-        guard (inFlight[endpoint] ?? 0) == 0 else { return }
-        inFlight[endpoint] = nil
+        guard inFlight[endpoint] == nil else { return }
         forgetExpired(endpoint, at: now)
         guard quotas.count + holds.count >= sweepAt else { return }
         for remembered in Set(quotas.keys).union(holds.keys) where inFlight[remembered] == nil {

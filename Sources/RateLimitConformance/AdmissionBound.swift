@@ -248,16 +248,23 @@ package struct AdmissionMonitor: Hashable, Sendable {
                     "FW-11 \(total) permits admitted in the window from \(start), more than \(limit)")
             }
         case .rate, .debt, .grid, .slidingWindow, .segments:
+            // What was admitted at this instant before this acquire.
+            var before: Int64 = 0
             if let last = entries.last, last.instant == evaluation {
-                entries[entries.count - 1].permits = saturated(entries[entries.count - 1].permits, permits)
+                before = last.permits
+                entries[entries.count - 1].permits = saturated(last.permits, permits)
             } else {
                 entries.append(Entry(instant: evaluation, permits: permits))
             }
-            // Saturated sums: a pay-later acquire may take any number of permits.
+            // Saturated sums: a pay-later acquire may take any number of permits. The sum without
+            // this acquire is kept apart, not taken back from a saturated total (Int64.max
+            // permits would take everything before it back with them).
             var total: Int64 = 0
-            for entry in entries.reversed() {
+            var earlier: Int64 = 0
+            for (index, entry) in entries.enumerated().reversed() {
                 total = saturated(total, entry.permits)
-                let counted = bound.excludesLastAcquire ? total - permits : total
+                earlier = saturated(earlier, index == entries.count - 1 ? before : entry.permits)
+                let counted = bound.excludesLastAcquire ? earlier : total
                 if let limit = bound.limit(from: entry.instant, to: evaluation), counted > limit {
                     violations.append(
                         "\(bound.clause) \(counted) permits admitted from \(entry.instant) to \(evaluation)\(bound.excludesLastAcquire ? " before the last acquire" : ""), more than \(limit)"

@@ -18,16 +18,6 @@ private final class GrantLog: @unchecked Sendable {
     var order: [String] { lock.withLock { names } }
 }
 
-/// Waits (yielding, never sleeping) until `condition` holds; false after 10 s of wall time.
-private func eventually(_ condition: () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(10)
-    while !(await condition()) {
-        guard Date() < deadline else { return false }
-        await Task.yield()
-    }
-    return true
-}
-
 /// One bucket, one permit per 10 ns, empty at 0 (its one token taken): waiters `a` (arrives at 2)
 /// and `b` (at 4); then `c` at 5 names arrival 3, and `d` at 6 names arrival 2, `a`'s own (a tie:
 /// made later, it goes after `a`). Service order by arrival: a (2), d (2, made after a), c (3),

@@ -7,15 +7,6 @@ import Testing
 
 private struct BodyFailed: Error {}
 
-/// Waits (in real time, a watchdog only) until `condition` holds.
-private func eventually(_ condition: () async -> Bool) async -> Bool {
-    for _ in 0..<10_000 {
-        if await condition() { return true }
-        await Task.yield()
-    }
-    return await condition()
-}
-
 @Suite("Adapters: availability, withPermits, keys and removal")
 struct AdapterConvenienceTests {
     @Test("WQ-4 availability through every adapter answers what tryAcquire would and takes nothing")

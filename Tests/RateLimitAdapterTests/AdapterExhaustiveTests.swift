@@ -25,32 +25,20 @@ struct AdapterExhaustiveTests {
                     var run = try ModelReplay(
                         adapter: adapter, clock: manual, strategy: space.strategy, queueLimit: space.queueLimit,
                         replay: "path \(index): \(path.steps.map { "\($0.operation) at \($0.now)" })")
-                    // Each request's priority and the instant it is ordered by (WQ-3).
-                    var places: [WaitTicket: (priority: RateLimitPriority, arrival: Int64)] = [:]
-                    var latest: Int64 = 0
                     for (step, (now, operation)) in path.steps.map({ ($0.now, $0.operation) }).enumerated()
                     where !run.failed {
                         await run.move(to: now, step: step)
-                        latest = max(latest, now)
                         switch operation {
                         case .acquire(let permits, let priority, let timeout, let before):
-                            let named = before.map { now - $0 }
                             await run.acquire(
-                                permits, priority: priority, timeout: timeout.map { .nanoseconds($0) }, arrival: named,
-                                step: step)
-                            if let ticket = run.permits.keys.max() {
-                                places[ticket] = (priority, min(named ?? latest, latest))
-                            }
+                                permits, priority: priority, timeout: timeout.map { .nanoseconds($0) },
+                                arrival: before.map { now - $0 }, step: step)
                         case .tryAcquire(let permits, let priority):
                             await run.tryAcquire(permits, priority: priority, step: step)
                         case .cancel(let position):
-                            // The waiter at that place in service order: priority, then arrival,
-                            // then the order the requests were made.
-                            let order = places.keys.filter(run.model.isWaiting).sorted {
-                                let (first, second) = (places[$0]!, places[$1]!)
-                                return (second.priority, first.arrival, $0) < (first.priority, second.arrival, $1)
-                            }
-                            await run.cancel(order[position], step: step)
+                            // The waiter at that place in the model's service order (WQ-3), which the
+                            // walk checked against its own.
+                            await run.cancel(run.model.serviceOrder[position].ticket, step: step)
                         case .release(let permits): await run.release(permits, step: step)
                         case .reset: await run.reset(step: step)
                         case .advance: break  // the clock moved: the adapter's timer fired

@@ -3,6 +3,7 @@ import RateLimitClient
 import RateLimitConformance
 import RateLimitCore
 import RateLimitHTTP
+import RateLimitTestSupport
 import Testing
 
 // The client's sequencing on a manual clock (Spec/HTTP.md HTTP-11), against scripted replies:

@@ -3,6 +3,7 @@ import RateLimitClient
 import RateLimitConformance
 import RateLimitCore
 import RateLimitHTTP
+import RateLimitTestSupport
 import Testing
 
 // HTTP-12: one reply never locks an endpoint out; HTTP-9: 429s that arrive together are one

@@ -58,6 +58,33 @@ struct ServerStateMemoryTests {
         // twice what mattered then, where without it all 3,000 would be.
         #expect(most <= 2 * 500 + 100, "at most \(most) endpoints remembered")
     }
+
+    @Test(
+        "HTTP-12 a request cancelled while its attempt is in flight leaves the endpoint counted idle, so the sweep can forget it"
+    )
+    func cancelledAttemptLeavesNothingInFlight() async throws {
+        let clock = ManualClock()
+        let rule = try RateLimitRule(.prefix("api/"), AnyRateLimitStrategy.concurrency(ConcurrencyLimiter(limit: 10)))
+        let client = RateLimitedClient(
+            limiter: try ActorRateLimitRegistry(rules: [rule], clock: clock), retryPolicy: try RetryPolicy(), seed: 1,
+            wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) },
+            operation: { (_: String) async throws -> Reply in
+                // The attempt lasts until the task is cancelled, and then fails.
+                try await clock.sleep(until: clock.now.advanced(by: .seconds(3_600)))
+                return Reply(200)
+            })
+        let request = Task { () async throws(RateLimitClientError) -> Reply in
+            try await client.send("api/a", to: "api/a")
+        }
+        while await client.inFlight["api/a"] != 1 { await Task.yield() }
+        request.cancel()
+        let outcome = await request.result
+        guard case .failure(let error) = outcome, case .cancelled = error as? RateLimitClientError else {
+            Issue.record("the request ended \(outcome), not cancelled")
+            return
+        }
+        #expect(await client.inFlight.isEmpty, "the cancelled attempt is no longer in flight")
+    }
 }
 
 /// A client on a manual clock for endpoints `api/…` (a concurrency limit each, queued), whose

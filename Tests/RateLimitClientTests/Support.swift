@@ -4,6 +4,7 @@ import RateLimitClient
 import RateLimitConformance
 import RateLimitCore
 import RateLimitHTTP
+import RateLimitTestSupport
 import Testing
 
 /// A response made up by a test.
@@ -55,17 +56,6 @@ func scriptedClient(
         wallClock: { HTTPDate(secondsSinceEpoch: 1_700_000_000) },
         operation: { request in try await server.answer(request) })
     return (client, server, clock)
-}
-
-/// Waits, yielding and never sleeping, until `condition` holds (false after 10 s of wall time:
-/// something is stuck).
-func eventually(_ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else { return false }
-        await Task.yield()
-    }
-    return true
 }
 
 /// Once someone sleeps on `clock` until `offset`, moves the clock there.

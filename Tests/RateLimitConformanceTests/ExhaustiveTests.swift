@@ -31,6 +31,25 @@ struct ExhaustiveTests {
     }
 
     @Test(
+        "PL-11 the admission bound counts what came before the last acquire even when that acquire takes Int64.max permits"
+    )
+    func debtBoundSurvivesASaturatedAcquire() throws {
+        let payLater = try PayLater(burst: 2, emissionIntervalNanoseconds: 10)
+        let bound = AdmissionBound(.payLater(payLater))
+        var monitor = AdmissionMonitor(createdAt: 0)
+        var violations: [String] = []
+        // Two permits at 0, then Int64.max more at 0: before the last acquire 2 were admitted,
+        // more than PL-11's B − 1 = 1, whatever the last one took.
+        for permits in [1, 1, Int64.max] {
+            violations += monitor.observe(
+                RateLimitEvent<PayLater>.acquire(permits), at: 0, result: .allowed(remaining: 0), bound: bound,
+                after: bound)
+        }
+        #expect(violations.count == 1, "\(violations)")
+        #expect(violations.first?.hasPrefix("PL-11 2 permits") == true, "\(violations)")
+    }
+
+    @Test(
         "CORE-5 CORE-6 CORE-7 CORE-8 CORE-10 CORE-13 and each strategy's clause 11 hold on every reachable state",
         arguments: AnyRateLimitStrategy.identifiers)
     func everyStrategy(_ identifier: String) async throws {

@@ -4,8 +4,11 @@ import Testing
 
 @testable import RateLimitCore
 
-// The relations of Spec/README.md ("How the strategies relate"): two strategies written
-// independently run side by side on the same random trace and must give the same answers.
+// The relations of Spec/README.md ("How the strategies relate"): two strategies run side by side
+// on the same random trace and must give the same answers. Most pairs are written independently;
+// two share code, so their relation checks only what is not shared: the segmented window and the
+// sliding log both keep a `PermitLog` (the history checks of SWS-11 and SWL-11 cover its
+// arithmetic on each), and the warm-up limiter with no warm-up runs pay later's own debt.
 
 /// Runs `traces` random traces through `a` and `b` and reports the first step where `agree` fails.
 private func differential<A: RateLimitStrategy, B: RateLimitStrategy>(

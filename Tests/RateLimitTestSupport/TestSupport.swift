@@ -84,3 +84,16 @@ final class LongTestExecutor: TaskExecutor {
         queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
+
+/// Whether `condition` holds before 10 s have passed, asking again after each `Task.yield()`:
+/// for what another task or a real server does on its own time (a sleeper appears on a manual
+/// clock, a process ends), so that a test that would hang fails instead. Time itself is never
+/// waited for this way: tests drive an injected clock.
+public func eventually(_ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !(await condition()) {
+        guard ContinuousClock.now < deadline else { return false }
+        await Task.yield()
+    }
+    return true
+}

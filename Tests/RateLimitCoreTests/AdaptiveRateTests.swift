@@ -353,7 +353,7 @@ struct AdaptiveRateTests {
     }
 
     @Test(
-        "ADAPT-16 against a steady server the standard adaptive rate, from half to twice the server's rate, serves at least 80% of it over the second half with at most 5% refused"
+        "ADAPT-16 against a steady server the standard adaptive rate, from half to twice the server's rate, serves at least 75% of it over the second half with at most 6% refused"
     )
     func convergence() async {
         await offThePool {
@@ -375,10 +375,10 @@ struct AdaptiveRateTests {
                     "server \(server.rate)/s burst \(server.burst), start \(start.rate)/s burst \(start.burst), \(tasks) tasks: \(run)"
                 guard
                     holds(
-                        Int64(run.servedInSecondHalf) * 100 >= 80 * server.rate * 20,
-                        "ADAPT-16 below 80% of the server's rate: \(description)", replay: replay),
+                        Int64(run.servedInSecondHalf) * 100 >= 75 * server.rate * 20,
+                        "ADAPT-16 below 75% of the server's rate: \(description)", replay: replay),
                     holds(
-                        run.rejections * 100 <= 5 * run.requests, "ADAPT-16 more than 5% refused: \(description)",
+                        run.rejections * 100 <= 6 * run.requests, "ADAPT-16 more than 6% refused: \(description)",
                         replay: replay)
                 else { return }
             }

@@ -46,7 +46,7 @@ struct AdapterRegistryTests {
         "REG-5 REG-10 WQ-3 WQ-13 every adapter's registry answers as the pure registry does: outcomes (retries naming an earlier arrival included), quota, statistics and the event stream",
         arguments: 0..<6)
     func scripts(_ trace: Int) async throws {
-        let replay = TestSeed.replay("registryAdapters", trace: trace)
+        let replay = TestSeed.replay("AdapterRegistryTests", trace: trace)
         var setup = TestSeed.generator("registryAdapters", trace: trace)
         let rules = try adapterRules(using: &setup)
         let keys = ["alpha", "api/a", "api/b", "other", "zeta"]

@@ -23,9 +23,11 @@ let package = Package(
         .target(name: "RateLimitCore"),
         // A coarse monotonic clock for the adapters (each re-exports it): the system's last tick.
         .target(name: "RateLimitClock"),
+        // A software prefetch for the registry shells (Swift has none; not a product).
+        .target(name: "CPrefetch"),
         // What the adapters' shells share: the clock as a timeline, the machine they execute, event
         // streams (package access only: not a product).
-        .target(name: "RateLimitShell", dependencies: ["RateLimitCore", "RateLimitClock"]),
+        .target(name: "RateLimitShell", dependencies: ["RateLimitCore", "RateLimitClock", "CPrefetch"]),
         // Adapters: thin shells around the core's wait queue, one target each (import one).
         .target(name: "RateLimitActor", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
         .target(name: "RateLimitLock", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
@@ -49,7 +51,7 @@ let package = Package(
             name: "ratelimit-bench",
             dependencies: [
                 "RateLimitCore", "RateLimitClock", "RateLimitActor", "RateLimitLock", "RateLimitDispatch",
-                "RateLimitAtomic", "CHeapStatistics",
+                "RateLimitAtomic", "CHeapStatistics", "CPrefetch",
             ]),
         // The Redis limiter's cost against one round trip of a trivial script (make bench-redis), and
         // the worker processes of the multi-process test (--worker).

@@ -38,7 +38,7 @@ def main():
                 [
                     "swift-symbolgraph-extract",
                     "-module-name", product,
-                    "-I", str(build_dir / "Modules"),
+                    *public_api.include_flags(build_dir),
                     "-target", triple,
                     "-output-dir", work,
                     "-minimum-access-level", "public",

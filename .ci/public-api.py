@@ -43,12 +43,24 @@ def target_triple():
     return json.loads(out)["target"]["unversionedTriple"]
 
 
+# The package's C modules that products import (through RateLimitShell), found by their module maps.
+C_MODULE_DIRS = ["Sources/CPrefetch/include"]
+
+
+def include_flags(build_dir):
+    """-I for the built Swift modules and each C module the products import."""
+    flags = ["-I", str(build_dir / "Modules")]
+    for directory in C_MODULE_DIRS:
+        flags += ["-I", directory]
+    return flags
+
+
 def extract(module, build_dir, work):
     subprocess.run(
         [
             "swift-symbolgraph-extract",
             "-module-name", module,
-            "-I", str(build_dir / "Modules"),
+            *include_flags(build_dir),
             "-target", target_triple(),
             "-output-dir", str(work),
             "-minimum-access-level", "public",

@@ -37,8 +37,9 @@ where C.Duration == Duration {
     /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
     @inlinable
     public func tryAcquire(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        runIfOpen(otherwise: .closed) { registry, now in
-            registry.tryAcquire(key, permits: permits, priority: priority, at: now)
+        let hash = shell.prefetch(key)
+        return runIfOpen(otherwise: .closed) { registry, now in
+            registry.tryAcquire(key, looked: hash, permits: permits, priority: priority, at: now)
         }
     }
 

@@ -37,6 +37,14 @@ package final class ActorShell<Machine: RateLimitMachine, C: Clock> where C.Dura
         timeline = ClockTimeline(clock: clock)
     }
 
+    /// Prefetches what a request on `key` reads first and returns the key's hash for it
+    /// (`RateLimitRegistry.prefetch(_:)`): the registry's `tryAcquire` calls it before ``run(_:)``
+    /// reads the clock (Performance.md, "Prefetch").
+    @inlinable @inline(__always)
+    package func prefetch<Strategy>(_ key: String) -> UInt64 where Machine == RateLimitRegistry<Strategy> {
+        machine.prefetch(key)
+    }
+
     /// The actor was released from memory: its remaining waiters end `closed` (WQ-9).
     deinit {
         timer?.cancel()

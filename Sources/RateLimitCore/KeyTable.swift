@@ -99,12 +99,19 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     /// before its control byte is known (its slot is stored in `touched`, a use that no branch
     /// waits for, as a prefetch would), so a key at home costs one miss even when the branch on
     /// its control byte is mispredicted.
-    @inlinable mutating func rowToChange(of key: String) -> Int? {
+    @inlinable mutating func rowToChange(of key: String, hash: UInt64) -> Int? {
         guard count > 0 else { return nil }
-        let hash = hash(key)
         let home = Self.home(hash, rows: rows.count)
         touched = rows.base[home]?.slot ?? 0
         return row(of: key, hash: hash)
+    }
+
+    /// The addresses a lookup of a key with `hash` reads first, its home row's and its control
+    /// byte's, as integers: for a shell to prefetch before it reads the clock, never to read.
+    @inlinable @inline(__always) func homeAddresses(_ hash: UInt64) -> (row: UInt, control: UInt) {
+        let home = Self.home(hash, rows: rows.count)
+        let control = controls.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) &+ UInt(home) }
+        return (UInt(bitPattern: rows.base + home), control)
     }
 
     /// The row holding `key`.

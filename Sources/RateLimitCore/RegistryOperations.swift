@@ -126,11 +126,11 @@ extension RateLimitRegistry {
     /// Steps the entry's state where it lies, without building a limiter (Performance.md,
     /// "Registry fast path").
     @inlinable mutating func admitInPlace(
-        _ key: String, permits: Int64, at now: RateLimitInstant, absent: inout Bool
+        _ key: String, hash: UInt64, permits: Int64, at now: RateLimitInstant, absent: inout Bool
     ) -> WaitOutcome? {
         let instant = RateLimitInstant(validated: max(now.nanoseconds, latest))
         guard permits > 0, wakeUps.first.map({ $0.deadline > instant.nanoseconds }) ?? true else { return nil }
-        guard let row = table.rowToChange(of: key) else {
+        guard let row = table.rowToChange(of: key, hash: hash) else {
             absent = true  // and stays so until the request creates it: serving what is due creates no key
             return nil
         }
@@ -148,7 +148,7 @@ extension RateLimitRegistry {
         return .granted(answer)
     }
 
-    /// ``admitInPlace(_:permits:at:absent:)``'s decision on one entry, stepped where it lies: the answer
+    /// ``admitInPlace(_:hash:permits:at:absent:)``'s decision on one entry, stepped where it lies: the answer
     /// when it is the common one, and then the entry records it; `nil`, changing nothing,
     /// otherwise. Static, taking the entry and the rules apart, so that no closure captures the
     /// registry (Swift then copied all of it).

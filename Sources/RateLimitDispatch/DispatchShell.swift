@@ -125,6 +125,26 @@ where C.Duration == Duration {
         }
     }
 
+    /// A registry's request that never waits (REG-5): the key prefetched, then the clock read, so
+    /// that the key's cache miss overlaps the clock's read (Performance.md, "Prefetch").
+    @inlinable
+    package func tryAcquire<Strategy>(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome
+    where Machine == RateLimitRegistry<Strategy> {
+        withUnsafeTemporaryAllocation(of: WaitOutcome.self, capacity: 1) { slot in
+            queue.sync {
+                if isClosed {
+                    slot.initializeElement(at: 0, to: .closed)
+                    return
+                }
+                let (outcome, effects, now) = machine.tryAcquire(
+                    key, permits: permits, priority: priority, on: timeline)
+                deliver(effects, at: now)
+                slot.initializeElement(at: 0, to: outcome)
+            }
+            return slot.moveElement(from: 0)  // `sync` ran the block, once, before it returned
+        }
+    }
+
     /// On `queue`: `operation` at the clock's reading, its effects executed, its value written
     /// into `slot`'s uninitialized element.
     ///

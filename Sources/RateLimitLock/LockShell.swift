@@ -159,6 +159,20 @@ where C.Duration == Duration {
         return unlock(returning: value, after: effects, at: now)
     }
 
+    /// A registry's request that never waits (REG-5): the key prefetched, then the clock read, so
+    /// that the key's cache miss overlaps the clock's read (Performance.md, "Prefetch").
+    @inlinable @inline(__always)
+    package func tryAcquire<Strategy>(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome
+    where Machine == RateLimitRegistry<Strategy> {
+        condition.lock()
+        if isClosed {
+            condition.unlock()
+            return .closed
+        }
+        let (outcome, effects, now) = machine.tryAcquire(key, permits: permits, priority: priority, on: timeline)
+        return unlock(returning: outcome, after: effects, at: now)
+    }
+
     /// Issues a request with `operation` and parks the calling thread until its outcome; a
     /// `delayed` grant also waits for its scheduled start.
     package func blockingOutcome(

@@ -5,6 +5,7 @@
 // machine says when it next needs a wake-up. Each adapter has one shell generic over this
 // protocol: it holds the machine in its exclusion, reads its clock, and executes the effects.
 
+import CPrefetch
 import RateLimitCore
 
 /// A waiting state machine an adapter's shell can execute: ``WaitQueue`` or ``RateLimitRegistry``.
@@ -37,6 +38,35 @@ extension RateLimitMachine {
     @inlinable @inline(__always)
     package func leavesNothingToDo(_ effects: RateLimitEffects, timerTarget: RateLimitInstant?, closed: Bool) -> Bool {
         effects.isEmpty && timerTarget == nil && (closed || hasNothingToWakeUp)
+    }
+}
+
+extension RateLimitRegistry {
+    /// Prefetches the row and control byte a request on `key` reads first (``lookUp(_:)``) and
+    /// returns the key's hash for it: the registry shells call it before they read the clock,
+    /// whose read waits for earlier loads but not for prefetches, so that at a million keys the
+    /// key's cache miss overlaps it (Performance.md, "Prefetch"). `mutating` only so that a shell
+    /// reaches its machine in place (a read copied it out of its class); it changes nothing.
+    @inlinable @inline(__always)
+    package mutating func prefetch(_ key: String) -> UInt64 {
+        let (hash, row, control) = lookUp(key)
+        // A prefetch never faults, whatever the address.
+        ratelimit_prefetch(UnsafeRawPointer(bitPattern: row))
+        ratelimit_prefetch(UnsafeRawPointer(bitPattern: control))
+        return hash
+    }
+
+    /// A request that never waits (``tryAcquire(_:permits:priority:at:)``) at `timeline`'s reading,
+    /// taken after the key is prefetched; with the instant read. The lock and Dispatch shells call
+    /// it directly: through a closure it was not inlined, and copied the timeline on every request.
+    @inlinable @inline(__always)
+    package mutating func tryAcquire<C>(
+        _ key: String, permits: Int64, priority: RateLimitPriority, on timeline: borrowing ClockTimeline<C>
+    ) -> (outcome: WaitOutcome, effects: RateLimitEffects, now: RateLimitInstant) {
+        let hash = prefetch(key)
+        let now = timeline.now()
+        let (outcome, effects) = tryAcquire(key, looked: hash, permits: permits, priority: priority, at: now)
+        return (outcome, effects, now)
     }
 }
 

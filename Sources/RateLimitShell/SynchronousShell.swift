@@ -64,13 +64,8 @@ extension SynchronousRateLimitShell {
 // MARK: Limiters by key (Spec/Registry.md)
 
 extension SynchronousRateLimitShell {
-    @inlinable
-    package func tryAcquire<Strategy>(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome
-    where Machine == RateLimitRegistry<Strategy> {
-        runIfOpen(otherwise: .closed) { registry, now in
-            registry.tryAcquire(key, permits: permits, priority: priority, at: now)
-        }
-    }
+    // `tryAcquire(_:permits:priority:)` is each shell's own (`RateLimitRegistry.tryAcquire(_:permits:priority:on:)`
+    // under its exclusion): it prefetches the key before it reads the clock.
 
     package func availability<Strategy>(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome
     where Machine == RateLimitRegistry<Strategy> {

@@ -3,6 +3,7 @@
 // remaining quota) with the same integer operations, but with no validation, no overflow
 // handling, no time-going-back rule and no result enum: what a hand-written limiter would do.
 
+import CPrefetch
 import Foundation
 import RateLimitClock
 import Synchronization
@@ -177,8 +178,18 @@ final class RandomReadTable: Sendable {
     /// 0, read from the row request `index` lands on (a multiplicative hash of it).
     @inline(__always)
     func read(_ index: Int) -> Int64 {
-        let row = Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15) >> shift)
-        return Int64(bitPattern: words[row &* 8]) &- 1
+        Int64(bitPattern: words[row(index) &* 8]) &- 1
+    }
+
+    /// Starts fetching the row `read(index)` reads, as the registry shells prefetch a key's row.
+    @inline(__always)
+    func prefetch(_ index: Int) {
+        words.withUnsafeBufferPointer { ratelimit_prefetch($0.baseAddress! + row(index) &* 8) }
+    }
+
+    @inline(__always)
+    private func row(_ index: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15) >> shift)
     }
 }
 

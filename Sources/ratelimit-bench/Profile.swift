@@ -147,11 +147,13 @@ func profileRandomRead(count: Int) throws -> Int {
     var checksum = 0
     let table = RandomReadTable(bytes: 64_000_000)
     let single = try LockedRateLimiter(try endlessBucket(), clock: ContinuousClock())
+    var next = 0
     for index in 0..<count {
+        table.prefetch(next)
         if case .granted = single.tryAcquire() { checksum &+= 1 }
-        checksum &+= Int(truncatingIfNeeded: table.read(index))
+        next = index &+ 1 &+ Int(truncatingIfNeeded: table.read(next))
     }
-    return checksum
+    return checksum &+ next
 }
 
 @inline(never)

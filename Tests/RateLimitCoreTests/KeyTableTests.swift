@@ -96,6 +96,45 @@ struct KeyTableTests {
     }
 
     @Test(
+        "REG-8 the addresses a shell prefetches before its clock read are the home row and control byte each lookup reads first, and the hash it is given back finds the key (plain and flooded tables)",
+        arguments: [4_096, 3])
+    func prefetchedAddressesAreWhereLookupsStart(floodedProbes: Int) throws {
+        var table = KeyTable<TestRow>(maximumCount: 2_000, floodedProbes: floodedProbes, seed: 0x5EED)
+        let keys = (0..<1_500).map { "endpoint/\($0)" }
+        for key in keys { _ = table.insert(key) { TestRow(key: key, slot: $0) } }
+        #expect(table.flooded == (floodedProbes == 3))
+        let controls = table.controls.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        var atHome = 0
+        for key in keys + ["endpoint/absent"] {
+            let hash = table.hash(key)
+            let home = KeyTable<TestRow>.home(hash, rows: table.rows.count)
+            let (row, control) = table.homeAddresses(hash)
+            #expect(row == UInt(bitPattern: table.rows.base + home), "\(key)")
+            #expect(control == controls + UInt(home), "\(key)")
+            let found = table.row(of: key, hash: hash)
+            #expect(found == table.row(of: key), "\(key)")
+            if found == home { atHome += 1 }
+        }
+        // Linear probing at about 3/4 load: most keys are at home, where the prefetch is the row.
+        #expect(atHome > keys.count / 2)
+
+        // Through the registry: the hash `lookUp` gives is the table's, and a request given it
+        // answers as one that hashes the key itself.
+        let rule = try RateLimitRule(.anyKey, try TokenBucket(capacity: 2, permitsPerPeriod: 1, period: .seconds(1)))
+        var looked = try RateLimitRegistry(rules: [rule], at: .origin)
+        var plain = looked
+        for step in 0..<200 {
+            let key = "k\(step % 7)"
+            let now = RateLimitInstant(validated: Int64(step) * 100_000_000)
+            let (hash, _, _) = looked.lookUp(key)
+            #expect(hash == looked.table.hash(key))
+            let answer = looked.tryAcquire(key, looked: hash, permits: 1, priority: .normal, at: now)
+            let expected = plain.tryAcquire(key, at: now)
+            #expect(answer.outcome == expected.outcome && answer.effects == expected.effects, "step \(step)")
+        }
+    }
+
+    @Test(
         "REG-8 the key table finds every key held and none forgotten, keeps each key's slot while it is held, reuses the slot freed last, and holds no more than its most keys, through random inserts and removals (a flooding guard of 4,096 probes, and of 3, which trips)",
         arguments: [4_096, 3])
     func keyTable(floodedProbes: Int) async {

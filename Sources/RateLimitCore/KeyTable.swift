@@ -47,11 +47,8 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         self.seed = seed
     }
 
-    /// The rows, `nil` where empty; the count is 0, or larger than `count` by at least an eighth.
+    /// The rows and their control bytes; the count is 0, or larger than `count` by at least an eighth.
     @usableFromInline var rows = KeyTableRows<Row>(count: 0)
-    /// By row: 0 when empty, otherwise the tag of its key's hash (`tag(_:)`); then the first 7
-    /// again, so that the 8 bytes from any row read in one load, wrapping around.
-    @usableFromInline var controls: ContiguousArray<UInt8> = []
     /// By slot: the slot's row; for a free slot, `Self.free` with the next free slot (`Self.none`: none).
     @usableFromInline var positions: ContiguousArray<UInt32> = []
     /// The first free slot, `Self.none` when every slot below `positions.count` is held.
@@ -64,8 +61,8 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     @usableFromInline let seed: UInt64
     /// Set when an insertion probed `floodedProbes` rows: keys then hash with `Hasher`.
     @usableFromInline var flooded = false
-    /// Written by `rowToChange(of:)`, read by nobody.
-    @usableFromInline var touched: UInt32 = 0
+    /// Written by `rowToChange(of:hash:)`, read by nobody.
+    @usableFromInline var touched: UInt8 = 0
     /// A probe this long is far beyond what a uniform hash makes at 7/8 load (Performance.md,
     /// "Key hashing"): only chosen keys make it.
     @usableFromInline let floodedProbes: Int
@@ -102,7 +99,7 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     @inlinable mutating func rowToChange(of key: String, hash: UInt64) -> Int? {
         guard count > 0 else { return nil }
         let home = Self.home(hash, rows: rows.count)
-        touched = rows.base[home]?.slot ?? 0
+        touched = rows.firstByte(home)
         return row(of: key, hash: hash)
     }
 
@@ -110,8 +107,7 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     /// byte's, as integers: for a shell to prefetch before it reads the clock, never to read.
     @inlinable @inline(__always) func homeAddresses(_ hash: UInt64) -> (row: UInt, control: UInt) {
         let home = Self.home(hash, rows: rows.count)
-        let control = controls.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) &+ UInt(home) }
-        return (UInt(bitPattern: rows.base + home), control)
+        return (UInt(bitPattern: rows.base + home), UInt(bitPattern: rows.controls + home))
     }
 
     /// The row holding `key`.
@@ -124,31 +120,35 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         let tag = Self.tag(hash)
         let tags = UInt64(tag) &* Self.ones
         // `self` holds the rows for the whole lookup.
-        let rows = self.rows.buffer
-        return controls.withUnsafeBytes { controls -> Int? in
-            let home = Self.home(hash, rows: rows.count)
-            // The home row first, byte by byte: its tag's comparison is predicted, so the row's
-            // load leaves with the control byte's and a key at home (56% of them at 7/8 load)
-            // costs one miss; the word below would make every row's load wait for its bytes.
-            let control = controls[home]
-            if control == 0 { return nil }
-            if control == tag, rows[home]?.key == key { return home }
-            var first = home
-            while true {
-                // Eight control bytes at once: the rows whose tag matches (the row itself is
-                // read only then: 1 in 255 of the others), until an empty one ends the probe.
-                let word = UInt64(littleEndian: controls.loadUnaligned(fromByteOffset: first, as: UInt64.self))
-                var matches = Self.zeroBytes(word ^ tags)
-                while matches != 0 {
-                    var row = first + matches.trailingZeroBitCount / 8
-                    while row >= rows.count { row -= rows.count }  // at most once unless rows < 8
-                    if rows[row]?.key == key { return row }
-                    matches &= matches &- 1
-                }
-                if Self.zeroBytes(word) != 0 { return nil }
-                first += 8
-                if first >= rows.count { first -= rows.count }
+        let base = rows.base
+        let size = rows.count
+        let controls = UnsafeRawPointer(rows.controls)
+        let home = Self.home(hash, rows: size)
+        // The home row first, byte by byte: its tag's comparison is predicted, so the row's load
+        // leaves with the control byte's and a key at home (56% of them at 7/8 load) costs one
+        // miss; the word below would make every row's load wait for its bytes.
+        let control = controls.load(fromByteOffset: home, as: UInt8.self)
+        if control == 0 { return nil }
+        if control == tag, base[home].key == key { return home }
+        var first = home
+        while true {
+            // Eight control bytes at once: the rows whose tag matches (the row itself is read
+            // only then: 1 in 255 of the others), until an empty one ends the probe.
+            let word = UInt64(littleEndian: controls.loadUnaligned(fromByteOffset: first, as: UInt64.self))
+            var matches = Self.zeroBytes(word ^ tags)
+            while matches != 0 {
+                let offset = matches.trailingZeroBitCount / 8
+                matches &= matches &- 1
+                // `zeroBytes` may mark a byte that does not match (a borrow): only a row whose
+                // byte is the tag is held by a key that may be this one, and may be read.
+                guard UInt8(truncatingIfNeeded: word >> (offset * 8)) == tag else { continue }
+                var row = first + offset
+                while row >= size { row -= size }  // at most once unless rows < 8
+                if base[row].key == key { return row }
             }
+            if Self.zeroBytes(word) != 0 { return nil }
+            first += 8
+            if first >= size { first -= size }
         }
     }
 
@@ -160,16 +160,21 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         (word &- ones) & ~word & 0x8080_8080_8080_8080
     }
 
-    /// Sets a row's control byte, and its copy after the rows for the first 7.
-    @inlinable mutating func setControl(_ row: Int, _ value: UInt8) {
-        controls[row] = value
-        if row < 7 { controls[rows.count + row] = value }
+    /// Sets a row's control byte, and its copy after the rows for the first 7 (the rows unique).
+    @inlinable func setControl(_ row: Int, _ value: UInt8) {
+        rows.controls[row] = value
+        if row < 7 { rows.controls[rows.count + row] = value }
+    }
+
+    /// The control bytes: one per row, then the first 7 again (none without rows).
+    @inlinable var controls: UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: rows.controls, count: rows.count == 0 ? 0 : rows.count + 7)
     }
 
     /// The slot of `key`, if held.
     @inlinable func slot(of key: String) -> UInt32? {
         guard let row = row(of: key) else { return nil }
-        return rows.base[row]?.slot
+        return rows.base[row].slot
     }
 
     /// Whether `slot` is held.
@@ -182,19 +187,16 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         positions.indices.compactMap { positions[$0] & Self.free == 0 ? UInt32($0) : nil }
     }
 
-    /// The rows' memory, copied first when another table shares it.
-    @inlinable mutating func uniqueRows() -> UnsafeMutablePointer<Row?> {
+    /// The rows' memory, copied first when another table shares it (with their control bytes).
+    @inlinable mutating func uniqueRows() -> UnsafeMutablePointer<Row> {
         if !isKnownUniquelyReferenced(&rows) { rows = rows.copy() }
         return rows.base
     }
 
-    /// The row of a held slot.
+    /// The row of a held slot, read and changed where it lies.
     @inlinable subscript(slot: UInt32) -> Row {
-        _read { yield rows.base[Int(positions[Int(slot)])]! }
-        _modify {
-            let base = uniqueRows()
-            yield &base[Int(positions[Int(slot)])]!
-        }
+        unsafeAddress { UnsafePointer(rows.base + Int(positions[Int(slot)])) }
+        unsafeMutableAddress { uniqueRows() + Int(positions[Int(slot)]) }
     }
 
     /// Adds `key`, not held, in the row `make` builds for the slot it is given; that slot, or
@@ -218,46 +220,48 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
             }
             positions.append(0)
         }
-        let row = make(slot)
-        if !place(row, hash: hash(key)) {
+        var hash = hash(key)
+        var (position, probes) = firstEmptyRow(from: hash)
+        if probes >= floodedProbes, !flooded {
             flooded = true
             place(rows: rows.count)
-            _ = place(row, hash: hash(key))
+            hash = self.hash(key)
+            position = firstEmptyRow(from: hash).row
         }
+        _ = uniqueRows()
+        store(make(slot), at: position, hash: hash)
         count += 1
         return slot
     }
 
-    /// Stores `row` tagged with `hash` in the first empty row from the hash's home and records
-    /// where; false, storing nothing, when that is `floodedProbes` or more rows away (and not flooded).
-    @inlinable mutating func place(_ row: Row, hash: UInt64) -> Bool {
+    /// The first empty row from `hash`'s home, eight control bytes at a time, and how many rows
+    /// past home it is (the lowest byte `zeroBytes` marks is always a zero one).
+    @inlinable func firstEmptyRow(from hash: UInt64) -> (row: Int, probes: Int) {
         let size = rows.count
-        // The first empty row from home, eight control bytes at a time (the lowest byte
-        // `zeroBytes` marks is always a zero one).
+        let controls = UnsafeRawPointer(rows.controls)
         var first = Self.home(hash, rows: size)
         var probes = 0
-        var position: Int
         while true {
-            let word = controls.withUnsafeBytes {
-                UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: first, as: UInt64.self))
-            }
+            let word = UInt64(littleEndian: controls.loadUnaligned(fromByteOffset: first, as: UInt64.self))
             let empty = Self.zeroBytes(word)
             if empty != 0 {
                 let offset = empty.trailingZeroBitCount / 8
-                probes += offset
-                position = first + offset
+                var position = first + offset
                 while position >= size { position -= size }
-                break
+                return (position, probes + offset)
             }
             probes += 8
             first += 8
             while first >= size { first -= size }
         }
-        if probes >= floodedProbes, !flooded { return false }
+    }
+
+    /// Stores `row` in the empty row `position`, tagged with `hash`, and records where (the rows
+    /// unique).
+    @inlinable mutating func store(_ row: consuming Row, at position: Int, hash: UInt64) {
         setControl(position, Self.tag(hash))
         positions[Int(row.slot)] = UInt32(position)
-        uniqueRows()[position] = row
-        return true
+        (rows.base + position).initialize(to: row)
     }
 
     /// Forgets a held slot and its key, shifting back the rows that probed past it so that every
@@ -266,20 +270,20 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         let size = rows.count
         var hole = Int(positions[Int(slot)])
         let base = uniqueRows()
-        base[hole] = nil
+        (base + hole).deinitialize(count: 1)
         setControl(hole, 0)
         count -= 1
         positions[Int(slot)] = Self.free | firstFree
         firstFree = slot
         var next = hole + 1 == size ? 0 : hole + 1
-        while let moving = base[next] {
-            let home = Self.home(hash(moving.key), rows: size)
+        while rows.controls[next] != 0 {
+            let home = Self.home(hash(base[next].key), rows: size)
             // Move the row back into the hole unless its home lies cyclically in (hole, next].
             let stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
             if !stays {
-                positions[Int(moving.slot)] = UInt32(hole)
-                swap(&base[hole], &base[next])
-                setControl(hole, controls[next])
+                positions[Int(base[next].slot)] = UInt32(hole)
+                (base + hole).moveInitialize(from: base + next, count: 1)
+                setControl(hole, rows.controls[next])
                 setControl(next, 0)
                 hole = next
             }
@@ -287,22 +291,25 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         }
     }
 
-    /// Places every row again in `count` rows, hashed as `flooded` says.
+    /// Places every row again in `count` rows, hashed as `flooded` says: moved when no other table
+    /// shares them, copied otherwise. A placement `floodedProbes` rows from home (not flooded)
+    /// switches the table to `Hasher` and places them all again.
     @inlinable mutating func place(rows count: Int) {
-        let old = rows
-        while true {
-            rows = KeyTableRows(count: count)
-            controls = ContiguousArray(repeating: 0, count: count + 7)
-            var placed = true
-            for index in 0..<old.count {
-                guard let row = old.base[index] else { continue }
-                if !place(row, hash: hash(row.key)) {
-                    placed = false
-                    break
-                }
-            }
-            if placed { return }
-            flooded = true  // then every placement succeeds: at most two passes
+        var old = rows
+        rows = KeyTableRows(count: count)
+        let moving = isKnownUniquelyReferenced(&old)
+        var tooFar = false
+        for index in 0..<old.count where old.controls[index] != 0 {
+            let row = moving ? (old.base + index).move() : old.base[index]
+            let hash = hash(row.key)
+            let (position, probes) = firstEmptyRow(from: hash)
+            if probes >= floodedProbes { tooFar = true }
+            store(row, at: position, hash: hash)
+        }
+        if moving { old.movedOut = true }
+        if tooFar, !flooded {
+            flooded = true
+            place(rows: count)  // flooded: once more at most
         }
     }
 }
@@ -395,42 +402,61 @@ enum KeyHash {
     }
 }
 
-/// A key table's rows, each on a cache line of its own when rows are 64 bytes. An array's header
-/// put its elements 32 bytes into an allocation, so a row straddled two lines and reading it cost
-/// a second miss at a million keys (Performance.md, "Registry lookup"). Shared between copies of
-/// a table until one changes (`KeyTable.uniqueRows()`).
-// @unchecked: the rows are written only through `KeyTable.uniqueRows()`, which copies them first
-// unless this instance is uniquely referenced, so an instance two tables (or threads) share is
-// only ever read, as `Array`'s storage is.
+/// A key table's rows and their control bytes, each row on a cache line of its own when rows are
+/// 64 bytes. An array's header put its elements 32 bytes into an allocation, so a row straddled
+/// two lines and reading it cost a second miss at a million keys (Performance.md, "Registry
+/// lookup"). A row is initialized exactly where its control byte is not 0: an empty row is bytes,
+/// not a `Row?` (an optional row was copied out, and through unspecialized value witnesses, to
+/// read one field; Performance.md, "Registry memory"). Shared between copies of a table until one
+/// changes (`KeyTable.uniqueRows()`).
+// @unchecked: the rows and control bytes are written only through `KeyTable.uniqueRows()`, which
+// copies them first unless this instance is uniquely referenced, so an instance two tables (or
+// threads) share is only ever read, as `Array`'s storage is.
 @usableFromInline
 final class KeyTableRows<Row: Sendable>: @unchecked Sendable {
-    @usableFromInline let base: UnsafeMutablePointer<Row?>
+    @usableFromInline let base: UnsafeMutablePointer<Row>
+    /// By row: 0 when empty, otherwise the tag of its key's hash (`KeyTable.tag(_:)`); then the
+    /// first 7 again, so that the 8 bytes from any row read in one load, wrapping around (8 more
+    /// bytes are allocated, all 0 without rows).
+    @usableFromInline let controls: UnsafeMutablePointer<UInt8>
     @usableFromInline let count: Int
+    /// Set when the table moved the rows out (growing): they are not destroyed here then.
+    @usableFromInline var movedOut = false
 
-    /// `count` empty rows.
-    @usableFromInline init(count: Int) {
+    /// `count` empty rows, their bytes zeroed (a lookup reads the home row's first byte ahead of
+    /// its control byte, held or not).
+    @inlinable init(count: Int) {
+        let byteCount = max(1, count) * MemoryLayout<Row>.stride
         let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: max(1, count) * MemoryLayout<Row?>.stride, alignment: max(64, MemoryLayout<Row?>.alignment))
-        base = raw.bindMemory(to: Row?.self, capacity: count)
-        base.initialize(repeating: nil, count: count)
+            byteCount: byteCount, alignment: max(64, MemoryLayout<Row>.alignment))
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
+        base = raw.bindMemory(to: Row.self, capacity: max(1, count))
+        controls = .allocate(capacity: count + 8)
+        controls.initialize(repeating: 0, count: count + 8)
         self.count = count
     }
 
-    /// The rows, to read.
-    @inlinable var buffer: UnsafeBufferPointer<Row?> { UnsafeBufferPointer(start: base, count: count) }
+    /// The row at `index`, `nil` when empty.
+    @inlinable subscript(index: Int) -> Row? { controls[index] == 0 ? nil : base[index] }
 
-    /// The row at `index`, to read.
-    @inlinable subscript(index: Int) -> Row? { base[index] }
+    /// The first byte of the row at `index`, held or not.
+    @inlinable func firstByte(_ index: Int) -> UInt8 {
+        UnsafeRawPointer(base + index).load(as: UInt8.self)
+    }
 
     /// A copy of these rows.
-    @usableFromInline func copy() -> KeyTableRows {
+    @inlinable func copy() -> KeyTableRows {
         let copy = KeyTableRows(count: count)
-        copy.base.update(from: base, count: count)
+        copy.controls.update(from: controls, count: count + 8)
+        for index in 0..<count where controls[index] != 0 { (copy.base + index).initialize(to: base[index]) }
         return copy
     }
 
     deinit {
-        base.deinitialize(count: count)
+        if !movedOut {
+            for index in 0..<count where controls[index] != 0 { (base + index).deinitialize(count: 1) }
+        }
         UnsafeMutableRawPointer(base).deallocate()
+        controls.deallocate()
     }
 }

@@ -136,12 +136,12 @@ extension RateLimitRegistry {
         }
         // The key's slot is read only when a side table holds anything.
         if !(queues.isEmpty && throttles.isEmpty && overrides.isEmpty && recoveries.isEmpty) {
-            let slot = table.rows.base[row]!.slot
+            let slot = table.rows.base[row].slot
             guard !queues.contains(slot), !throttles.contains(slot), !overrides.contains(slot),
                 !recoveries.contains(slot)
             else { return nil }
         }
-        guard let answer = Self.admit(permits, at: instant, in: &table.uniqueRows()[row]!, rules) else { return nil }
+        guard let answer = Self.admit(permits, at: instant, in: &table.uniqueRows()[row], rules) else { return nil }
         latest = instant.nanoseconds
         issued += 1
         counted.countAdmitted()

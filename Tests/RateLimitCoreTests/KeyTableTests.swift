@@ -103,7 +103,7 @@ struct KeyTableTests {
         let keys = (0..<1_500).map { "endpoint/\($0)" }
         for key in keys { _ = table.insert(key) { TestRow(key: key, slot: $0) } }
         #expect(table.flooded == (floodedProbes == 3))
-        let controls = table.controls.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        let controls = UInt(bitPattern: table.rows.controls)
         var atHome = 0
         for key in keys + ["endpoint/absent"] {
             let hash = table.hash(key)
@@ -206,11 +206,11 @@ struct KeyTableTests {
         #expect(homes.count > 500, "\(homes.count) home rows for 1,000 hashes")
     }
 
-    /// What breaks an invariant of the table, without trapping: a control byte is 0 exactly where
-    /// its row is empty and otherwise the tag of the row's key; the first 7 (or fewer) are copied
-    /// after the rows and the rest of that padding is 0; each row's slot is positioned at it; the
-    /// count is the rows held.
-    static func invariantViolation(_ table: KeyTable<TestRow>) -> String? {
+    /// What breaks an invariant of the table, without trapping: a row is held exactly where its
+    /// control byte is not 0, and that byte is the tag of the row's key; the first 7 (or fewer)
+    /// are copied after the rows and the rest of that padding is 0; each row's slot is positioned
+    /// at it, and each held slot at a row holding it; the count is the rows held.
+    static func invariantViolation<Row>(_ table: KeyTable<Row>) -> String? {
         let size = table.rows.count
         guard table.controls.count == (size == 0 ? 0 : size + 7) else {
             return "\(table.controls.count) control bytes for \(size) rows"
@@ -223,7 +223,7 @@ struct KeyTableTests {
                 continue
             }
             held += 1
-            let tag = KeyTable<TestRow>.tag(table.hash(stored.key))
+            let tag = KeyTable<Row>.tag(table.hash(stored.key))
             if control != tag { return "row \(row) has control \(control) for tag \(tag)" }
             let slot = Int(stored.slot)
             guard slot < table.positions.count, table.positions[slot] == UInt32(row) else {
@@ -236,13 +236,58 @@ struct KeyTableTests {
                 return "padding byte \(extra) is \(table.controls[size + extra]), not \(copy)"
             }
         }
+        for slot in table.slots {
+            let row = Int(table.positions[Int(slot)])
+            guard row < size, table.controls[row] != 0, table.rows.base[row].slot == slot else {
+                return "slot \(slot) is positioned at row \(row), which does not hold it"
+            }
+        }
         return held == table.count ? nil : "count \(table.count) for \(held) rows held"
     }
 
-    @Test("REG-8 a token bucket's registry entry is one 64-byte row, its emptiness in the key's spare bits")
+    @Test("REG-8 a token bucket's registry entry is one 64-byte row, on a cache line of its own")
     func entryFitsARow() {
-        #expect(MemoryLayout<RateLimitRegistry<TokenBucket>.Entry>.size <= 64)
-        #expect(MemoryLayout<RateLimitRegistry<TokenBucket>.Entry?>.stride == 64)
+        #expect(MemoryLayout<RateLimitRegistry<TokenBucket>.Entry>.stride == 64)
+        let rows = KeyTableRows<RateLimitRegistry<TokenBucket>.Entry>(count: 3)
+        #expect(UInt(bitPattern: rows.base) % 64 == 0)
+        #expect((0..<3).allSatisfy { rows[$0] == nil && rows.controls[$0] == 0 })
+    }
+
+    @Test(
+        "REG-8 growing moves the rows into the new table, or copies them when a copy of the registry shares them: each row lives as long as a table holds it, and is destroyed once"
+    )
+    func growingMovesOrCopiesRows() {
+        // A row holds the only reference to `token`: it lives exactly as long as some table's
+        // row holding it (a row destroyed twice would release it twice and trap).
+        final class Token: Sendable {}
+        weak var watched: Token?
+        let key = { (index: Int) in "a key long enough for the heap \(index)" }
+        var shared: KeyTable<TokenRow>?
+        do {
+            var table = KeyTable<TokenRow>(maximumCount: 1_000, seed: 7)
+            do {
+                let token = Token()
+                watched = token
+                _ = table.insert(key(0)) { TokenRow(key: key(0), slot: $0, token: token) }
+            }
+            for index in 1..<600 {
+                _ = table.insert(key(index)) { TokenRow(key: key(index), slot: $0, token: nil) }
+                // 112 keys fill 128 rows to 7/8: the next insertion grows the table while the copy
+                // shares its rows, so they are copied; the later growths move them.
+                if index == 111 {
+                    shared = table
+                    #expect(table.rows.count == 128)
+                }
+            }
+            #expect(KeyTableTests.invariantViolation(table) == nil)
+            for index in 0..<600 { #expect(table.slot(of: key(index)) == UInt32(index)) }
+        }
+        // The growing table is gone; the copy still holds its rows, the token's among them.
+        #expect(watched != nil, "the copy's rows were moved out from under it")
+        #expect(shared?.count == 112)
+        for index in 0..<600 { #expect((shared?.slot(of: key(index)) != nil) == (index <= 111)) }
+        shared = nil
+        #expect(watched == nil, "a row holding the token was never destroyed")
     }
 
     @Test("REG-1 a registry is a value: a copy's requests, new keys and removals leave the original as it was")
@@ -285,4 +330,11 @@ struct KeyTableTests {
 struct TestRow: KeyTableRow {
     let key: String
     let slot: UInt32
+}
+
+/// A row holding a reference, to see when rows are destroyed.
+struct TokenRow: KeyTableRow {
+    let key: String
+    let slot: UInt32
+    let token: (any Sendable & AnyObject)?
 }

@@ -93,9 +93,9 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     @inlinable static func tag(_ hash: UInt64) -> UInt8 { max(1, UInt8(truncatingIfNeeded: hash)) }
 
     /// The row holding `key`, for a request that will change it: the home row's load leaves
-    /// before its control byte is known (its slot is stored in `touched`, a use that no branch
-    /// waits for, as a prefetch would), so a key at home costs one miss even when the branch on
-    /// its control byte is mispredicted.
+    /// before its control byte is known (its first byte is stored in `touched`, a use that no
+    /// branch waits for, as a prefetch would), so a key at home costs one miss even when the
+    /// branch on its control byte is mispredicted.
     @inlinable mutating func rowToChange(of key: String, hash: UInt64) -> Int? {
         guard count > 0 else { return nil }
         let home = Self.home(hash, rows: rows.count)
@@ -160,13 +160,16 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
         (word &- ones) & ~word & 0x8080_8080_8080_8080
     }
 
-    /// Sets a row's control byte, and its copy after the rows for the first 7 (the rows unique).
-    @inlinable func setControl(_ row: Int, _ value: UInt8) {
+    /// Sets a row's control byte, and its copy after the rows for the first 7. The rows must be
+    /// unique (`uniqueRows()`, or just made): the bytes are written where they lie.
+    @inlinable mutating func setControl(_ row: Int, _ value: UInt8) {
+        assert(isKnownUniquelyReferenced(&rows), "a control byte written into rows another table shares")
         rows.controls[row] = value
         if row < 7 { rows.controls[rows.count + row] = value }
     }
 
-    /// The control bytes: one per row, then the first 7 again (none without rows).
+    /// The control bytes: one per row, then the first 7 again (none without rows); valid until
+    /// the table next changes.
     @inlinable var controls: UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: rows.controls, count: rows.count == 0 ? 0 : rows.count + 7)
     }
@@ -423,8 +426,8 @@ final class KeyTableRows<Row: Sendable>: @unchecked Sendable {
     /// Set when the table moved the rows out (growing): they are not destroyed here then.
     @usableFromInline var movedOut = false
 
-    /// `count` empty rows, their bytes zeroed (a lookup reads the home row's first byte ahead of
-    /// its control byte, held or not).
+    /// `count` empty rows, their bytes zeroed: a lookup reads the home row's first byte ahead of
+    /// its control byte (`firstByte(_:)`), held or not, so no byte is read before it is written.
     @inlinable init(count: Int) {
         let byteCount = max(1, count) * MemoryLayout<Row>.stride
         let raw = UnsafeMutableRawPointer.allocate(
@@ -439,7 +442,8 @@ final class KeyTableRows<Row: Sendable>: @unchecked Sendable {
     /// The row at `index`, `nil` when empty.
     @inlinable subscript(index: Int) -> Row? { controls[index] == 0 ? nil : base[index] }
 
-    /// The first byte of the row at `index`, held or not.
+    /// The first byte of the row at `index`, held or not: a byte the row holds, held a row before
+    /// (moved or removed rows keep their bytes), or 0.
     @inlinable func firstByte(_ index: Int) -> UInt8 {
         UnsafeRawPointer(base + index).load(as: UInt8.self)
     }

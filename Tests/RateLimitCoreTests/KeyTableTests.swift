@@ -152,20 +152,28 @@ struct KeyTableTests {
     private func keyTableOnThread(floodedProbes: Int, maximum: Int, keys: Int) {
         var rng = PropertySeed.generator("keyTable", trace: floodedProbes * 1_000 + maximum)
         var refused = 0
-        var table = KeyTable<TestRow>(maximumCount: maximum, floodedProbes: floodedProbes, seed: rng.next())
-        var model: [String: UInt32] = [:]
+        var table = KeyTable<TokenRow>(maximumCount: maximum, floodedProbes: floodedProbes, seed: rng.next())
+        // Each row holds the one reference to a token of its own, so a token lives exactly while
+        // a row holding it does: in `table`, or in the copy kept as `snapshot` (whose rows the
+        // table shares until it changes them). Keys are long enough to live on the heap.
+        var model: [String: HeldRow] = [:]
+        var snapshot = table
+        var snapshotModel = model
+        var tokens: [(serial: Int, token: WeakToken)] = []  // every token not yet seen gone
         var freed: [UInt32] = []  // free slots below the highest handed out, the last freed last
         var handedOut: UInt32 = 0
         let replay = PropertySeed.replay("keyTable", trace: floodedProbes * 1_000 + maximum)
+        let name = { (index: Int64) in "a key long enough for the heap \(index)" }
         for step in 0..<20_000 {
-            let key = "key-\(rng.int(in: 0...Int64(keys - 1)))"
-            if let slot = model[key], rng.chance(45) {
+            let key = name(rng.int(in: 0...Int64(keys - 1)))
+            if let slot = model[key]?.slot, rng.chance(45) {
                 table.remove(slot)
                 model[key] = nil
                 freed.append(slot)
             } else if model[key] == nil {
                 let expected: UInt32? = model.count == maximum ? nil : (freed.last ?? handedOut)
-                let slot = table.insert(key) { TestRow(key: key, slot: $0) }
+                let token = Token(serial: step)
+                let slot = table.insert(key) { TokenRow(key: key, slot: $0, token: token) }
                 guard
                     holds(
                         slot == expected,
@@ -174,24 +182,49 @@ struct KeyTableTests {
                 else { return }
                 if slot == nil { refused += 1 }
                 if let slot {
-                    model[key] = slot
+                    model[key] = HeldRow(slot: slot, token: step)
+                    tokens.append((step, WeakToken(token: token)))
                     if freed.last == slot { freed.removeLast() } else { handedOut += 1 }
                 }
             }
-            let probe = "key-\(rng.int(in: 0...Int64(keys - 1)))"
+            let probe = name(rng.int(in: 0...Int64(keys - 1)))
             let violation = Self.invariantViolation(table)
+            let probeSlot = model[probe]?.slot
+            let found = table.slot(of: probe)
             guard
                 holds(
                     violation == nil, "REG-8 step \(step): \(violation ?? "")", replay: replay),
                 holds(
-                    table.slot(of: probe) == model[probe] && table.count == model.count
-                        && model[probe].map { table.isHeld($0) && table[$0].key == probe } ?? true,
-                    "REG-8 step \(step): \(probe) found at \(String(describing: table.slot(of: probe))), held at \(String(describing: model[probe]))",
+                    found == probeSlot && table.count == model.count
+                        && probeSlot.map { table.isHeld($0) && table[$0].key == probe } ?? true,
+                    "REG-8 step \(step): \(probe) found at \(String(describing: found)), held at \(String(describing: probeSlot)); \(table.count) keys held, \(model.count) expected",
                     replay: replay)
             else { return }
+            if step % 97 == 0 || step == 19_999 {
+                // The copy answers as when it was taken, whatever the table did since.
+                let snapshotViolation = Self.invariantViolation(snapshot)
+                let changed = snapshotModel.first { snapshot.slot(of: $0.key) != $0.value.slot }
+                guard
+                    holds(
+                        snapshotViolation == nil && changed == nil && snapshot.count == snapshotModel.count,
+                        "REG-8 step \(step): the copy changed: \(snapshotViolation ?? changed?.key ?? "its count")",
+                        replay: replay)
+                else { return }
+                // Exactly the tokens of the rows held are alive: none leaked, none freed early.
+                let held = Set(model.values.map(\.token)).union(snapshotModel.values.map(\.token))
+                let wrong = tokens.first { ($0.token.token != nil) != held.contains($0.serial) }
+                guard
+                    holds(
+                        wrong == nil,
+                        "REG-8 step \(step): a row's token is \(wrong?.token.token == nil ? "gone while held" : "alive while no row holds it")",
+                        replay: replay)
+                else { return }
+                tokens.removeAll { $0.token.token == nil }
+                if rng.chance(50) { (snapshot, snapshotModel) = (table, model) }
+            }
         }
         #expect(refused > 0, "the table was full at times")
-        #expect(table.slots == model.values.sorted())
+        #expect(table.slots == model.values.map(\.slot).sorted())
         #expect(table.rows.count * 7 >= table.count * 8, "at most 7/8 full")
         #expect(table.rows.count <= table.maximumRows)
         #expect(table.flooded == (floodedProbes == 3), "only a guard of 3 probes trips on 301 keys")
@@ -247,7 +280,9 @@ struct KeyTableTests {
 
     @Test("REG-8 a token bucket's registry entry is one 64-byte row, on a cache line of its own")
     func entryFitsARow() {
-        #expect(MemoryLayout<RateLimitRegistry<TokenBucket>.Entry>.stride == 64)
+        #expect(MemoryLayout<RateLimitRegistry<TokenBucket>.Entry>.size <= 64)
+        // 64 bytes on 64-bit platforms (a 32-bit `String` is 12 bytes: rows share lines there).
+        #expect(MemoryLayout<Int>.size == 4 || MemoryLayout<RateLimitRegistry<TokenBucket>.Entry>.stride == 64)
         let rows = KeyTableRows<RateLimitRegistry<TokenBucket>.Entry>(count: 3)
         #expect(UInt(bitPattern: rows.base) % 64 == 0)
         #expect((0..<3).allSatisfy { rows[$0] == nil && rows.controls[$0] == 0 })
@@ -259,7 +294,6 @@ struct KeyTableTests {
     func growingMovesOrCopiesRows() {
         // A row holds the only reference to `token`: it lives exactly as long as some table's
         // row holding it (a row destroyed twice would release it twice and trap).
-        final class Token: Sendable {}
         weak var watched: Token?
         let key = { (index: Int) in "a key long enough for the heap \(index)" }
         var shared: KeyTable<TokenRow>?
@@ -332,9 +366,27 @@ struct TestRow: KeyTableRow {
     let slot: UInt32
 }
 
+/// A key the model holds: its slot, and its row's token.
+struct HeldRow {
+    let slot: UInt32
+    let token: Int
+}
+
+/// What a `TokenRow` holds: it lives as long as a row holding it. Its serial names it (an
+/// `ObjectIdentifier` is an address, which a later token may reuse).
+final class Token: Sendable {
+    let serial: Int
+    init(serial: Int = 0) { self.serial = serial }
+}
+
+/// A token, not kept alive.
+struct WeakToken {
+    weak var token: Token?
+}
+
 /// A row holding a reference, to see when rows are destroyed.
 struct TokenRow: KeyTableRow {
     let key: String
     let slot: UInt32
-    let token: (any Sendable & AnyObject)?
+    let token: Token?
 }

@@ -203,6 +203,32 @@ struct AdapterRegistryTests {
         }
     }
 
+    @Test(
+        "REG-5 WQ-9 a registry's tryAcquire (each shell's own, prefetching the key) answers on an empty table, on a held key and on a new one, and answers closed once the registry is closed, on every adapter"
+    )
+    func tryAcquireAcrossTheTableAndClose() async throws {
+        let bucket = AnyRateLimitStrategy.tokenBucket(
+            try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 1_000))
+        let rules = [try RateLimitRule(.anyKey, bucket)]
+        for (adapter, _) in try registryAdapters(rules) {
+            // The first request meets a table with no rows: what it prefetches is no key's row.
+            #expect(
+                await adapter.tryAcquire("a", permits: 1, priority: .normal) == .granted(.allowed(remaining: 0)),
+                "\(adapter.name)")
+            // The manual clock stands still: the wait is the whole period.
+            #expect(
+                await adapter.tryAcquire("a", permits: 1, priority: .normal)
+                    == .rejected(.limited(retryAfterNanoseconds: 1_000)), "\(adapter.name)")
+            #expect(
+                await adapter.tryAcquire("b", permits: 1, priority: .normal) == .granted(.allowed(remaining: 0)),
+                "\(adapter.name)")
+            await adapter.close()
+            for key in ["a", "c"] {
+                #expect(await adapter.tryAcquire(key, permits: 1, priority: .normal) == .closed, "\(adapter.name)")
+            }
+        }
+    }
+
     @Test("REG-10 the callback form reports the same events as the stream, in order, on every adapter")
     func eventHandler() async throws {
         let bucket = AnyRateLimitStrategy.tokenBucket(

@@ -48,7 +48,7 @@ private func grantOrder(
         move(clock, to: Int64(instant))
         #expect(await eventually { log.order.count == index + 1 }, "a grant at \(instant)")
     }
-    for task in tasks { _ = await finishes(within: 10) { await task.value } }
+    for task in tasks { _ = await finishes { await task.value } }
     return log.order
 }
 

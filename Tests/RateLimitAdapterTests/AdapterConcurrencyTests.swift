@@ -149,8 +149,7 @@ struct AdapterConcurrencyTests {
                     })
             }
             // Every request is queued or answered before time moves (they all arrive at instant 0).
-            let registered = Date().addingTimeInterval(30)
-            while await adapter.waitingCount() + finished.value < count, Date() < registered { await Task.yield() }
+            _ = await eventually(within: .seconds(30)) { await adapter.waitingCount() + finished.value >= count }
             #expect(await adapter.waitingCount() + finished.value == count, "\(adapter.name): requests were not queued")
             // Step the clock past every deadline and far enough to serve every waiter, cancelling
             // some waiters between steps (where the adapter supports it).
@@ -164,7 +163,7 @@ struct AdapterConcurrencyTests {
             var outcomes: [String: Int] = [:]
             var granted: Int64 = 0
             for task in tasks {
-                guard let result = await finishes(within: 30, { await task.value }) else {
+                guard let result = await finishes(within: .seconds(30), { await task.value }) else {
                     Issue.record("\(adapter.name): a waiter never got an outcome (lost wake-up)")
                     break
                 }

@@ -121,7 +121,7 @@ struct ModelReplay<S: RateLimitStrategy> {
                 tasks[completion.ticket] = task
                 continue
             }
-            let got = await finishes(within: 10) { await task.value }
+            let got = await finishes { await task.value }
             check(
                 got.map { "\($0)" } == "\(expected)",
                 "step \(step): \(completion.ticket) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)")
@@ -130,11 +130,10 @@ struct ModelReplay<S: RateLimitStrategy> {
         // granted requests whose scheduled start the clock has not reached).
         for (ticket, _, start) in deferred where start <= now { started.insert(ticket) }
         let scheduled = deferred.filter { !started.contains($0.0) }.count
-        let deadline = Date().addingTimeInterval(10)
-        var counts = (await adapter.waitingCount(), await adapter.scheduledCount())
-        while counts != (model.waitingCount, scheduled), Date() < deadline {
-            await Task.yield()
+        var counts = (0, 0)
+        _ = await eventually {
             counts = (await adapter.waitingCount(), await adapter.scheduledCount())
+            return counts == (model.waitingCount, scheduled)
         }
         check(
             counts == (model.waitingCount, scheduled),
@@ -212,7 +211,7 @@ struct ModelReplay<S: RateLimitStrategy> {
         }
         for (ticket, expected, _) in deferred {
             guard let task = tasks.removeValue(forKey: ticket) else { continue }
-            let got = await finishes(within: 10) { await task.value }
+            let got = await finishes { await task.value }
             check(
                 got.map { "\($0)" } == "\(expected)",
                 "\(ticket) (scheduled) got \(got.map { "\($0)" } ?? "nothing (stuck)"), want \(expected)")

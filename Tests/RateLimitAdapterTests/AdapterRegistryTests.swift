@@ -71,7 +71,7 @@ struct AdapterRegistryTests {
                 for completion in effects.completions {
                     guard let request = pending.removeValue(forKey: completion.ticket) else { continue }
                     let expected = completion.outcome.grant(permits: request.permits)
-                    let got = await finishes(within: 10) { await request.task.value }
+                    let got = await finishes { await request.task.value }
                     if !holds(
                         "\(String(describing: got))" == "\(String(describing: Optional(expected)))",
                         "\(adapter.name) \(context): \(completion.ticket) got \(String(describing: got)), want \(expected)",
@@ -80,8 +80,7 @@ struct AdapterRegistryTests {
                         failed = true
                     }
                 }
-                let deadline = Date().addingTimeInterval(10)
-                while await adapter.waitingCount() != model.waitingCount, Date() < deadline { await Task.yield() }
+                _ = await eventually { await adapter.waitingCount() == model.waitingCount }
                 let waiting = await adapter.waitingCount()
                 if !holds(
                     waiting == model.waitingCount,
@@ -114,10 +113,7 @@ struct AdapterRegistryTests {
                         permits: permits)
                     if !effects.completions.contains(where: { $0.ticket == ticket }) {
                         // Waits: let the adapter queue it before anything else happens.
-                        let deadline = Date().addingTimeInterval(10)
-                        while await adapter.waitingCount() < model.waitingCount, Date() < deadline {
-                            await Task.yield()
-                        }
+                        _ = await eventually { await adapter.waitingCount() >= model.waitingCount }
                     }
                     await settle(effects, context)
                 case 35..<55:
@@ -190,7 +186,7 @@ struct AdapterRegistryTests {
             // Closing ends every waiter and the event stream; the stream saw every event, in order.
             await adapter.close()
             await settle(model.close(at: RateLimitInstant.fromManual(now)), "close")
-            _ = await finishes(within: 10) { await collector.value }
+            _ = await finishes { await collector.value }
             if !failed {
                 if log.events != expectedEvents {
                     print("TRACE \(adapter.name) trace \(trace):\n" + steps.joined(separator: "\n"))
@@ -245,9 +241,8 @@ struct AdapterRegistryTests {
             move(clock, to: 1_000)
             _ = await adapter.tryAcquire("k", permits: 1, priority: .normal)  // throttle ended, quota recovered
             await adapter.close()
-            _ = await finishes(within: 10) { await collector.value }
-            let settled = Date().addingTimeInterval(10)
-            while handled.events.count < streamed.events.count, Date() < settled { await Task.yield() }
+            _ = await finishes { await collector.value }
+            _ = await eventually { handled.events.count >= streamed.events.count }
             #expect(streamed.events.count >= 6, "\(adapter.name): \(streamed.events)")
             #expect(handled.events == streamed.events, "\(adapter.name)")
         }
@@ -275,8 +270,7 @@ struct AdapterRegistryTests {
         }
         // never allowed: one event each
         for permits in 2...101 as ClosedRange<Int64> { _ = registry.tryAcquire("k", permits: permits) }
-        let settled = Date().addingTimeInterval(10)
-        while handled.events.count < 100, Date() < settled { await Task.yield() }
+        _ = await eventually { handled.events.count >= 100 }
         let order = handled.events.compactMap { event -> Int64? in
             if case .rejected(_, let permits, _, _) = event { permits } else { nil }
         }

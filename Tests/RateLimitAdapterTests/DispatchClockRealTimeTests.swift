@@ -2,19 +2,20 @@ import Dispatch
 import Foundation
 import RateLimitCore
 import RateLimitDispatch
+import RateLimitTestSupport
 import Testing
 
 /// The Dispatch adapter arms a `DispatchSourceTimer` (and `asyncAfter` for scheduled starts) from
 /// the clock's durations when the clock is `ContinuousClock`: a code path a manual clock cannot
 /// reach. These tests wait for real time, a few milliseconds, because that path is the thing
 /// under test; they assert order and "not before", never how late (timing lives in `make bench`).
-@Suite("The Dispatch adapter on the continuous clock")
-struct DispatchRealClockTests {
+@Suite("The Dispatch adapter on the continuous clock", .tags(.realTime), .realTime(patience: .seconds(60)))
+struct DispatchClockRealTimeTests {
     /// Runs `acquire` and waits for its completion handler, with a watchdog for a lost timer.
     private func acquire<S: RateLimitStrategy>(
         _ limiter: DispatchRateLimiter<S, ContinuousClock>, _ permits: Int64, timeout: Duration? = nil
     ) async -> Result<RateLimitGrant, RateLimitAcquireError>? {
-        await finishes(within: 30) {
+        await finishes(within: .seconds(30)) {
             await withCheckedContinuation { continuation in
                 limiter.acquire(permits, timeout: timeout) { continuation.resume(returning: $0) }
             }
@@ -49,13 +50,13 @@ struct DispatchRealClockTests {
     func scheduledStartsInOrder() async throws {
         let interval = Duration.milliseconds(2)
         // A serial callback queue keeps the handlers in the order their starts came.
-        let callbacks = DispatchQueue(label: "DispatchRealClockTests.callbacks")
+        let callbacks = DispatchQueue(label: "DispatchClockRealTimeTests.callbacks")
         let limiter = try DispatchRateLimiter(
             try LeakyBucketQueue(queueCapacity: 5, interval: interval), callbackQueue: callbacks)
         let started = ContinuousClock.now
         let order = Recorder()
         // The three requests reach the serial queue in call order; the handlers run at their starts.
-        let all: Void? = await finishes(within: 30) {
+        let all: Void? = await finishes(within: .seconds(30)) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 for index in 0..<3 {
                     limiter.acquire(1) { _ in

@@ -26,7 +26,7 @@ private func eventsUntilRetrying(_ events: inout AsyncStream<ClientEvent>.Iterat
     return log
 }
 
-@Suite("The client learning the server's limit on a manual clock (Spec/HTTP.md HTTP-13)", .timeLimit(.minutes(1)))
+@Suite("The client learning the server's limit on a manual clock (Spec/HTTP.md HTTP-13)", .patience(.seconds(60)))
 struct AdaptiveClientTests {
     @Test(
         "HTTP-13 a 429 lowers the learned rate and burst, the endpoint's key enforces them, an event reports it, and forgetting restores the rule's limit"

@@ -65,7 +65,7 @@ private func client(
     return (client, clock)
 }
 
-@Suite("What the client learns is bounded (Spec/HTTP.md HTTP-13)", .timeLimit(.minutes(1)))
+@Suite("What the client learns is bounded (Spec/HTTP.md HTTP-13)", .patience(.seconds(60)))
 struct AdaptiveMemoryTests {
     @Test(
         "HTTP-13 REG-8 over 1,000 endpoints at most maximumIdleEndpoints keep what they learned, and the registry of 3 keys, which forgets keys that follow their rule, never refuses one"

@@ -13,7 +13,7 @@ private let hour = Duration.seconds(3_600)
 /// The wall clock of `scriptedClient`.
 private let wallClock: Int64 = 1_700_000_000
 
-@Suite("The client against hostile replies (Spec/HTTP.md HTTP-12, HTTP-9)", .timeLimit(.minutes(1)))
+@Suite("The client against hostile replies (Spec/HTTP.md HTTP-12, HTTP-9)", .patience(.seconds(60)))
 struct HostileServerTests {
     /// Sends "a", which meets `reply` and stops (no retry waits past 60 s), then "b", which waits
     /// in the endpoint's queue; returns when "b" was sent, on the manual clock.

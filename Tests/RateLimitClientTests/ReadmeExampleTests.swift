@@ -13,7 +13,7 @@ import Testing
 // The README's client example, compiled and run on a manual clock while the server's wait holds
 // the endpoint: the request waits in the queue, times out, and the fallback answers (no network).
 
-@Suite("README: the client wrapping a URLSession request (Spec/HTTP.md HTTP-11)", .timeLimit(.minutes(1)))
+@Suite("README: the client wrapping a URLSession request (Spec/HTTP.md HTTP-11)", .patience(.seconds(60)))
 struct ReadmeExampleTests {
     @Test(
         "HTTP-11 the README's URLSession client waits its queue's 30 s, then the cached copy answers; without one, timedOut"

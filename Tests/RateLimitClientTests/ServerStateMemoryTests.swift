@@ -10,7 +10,7 @@ import Testing
 // endpoint's quota, hold and the bookkeeping of throttles on their way to the registry last only
 // while they matter. On a manual clock, against scripted replies.
 
-@Suite("The client's memory of servers (Spec/HTTP.md HTTP-9, HTTP-12)", .timeLimit(.minutes(1)))
+@Suite("The client's memory of servers (Spec/HTTP.md HTTP-9, HTTP-12)", .patience(.seconds(60)))
 struct ServerStateMemoryTests {
     @Test(
         "HTTP-12 over 500 endpoints each held by a Retry-After and then forgotten by the app, the client keeps nothing of them"

@@ -11,7 +11,7 @@ private func misbehaving(_ mode: String, at event: Int = 1, pipelined: Bool = fa
     "python3 \(fixtures)/misbehave.py --mode \(mode) --at \(event)\(pipelined ? " --window" : "")"
 }
 
-@Suite("The ratelimit-conformance command", .serialized)
+@Suite("The ratelimit-conformance command")
 struct CommandTests {
     @Test("With no arguments it checks the reference against every vector and prints a per-strategy table")
     func noArguments() async throws {
@@ -184,18 +184,6 @@ struct CommandTests {
         }
     }
 
-    @Test("A hanging implementation times out, is killed and reaped; the harness never hangs")
-    func hang() async throws {
-        let run = try await runCommand(
-            [
-                "--exec", misbehaving("hang"), "--strategy", "fixed-window", "--case", "fixed-window/window-edges",
-                "--timeout", "1",
-            ], limit: 30)
-        #expect(run.status == 1)
-        #expect(run.output.contains("no answer within 1.0 s"), "\(run.output)")
-        #expect(run.seconds < 15)
-    }
-
     @Test("A broken handshake stops the run before any case")
     func badHello() async throws {
         let run = try await runCommand(["--exec", misbehaving("bad-hello")])
@@ -231,7 +219,7 @@ struct CommandTests {
         "The vectors alone catch every bug the Python example can inject, each at the level it declares, and the mutation score says so"
     )
     func mutationScore() async throws {
-        let run = try await runCommand(["--exec", Repository.python, "--mutation-score"], limit: 300)
+        let run = try await runCommand(["--exec", Repository.python, "--mutation-score"], limit: .seconds(300))
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         let bugs = try #require(
             Int(
@@ -304,7 +292,7 @@ struct CommandTests {
             ("", ["--random", "5", "--seed", "9"]),
             ("float-accumulation", ["--strategy", "token-bucket", "--no-vectors", "--random", "30", "--seed", "9"]),
             ("count-rejected", ["--strategy", "fixed-window", "--random", "10", "--seed", "9"]),
-            ("refill-on-rejection", ["--strategy", "token-bucket,gcra", "--exhaustive", "3"]),
+            ("refill-on-rejection", ["--strategy", "token-bucket", "--exhaustive", "3"]),
         ]
         for (bug, arguments) in runs {
             let command = Repository.python + (bug.isEmpty ? "" : " --bug \(bug)")
@@ -347,7 +335,7 @@ struct CommandTests {
         #expect(replayReference.status == 0, "\(replayReference.output)")
     }
 
-    @Test("Every message of a session validates against Spec/protocol.schema.json")
+    @Test("Every message of a session validates against Spec/protocol.schema.json", .heavy)
     func protocolTranscript() async throws {
         let logFolder = try Repository.temporaryDirectory()
         defer { Repository.remove(logFolder) }
@@ -405,7 +393,7 @@ private func protocolValidator() throws -> JSONSchemaValidator {
 /// The fixture that reads only Retry-After and Date (Fixtures/retry_after_only.py).
 private let retryAfterOnly = "python3 \(fixtures)/retry_after_only.py"
 
-@Suite("The ratelimit-conformance command's server-feedback extension (Spec/protocol.md)", .serialized)
+@Suite("The ratelimit-conformance command's server-feedback extension (Spec/protocol.md)")
 struct FeedbackExtensionTests {
     @Test(
         "HTTP-2 HTTP-3 an implementation declaring server-feedback is asked every HTTP case; one reading only Retry-After agrees on those cases and differs, named, on the rest"
@@ -496,7 +484,7 @@ private func hostile(_ mode: String, profile: String? = nil, pids: String? = nil
     return command
 }
 
-@Suite("The ratelimit-conformance command's verdicts and robustness", .serialized)
+@Suite("The ratelimit-conformance command's verdicts and robustness")
 struct VerdictTests {
     @Test("CONF-2 Every random trace runs at level safety: a conservative trace does not hide a later over-admission")
     func conservativeThenUnsafe() async throws {
@@ -616,70 +604,6 @@ struct VerdictTests {
         #expect(line.contains("answered twice") && line.contains("received: {\"type\":\"result\""), "\(line)")
     }
 
-    @Test(
-        "CONF-11 A child that crashes or hangs at every case costs three cases per strategy, then the strategy stops",
-        arguments: [("crash-always", "crashed"), ("hang-always", "did not answer in time")])
-    func boundedCost(_ mode: String, _ reason: String) async throws {
-        let run = try await runCommand(
-            ["--exec", hostile(mode), "--strategy", "gcra,fixed-window", "--random", "50", "--timeout", "1"], limit: 60)
-        #expect(run.status == 1)
-        #expect(
-            run.output.contains("STOP gcra: stopped after 3 consecutive cases in which the implementation \(reason); "),
-            "\(run.output)")
-        #expect(run.output.contains("STOP fixed-window: stopped after 3"))
-        #expect(run.seconds < 20, "\(run.seconds) s")
-    }
-
-    @Test(
-        "CONF-11 SIGTERM and SIGINT end the implementation's whole process group, grandchildren included",
-        arguments: [SIGTERM, SIGINT])
-    func signalsEndTheGroup(_ signal: Int32) async throws {
-        try await inHeavyLane { try await signalsEndTheGroupNow(signal) }
-    }
-
-    private func signalsEndTheGroupNow(_ signal: Int32) async throws {
-        let folder = try Repository.temporaryDirectory()
-        defer { Repository.remove(folder) }
-        let pids = (folder as NSString).appendingPathComponent("pids")
-        guard mkfifo(pids, 0o600) == 0 else {
-            Issue.record("mkfifo failed")
-            return
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Repository.command)
-        process.arguments = ["--exec", hostile("grandchild", pids: pids), "--timeout", "600", "--strategy", "gcra"]
-        process.currentDirectoryURL = Repository.root
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // The child writes its pid and its grandchild's into the FIFO once both run, then hangs;
-        // both hold the FIFO open, so its reader sees the end of file when both have ended.
-        let reader = await withCheckedContinuation { (opened: CheckedContinuation<Int32, Never>) in
-            Thread { opened.resume(returning: open(pids, O_RDONLY)) }.start()  // blocks until the child opens it
-        }
-        defer { close(reader) }
-        // The FIFO is polled off the cooperative pool: a test blocks none of its threads.
-        let line = await offThePool {
-            var line = ""
-            while !line.hasSuffix("\n"), let text = readChunk(reader, waiting: 30_000) { line += text }
-            return line
-        }
-        #expect(line.split(separator: " ").count == 2, "the child wrote its pid and its grandchild's: \(line)")
-        kill(process.processIdentifier, signal)
-        await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
-            Thread {
-                process.waitUntilExit()
-                ended.resume()
-            }.start()
-        }
-        #expect(process.terminationStatus == 128 + signal)
-        let ended = await offThePool {
-            while let text = readChunk(reader, waiting: 10_000), !text.isEmpty {}
-            return readChunk(reader, waiting: 0) == ""
-        }
-        #expect(ended, "the child or its grandchild outlived the harness (\(line))")
-    }
-
     @Test("The printed replay command reproduces the shrunk failure exactly, --random-steps included")
     func replayReproduces() async throws {
         let buggy = Repository.python + " --bug float-accumulation"
@@ -766,6 +690,90 @@ struct VerdictTests {
         ])
         #expect(strict.status == 0)
         #expect(!strict.output.contains("±"), "\(strict.output)")
+    }
+}
+
+/// The command's own timeouts and signals: what real time (a child that never answers, a signal)
+/// does to a run, judged in served time.
+@Suite(
+    "The ratelimit-conformance command in real time: timeouts, hangs and signals", .serialized, .tags(.realTime),
+    .realTime(patience: .seconds(3 * 60)))
+struct CommandRealTimeTests {
+    @Test("A hanging implementation times out, is killed and reaped; the harness never hangs")
+    func hang() async throws {
+        let run = try await runCommand(
+            [
+                "--exec", misbehaving("hang"), "--strategy", "fixed-window", "--case", "fixed-window/window-edges",
+                "--timeout", "1",
+            ], limit: .seconds(30))
+        #expect(run.status == 1)
+        #expect(run.output.contains("no answer within 1.0 s"), "\(run.output)")
+        #expect(run.served < .seconds(15), "\(run.served)")
+    }
+
+    @Test(
+        "CONF-11 A child that crashes or hangs at every case costs three cases per strategy, then the strategy stops",
+        arguments: [("crash-always", "crashed"), ("hang-always", "did not answer in time")])
+    func boundedCost(_ mode: String, _ reason: String) async throws {
+        let run = try await runCommand(
+            ["--exec", hostile(mode), "--strategy", "gcra,fixed-window", "--random", "50", "--timeout", "1"],
+            limit: .seconds(60))
+        #expect(run.status == 1)
+        #expect(
+            run.output.contains("STOP gcra: stopped after 3 consecutive cases in which the implementation \(reason); "),
+            "\(run.output)")
+        #expect(run.output.contains("STOP fixed-window: stopped after 3"))
+        #expect(run.served < .seconds(20), "\(run.served)")
+    }
+
+    @Test(
+        "CONF-11 SIGTERM and SIGINT end the implementation's whole process group, grandchildren included",
+        arguments: [SIGTERM, SIGINT])
+    func signalsEndTheGroup(_ signal: Int32) async throws {
+        try await inHeavyLane { try await signalsEndTheGroupNow(signal) }
+    }
+
+    private func signalsEndTheGroupNow(_ signal: Int32) async throws {
+        let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
+        let pids = (folder as NSString).appendingPathComponent("pids")
+        guard mkfifo(pids, 0o600) == 0 else {
+            Issue.record("mkfifo failed")
+            return
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Repository.command)
+        process.arguments = ["--exec", hostile("grandchild", pids: pids), "--timeout", "600", "--strategy", "gcra"]
+        process.currentDirectoryURL = Repository.root
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The child writes its pid and its grandchild's into the FIFO once both run, then hangs;
+        // both hold the FIFO open, so its reader sees the end of file when both have ended.
+        let reader = await withCheckedContinuation { (opened: CheckedContinuation<Int32, Never>) in
+            Thread { opened.resume(returning: open(pids, O_RDONLY)) }.start()  // blocks until the child opens it
+        }
+        defer { close(reader) }
+        // The FIFO is polled off the cooperative pool: a test blocks none of its threads.
+        let line = await offThePool {
+            var line = ""
+            while !line.hasSuffix("\n"), let text = readChunk(reader, waiting: 30_000) { line += text }
+            return line
+        }
+        #expect(line.split(separator: " ").count == 2, "the child wrote its pid and its grandchild's: \(line)")
+        kill(process.processIdentifier, signal)
+        await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
+            Thread {
+                process.waitUntilExit()
+                ended.resume()
+            }.start()
+        }
+        #expect(process.terminationStatus == 128 + signal)
+        let ended = await offThePool {
+            while let text = readChunk(reader, waiting: 10_000), !text.isEmpty {}
+            return readChunk(reader, waiting: 0) == ""
+        }
+        #expect(ended, "the child or its grandchild outlived the harness (\(line))")
     }
 }
 

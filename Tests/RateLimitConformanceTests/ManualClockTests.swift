@@ -1,16 +1,15 @@
 import Foundation
 import RateLimitConformance
+import RateLimitTestSupport
 import Testing
 
 // These tests check the injected clock itself: every `sleep` below sleeps on a ManualClock, which
-// wakes only when the test moves it (no real time passes). The one real-time read is the 10 s
-// watchdog of `sleepers`, which yields and never sleeps.
+// wakes only when the test moves it (no real time passes). The one real-time read is the watchdog
+// of `sleepers`, in served time (RateLimitTestSupport's ServedTime).
 
-/// Waits (in real time, as a watchdog) until `clock` has `count` sleepers.
+/// Waits (with a watchdog) until `clock` has `count` sleepers.
 private func sleepers(_ clock: ManualClock, _ count: Int) async -> Bool {
-    let deadline = Date().addingTimeInterval(10)
-    while clock.sleeperCount != count, Date() < deadline { await Task.yield() }
-    return clock.sleeperCount == count
+    await eventually { clock.sleeperCount == count }
 }
 
 @Suite("The manual clock that drives adapters in tests")

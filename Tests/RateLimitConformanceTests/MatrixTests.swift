@@ -8,9 +8,9 @@ import Testing
 /// The matrix of implementations (`--matrix`) and the pictures of traces (`--draw`), run on the
 /// project's own Python example so that the code path never rots (the published matrix needs the
 /// real libraries: `make matrix`).
-@Suite("The conformance matrix and trace pictures", .serialized)
+@Suite("The conformance matrix and trace pictures")
 struct MatrixTests {
-    private static let example = "python3 Examples/python/ratelimiter.py"
+    static let example = "python3 Examples/python/ratelimiter.py"
 
     @Test("CONF-3 --matrix runs every implementation of a file and writes the matrix as text, JSON, Markdown and HTML")
     func matrixOutputs() async throws {
@@ -111,7 +111,11 @@ struct MatrixTests {
         #expect(unknown.status == 2)
         #expect(unknown.errors.contains("no-such-case"))
     }
+}
 
+/// The matrix page in a real browser (Debian's chromium, when installed).
+@Suite("The matrix page in a real browser", .tags(.realTime), .realTime())
+struct MatrixBrowserRealTimeTests {
     @Test(
         "CONF-2 the HTML page renders in a real headless browser: no error, every picture drawn",
         .enabled(if: Browser.path != nil, "chromium is not installed: apt-get install chromium")
@@ -121,7 +125,8 @@ struct MatrixTests {
         let folder = try Repository.temporaryDirectory()
         defer { Repository.remove(folder) }
         let file = "\(folder)/matrix.txt"
-        try Data("bug | 1 | \(Self.example) --bug float-accumulation\n".utf8).write(to: URL(fileURLWithPath: file))
+        try Data("bug | 1 | \(MatrixTests.example) --bug float-accumulation\n".utf8).write(
+            to: URL(fileURLWithPath: file))
         let page = "\(folder)/matrix.html"
         let run = try await runCommand(["--matrix", file, "--strategy", "token-bucket", "--html", page])
         #expect(run.status == 0, "\(run.errors)")

@@ -23,9 +23,9 @@ private let strategies = [
 private let shim = "python3 Implementations/redis/shim.py"
 
 @Suite(
-    "The Redis scripts (Implementations/redis, Spec/SharedLimits.md)", .serialized, .timeLimit(.minutes(2)),
+    "The Redis scripts (Implementations/redis, Spec/SharedLimits.md)", .serialized, .tags(.realTime), .realTime(),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
-struct RedisConformanceTests {
+struct RedisConformanceRealTimeTests {
     @Test("CONF-3 SHARED-1 SHARED-3 SHARED-9 every strategy's script conforms exactly on a Redis Cluster node")
     func conformance() async throws {
         try await offThePool {

@@ -144,7 +144,7 @@ struct KeyTableTests {
 
     @Test(
         "REG-8 a key table of 1 to 7 keys (2 to 8 rows, fewer than a control word) finds, keeps and refuses keys as a large one does",
-        arguments: 1...7)
+        .heavy, arguments: 1...7)
     func tinyKeyTable(maximum: Int) {
         keyTableOnThread(floodedProbes: 4_096, maximum: maximum, keys: maximum + 3)
     }

@@ -394,7 +394,7 @@ struct RegistryTests {
 
     @Test(
         "REG-3 REG-5 REG-9 REG-10 REG-11 random traces over many keys equal one wait queue per key, event by event",
-        arguments: 0..<8)
+        .heavy, arguments: 0..<8)
     func randomTraces(_ batch: Int) throws {
         for trace in (batch * 10)..<(batch * 10 + 10) { try runTrace(trace, name: "registryTraces") }
     }

@@ -303,7 +303,7 @@ struct WaitQueueTests {
 
     @Test(
         "WQ-7 a queue woken late, or never, decides exactly as one woken at every wake-up: same outcomes, at the same instants",
-        arguments: StrategyKind.all)
+        .heavy, arguments: StrategyKind.all)
     func lateWakeUps(_ kind: StrategyKind) { kind.dispatch(LateWakeUps()) }
 
     struct ExactlyOnce: StrategyProperty {
@@ -444,7 +444,9 @@ struct WaitQueueTests {
         }
     }
 
-    @Test("WQ-10 every request gets exactly one outcome, in order, within the queue limit", arguments: StrategyKind.all)
+    @Test(
+        "WQ-10 every request gets exactly one outcome, in order, within the queue limit", .heavy,
+        arguments: StrategyKind.all)
     func waitQueueInvariants(_ kind: StrategyKind) { kind.dispatch(ExactlyOnce()) }
 
     /// The adapters' fast path: with nobody waiting, `tryAcquire` answers as the full algorithm
@@ -511,7 +513,7 @@ struct WaitQueueTests {
 
     @Test(
         "WQ-4 with nobody waiting, the adapters' fast path answers as the full algorithm; with waiters it does nothing",
-        arguments: StrategyKind.all)
+        .heavy, arguments: StrategyKind.all)
     func nobodyWaitsFastPath(_ kind: StrategyKind) { kind.dispatch(NobodyWaitsFastPath()) }
 
     @Test("WQ-13 effects with nothing in them are one value, however they were made")

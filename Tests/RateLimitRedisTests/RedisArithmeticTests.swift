@@ -9,9 +9,9 @@ import Testing
 // numbers below 10^14, divisors below 9·10^8) and on seeded random pairs up to 2^127.
 
 @Suite(
-    "The scripts' exact integers (SHARED-3)", .serialized, .timeLimit(.minutes(1)),
+    "The scripts' exact integers (SHARED-3)", .serialized, .tags(.realTime), .realTime(patience: .seconds(60)),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
-struct RedisArithmeticTests {
+struct RedisArithmeticRealTimeTests {
     @Test("SHARED-3 the scripts' quotient, remainder, product, sum and difference equal 128-bit arithmetic")
     func limbsAreExact() async throws {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }

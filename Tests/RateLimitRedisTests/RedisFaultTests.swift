@@ -11,9 +11,9 @@ import Testing
 // timeout, the fallback's retry) is a manual clock the test moves; the servers are real.
 
 @Suite(
-    "RateLimitRedis under faults (SHARED-10 to SHARED-12)", .serialized, .timeLimit(.minutes(2)),
+    "RateLimitRedis under faults (SHARED-10 to SHARED-12)", .serialized, .tags(.realTime), .realTime(),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
-struct RedisFaultTests {
+struct RedisFaultRealTimeTests {
     /// Bursts of 3, then one permit an hour: nothing comes back by itself during a test.
     static let hourly = try! GCRA(burst: 3, emissionIntervalNanoseconds: 3_600_000_000_000)
 

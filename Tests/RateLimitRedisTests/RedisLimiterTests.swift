@@ -12,9 +12,9 @@ import Testing
 // server (RedisTestSupport) and skips, saying how to install one, where there is none.
 
 @Suite(
-    "RateLimitRedis: the shared limiters (Spec/SharedLimits.md)", .serialized, .timeLimit(.minutes(2)),
+    "RateLimitRedis: the shared limiters (Spec/SharedLimits.md)", .serialized, .tags(.realTime), .realTime(),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
-struct RedisLimiterTests {
+struct RedisLimiterRealTimeTests {
     @Test("SHARED-1 the embedded scripts are Implementations/redis/*.lua, and their SHA-1s the server's")
     func embeddedScripts() async throws {
         let folder = repositoryRoot.appendingPathComponent("Implementations/redis")

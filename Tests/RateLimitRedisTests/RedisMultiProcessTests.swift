@@ -17,9 +17,9 @@ import Testing
 //   bounds every window of time, since a window's admissions lie between its first and its last.
 
 @Suite(
-    "RateLimitRedis: four processes, one key", .serialized, .timeLimit(.minutes(2)),
+    "RateLimitRedis: four processes, one key", .serialized, .tags(.realTime), .realTime(),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
-struct RedisMultiProcessTests {
+struct RedisMultiProcessRealTimeTests {
     @Test(
         "SHARED-1 SHARED-2 GCRA-11 four processes on the server's clock: no window over the bound, every admission once"
     )

@@ -209,34 +209,3 @@ let strategyTypes: [String: any RateLimitStrategy.Type] = [
     SlidingWindowSegments.identifier: SlidingWindowSegments.self, LeakyBucketMeter.identifier: LeakyBucketMeter.self,
     LeakyBucketQueue.identifier: LeakyBucketQueue.self, ConcurrencyLimiter.identifier: ConcurrencyLimiter.self,
 ]
-
-/// Waits for `operation` to finish, or gives up after `seconds` of real time (a watchdog for
-/// stuck waiters, not a way of letting time pass: the clocks under test are manual).
-func finishes<T: Sendable>(within seconds: Double, _ operation: @escaping @Sendable () async -> T) async -> T? {
-    let once = Once()
-    return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-        let task = Task {
-            let value = await operation()
-            if once.first() { continuation.resume(returning: value) }
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-            if once.first() {
-                task.cancel()
-                continuation.resume(returning: nil)
-            }
-        }
-    }
-}
-
-/// True for the first caller only, from any thread.
-final class Once: @unchecked Sendable {
-    // @unchecked: `done` is read and written only under `lock`.
-    private let lock = NSLock()
-    private var done = false
-    func first() -> Bool {
-        lock.withLock {
-            defer { done = true }
-            return !done
-        }
-    }
-}

@@ -27,8 +27,8 @@ GET /hostile?kind=<kind>   the first request of each kind gets a hostile reply, 
                            ratelimit    200, RateLimit: "default";r=0;t=999999999999999;
                            date         429, Date: Thu, 01 Jan 1970 00:00:00 GMT and a date-form
                                         Retry-After 2 s after the server's own wall clock.
-GET /stats                 JSON: admitted, refused, early, the ids admitted, arrival instants and
-                           their ids; and
+GET /stats                 JSON: admitted, refused, early, the ids admitted, arrivals (instant,
+                           status, the Retry-After of a 429 in nanoseconds) and their ids; and
                            "slow": served, refused, the ids served, (arrival, requests in flight
                            then, latency) per request served.
 """
@@ -67,7 +67,7 @@ class Limit:
         self.refused = 0
         self.early = []             # ids retried before their Retry-After expired
         self.refused_until = {}     # id -> instant its last Retry-After expires
-        self.arrivals = []          # (instant, status)
+        self.arrivals = []          # (instant, status, Retry-After in nanoseconds or 0)
         self.arrival_ids = []       # the id of each arrival
         self.origin = time.monotonic_ns()
 
@@ -83,7 +83,7 @@ class Limit:
                 retry_after = max(1, ceil_seconds(wait))
                 self.refused += 1
                 self.refused_until[request_id] = now + retry_after * SECOND
-                self.arrivals.append((now, 429))
+                self.arrivals.append((now, 429, retry_after * SECOND))
                 self.arrival_ids.append(request_id)
                 if self.fields == "none":
                     return 429, {}
@@ -95,7 +95,7 @@ class Limit:
             self.tat = tat + self.interval
             left = (self.tolerance - (self.tat - now)) // self.interval + 1
             self.admitted.append(request_id)
-            self.arrivals.append((now, 200))
+            self.arrivals.append((now, 200, 0))
             self.arrival_ids.append(request_id)
             if self.fields in ("none", "retry-after"):
                 return 200, {}

@@ -47,16 +47,18 @@ struct CommandRun {
     var status: Int32
     var output: String
     var errors: String
-    var seconds: Double
+    /// How long it ran, in served time (RateLimitTestSupport's ServedTime): what a test may judge.
+    var served: Duration
 }
 
 /// Runs `ratelimit-conformance` with `arguments` from the repository root, killing it after
-/// `limit` seconds so that a hang fails the test instead of stalling it. It suspends instead of
+/// `limit` of served time (RateLimitTestSupport's ServedTime) so that a hang fails the test
+/// instead of stalling it. It suspends instead of
 /// blocking, and reads the command's output on threads of its own: Swift Testing runs tests on
 /// the cooperative pool (two threads on a 2-core machine), which on Linux is Dispatch's global
 /// queue, so a blocking read there for a command's minute starved every other test's tasks.
 func runCommand(
-    _ arguments: [String], limit: Double = 120, environment: [String: String] = [:],
+    _ arguments: [String], limit: Duration = .seconds(120), environment: [String: String] = [:],
     executable: String = Repository.command
 ) async throws -> CommandRun {
     // The command and the implementation it runs take a core each: one command at a time.
@@ -65,7 +67,7 @@ func runCommand(
     }
 }
 
-private func runCommandNow(_ arguments: [String], limit: Double, environment: [String: String], executable: String)
+private func runCommandNow(_ arguments: [String], limit: Duration, environment: [String: String], executable: String)
     async throws -> CommandRun
 {
     let process = Process()
@@ -79,7 +81,7 @@ private func runCommandNow(_ arguments: [String], limit: Double, environment: [S
     let errors = Pipe()
     process.standardOutput = output
     process.standardError = errors
-    let started = Date()
+    let started = ServedTime.now
     // Read both pipes while it runs (on Dispatch's threads), so a chatty command cannot block on a full pipe.
     final class Collected: @unchecked Sendable {
         // Each property is written by exactly one reader block and read after the group has
@@ -116,12 +118,12 @@ private func runCommandNow(_ arguments: [String], limit: Double, environment: [S
             group.leave()
         }.start()
         let identifier = process.processIdentifier
-        DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+        Task {
+            while process.isRunning, ServedTime.now - started < limit { await pause(.milliseconds(50)) }
             guard process.isRunning else { return }
             process.terminate()
-            DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
-                if process.isRunning { kill(identifier, SIGKILL) }
-            }
+            await pause(.seconds(2))
+            if process.isRunning { kill(identifier, SIGKILL) }
         }
     }
     await withCheckedContinuation { (read: CheckedContinuation<Void, Never>) in
@@ -129,5 +131,5 @@ private func runCommandNow(_ arguments: [String], limit: Double, environment: [S
     }
     return CommandRun(
         status: status, output: String(decoding: collected.output, as: UTF8.self),
-        errors: String(decoding: collected.errors, as: UTF8.self), seconds: Date().timeIntervalSince(started))
+        errors: String(decoding: collected.errors, as: UTF8.self), served: ServedTime.now - started)
 }

@@ -142,10 +142,13 @@ public struct AdaptiveConcurrency: AdaptiveLimit {
     /// ADAPT-11: rolls the baseline's windows to the window of `instant` and records it as the last.
     private func roll(_ state: inout State, to instant: Int64) {
         let window = instant / baselineWindowNanoseconds
-        if window == state.window + 1 {
+        // Instants are never negative and never go back here, so the difference cannot overflow,
+        // where `state.window + 1` did in the last window of the timeline (a 1 ns window at .max).
+        let windowsPassed = window - state.window
+        if windowsPassed == 1 {
             state.previousMinimum = state.currentMinimum
             state.currentMinimum = nil
-        } else if window > state.window + 1 {
+        } else if windowsPassed > 1 {
             state.previousMinimum = nil
             state.currentMinimum = nil
         }

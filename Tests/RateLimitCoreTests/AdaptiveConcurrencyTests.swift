@@ -69,6 +69,20 @@ struct AdaptiveConcurrencyTests {
         #expect(rolled.currentMinimum == nil && rolled.previousMinimum == nil && rolled.window == 5)
     }
 
+    @Test("ADAPT-11 windows roll at the end of the timeline without trapping (1 ns windows up to .max)")
+    func lastWindow() throws {
+        let machine = try AdaptiveConcurrency(
+            maximumLimit: 20, initialLimit: 10, minimumLimit: 2, alpha: 2, beta: 4, decreasePercent: 50,
+            coolDownNanoseconds: 100, baselineWindowNanoseconds: 1)
+        var state = machine.initialState(at: t(.max - 2))
+        _ = machine.step(&state, served(1, 10), at: t(.max - 1))
+        _ = machine.step(&state, served(2, 10), at: t(.max))  // the next window: 1 is the previous one's
+        #expect(state.window == .max && state.currentMinimum == 2 && state.previousMinimum == 1)
+        _ = machine.step(&state, .failure, at: t(.max))  // the same window: found by generated scenarios
+        _ = machine.step(&state, served(3, 10), at: t(.max - 5))  // ADAPT-1: still the last instant
+        #expect(state.window == .max && state.currentMinimum == 2 && state.last == .max)
+    }
+
     @Test(
         "ADAPT-12 the estimated queue ⌈N·(ℓ − base)/ℓ⌉ above beta lowers the limit by one, below alpha raises it when half of it is used, once per round trip"
     )

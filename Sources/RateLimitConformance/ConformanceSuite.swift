@@ -21,15 +21,21 @@ public struct ConformanceOptions: Sendable {
     public var randomSteps: Int
     /// The seed of the random traces.
     public var seed: UInt64
+    /// Seconds the random traces may take in all, the strategies taking turns, instead of
+    /// `randomTraces` each (`nil`: exactly `randomTraces` each).
+    public var randomSeconds: Double?
     /// Only this random trace (an index below `randomTraces`), to replay one failure.
     public var onlyTrace: Int?
     /// The tolerance T in nanoseconds, instead of the one each profile declares (CONF-6).
     public var toleranceNanoseconds: Int64?
+    /// Seconds each strategy's shrinking may take (`nil`: until its run budget is spent): a long
+    /// failing trace costs a whole replay per candidate.
+    public var shrinkSeconds: Double?
 
     public init(
-        strategies: Set<String>? = nil, cases: Set<String>? = nil, randomTraces: Int = 0, randomSteps: Int = 100,
-        seed: UInt64 = 1,
-        onlyTrace: Int? = nil, toleranceNanoseconds: Int64? = nil
+        strategies: Set<String>? = nil, cases: Set<String>? = nil, randomTraces: Int = 0,
+        randomSteps: Int = ConformanceOptions.defaultRandomSteps, seed: UInt64 = 1, onlyTrace: Int? = nil,
+        toleranceNanoseconds: Int64? = nil, randomSeconds: Double? = nil
     ) {
         self.strategies = strategies
         self.cases = cases
@@ -38,7 +44,12 @@ public struct ConformanceOptions: Sendable {
         self.seed = seed
         self.onlyTrace = onlyTrace
         self.toleranceNanoseconds = toleranceNanoseconds
+        self.randomSeconds = randomSeconds
     }
+
+    /// The most steps a random trace has unless asked otherwise: most have far fewer
+    /// (`TraceGenerator.length(of:maximum:times:using:)`).
+    public static let defaultRandomSteps = 10_000
 
     func includes(strategy: String) -> Bool { strategies?.contains(strategy) ?? true }
 
@@ -203,6 +214,13 @@ public struct StrategyReport: Sendable {
     public var shrunk: ShrunkFailure?
     /// Random traces requested and run.
     public var randomRequested = 0
+    /// Steps of the random traces that reached each clause, by the Spec's answer
+    /// (`VectorGenerator.clausesReached`): what exploration covered, beside the vectors'
+    /// ``clausesChecked``.
+    public var clauseHits: [String: Int] = [:]
+    /// Whether only some vector cases were asked for (`--case`): then no floor applies to what
+    /// was checked (``belowFloor``), the run being about those cases.
+    public var casesSelected = false
     public var seconds: Double = 0
 
     public init(strategy: String) { self.strategy = strategy }
@@ -229,6 +247,23 @@ public struct StrategyReport: Sendable {
         if skippedBecause != nil || ran.isEmpty { return .skipped }
         if stoppedBecause != nil { return .failed }
         return ran.map(\.level).min() ?? .skipped
+    }
+
+    /// Why too little of the strategy was checked for its verdict to mean anything, if so (CONF-7):
+    /// an implemented strategy of which no case ran, or in which no case ran where the Spec
+    /// admits a permit, or (when vectors were asked) no vector of a clause of its own beyond CORE
+    /// ran. A run with such a strategy does not pass. `nil` for a strategy not implemented.
+    public var belowFloor: String? {
+        guard skippedBecause == nil, !casesSelected, !(outcomes.isEmpty && refusals.isEmpty) else { return nil }
+        if ran.isEmpty {
+            return "no case ran within its profile\(skipped.isEmpty ? "" : ": \(skipped.count) skipped")"
+        }
+        if specAdmittedPermits == 0 { return "no case ran in which the Spec admits a permit" }
+        let prefix = (AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy) + "-"
+        if !stories.isEmpty, !clausesChecked.contains(where: { $0.hasPrefix(prefix) }) {
+            return "no vector of a clause of its own (\(prefix)…) ran within its profile, only CORE ones"
+        }
+        return nil
     }
 
     /// The validation verdict (CONF-8): `exact` when every configuration the Spec refuses is
@@ -288,10 +323,30 @@ public struct ConformanceReport: Sendable {
     /// its admissions, and its validation (CONF-3).
     public func passes(at level: ConformanceLevel) -> Bool {
         let ran = strategies.filter { $0.level != .skipped || $0.validation != .skipped }
-        return !ran.isEmpty
+        return !ran.isEmpty && strategies.allSatisfy { $0.belowFloor == nil }
             && ran.allSatisfy {
                 ($0.level == .skipped || $0.level >= level) && ($0.validation == .skipped || $0.validation >= level)
             }
+    }
+}
+
+extension ConformanceReport {
+    /// This report with the random traces of `random` (a run of the same implementation with no
+    /// vectors) added to each strategy: a run that explores runs its vectors and its random traces
+    /// in two processes, with the exhaustive pass between them.
+    public func adding(random: ConformanceReport) -> ConformanceReport {
+        var merged = self
+        for index in merged.strategies.indices {
+            guard let other = random.strategies.first(where: { $0.strategy == merged.strategies[index].strategy })
+            else { continue }
+            merged.strategies[index].outcomes += other.randomTraces
+            merged.strategies[index].randomRequested += other.randomRequested
+            merged.strategies[index].seconds += other.seconds
+            merged.strategies[index].clauseHits.merge(other.clauseHits, uniquingKeysWith: +)
+            merged.strategies[index].shrunk = merged.strategies[index].shrunk ?? other.shrunk
+            merged.strategies[index].stoppedBecause = merged.strategies[index].stoppedBecause ?? other.stoppedBecause
+        }
+        return merged
     }
 }
 
@@ -300,9 +355,15 @@ public enum ConformanceSuite {
     /// A strategy stops after this many consecutive cases in which the implementation misbehaved
     /// the same way (crashed, hung, broke the protocol): the rest is reported as not run (CONF-11).
     package static let consecutiveFailureLimit = 3
+    /// Random traces are exploration: a crash ends its trace, not the strategy; the implementation
+    /// is restarted for the next one. Only this many misbehaving traces in a row (an
+    /// implementation that cannot run the strategy at all) stop it.
+    package static let consecutiveRandomFailureLimit = 20
 
-    /// Runs every vector of `vectors` (the built-in ones when `nil`) and `options.randomTraces`
-    /// random traces per strategy against `subject`. `progress` receives a line per case.
+    /// Runs every vector of `vectors` (the built-in ones when `nil`) against `subject`, then its
+    /// random traces: `options.randomTraces` per strategy, or, with `options.randomSeconds`, as many
+    /// as that many seconds allow, one strategy after the other in turn. `progress` receives a line
+    /// per case.
     public static func run<S: ConformanceSubject>(
         _ subject: inout S, vectors: [VectorFile]? = nil, options: ConformanceOptions = ConformanceOptions(),
         clock: () -> Double = { 0 }, progress: (String) -> Void = { _ in }
@@ -310,11 +371,14 @@ public enum ConformanceSuite {
         let files: [VectorFile]
         if let vectors { files = vectors } else { files = try VectorGenerator.files() }
         var reports: [StrategyReport] = []
+        var runs: [StrategyRun?] = []
         for strategy in AnyRateLimitStrategy.identifiers where options.includes(strategy: strategy) {
             var report = StrategyReport(strategy: strategy)
+            report.casesSelected = !(options.cases?.isEmpty ?? true)
             guard subject.strategies.contains(strategy) else {
                 report.skippedBecause = "\(subject.name) does not implement \(strategy)"
                 reports.append(report)
+                runs.append(nil)
                 continue
             }
             let profile = subject.profile(for: strategy)
@@ -329,13 +393,10 @@ public enum ConformanceSuite {
             let refusals = files.filter { $0.strategy == strategy }.flatMap(\.refusals).filter {
                 options.includes(case: $0.id)
             }
-            let indexes = options.traceIndexes
-            report.randomRequested = indexes.count
-            let total = stories.count + refusals.count + indexes.count
+            let total = stories.count + refusals.count
             func tick(_ id: String) {
                 progress("\(strategy) \(report.outcomes.count + report.refusals.count + 1)/\(total) \(id)")
             }
-
             for story in stories {
                 tick(story.id)
                 let outcome = run.story(story, on: &subject)
@@ -354,40 +415,93 @@ public enum ConformanceSuite {
                     break
                 }
             }
-            for index in indexes where report.stoppedBecause == nil {
-                var rng = SeededGenerator(seed: options.seed, stream: strategy, index: index)
-                guard
-                    let trace = TraceGenerator.trace(
-                        strategy, steps: options.randomSteps, profile: profile, using: &rng)
-                else { break }
-                let id = "\(strategy)/random-seed-\(options.seed)-trace-\(index)"
-                tick(id)
-                var outcome = run.trace(trace, id: id, origin: .random(index: index), on: &subject)
-                if outcome.level == .exact { (outcome.answers, outcome.expected, outcome.trace) = ([], [], nil) }
-                report.outcomes.append(outcome)
-                if let reason = run.stop(after: outcome) {
-                    report.stoppedBecause = reason
-                    break
-                }
-            }
             if let stopped = report.stoppedBecause {
                 let notRun = total - report.outcomes.count - report.refusals.count
                 report.stoppedBecause = "\(stopped); \(notRun) case\(notRun == 1 ? "" : "s") not run"
             }
-            // Shrink the first random trace of the most severe kind.
-            let failing = report.randomTraces.filter { $0.level == .failed || $0.level == .safety }
-            if let worst = failing.max(by: { ($0.primary?.kind ?? .difference) < ($1.primary?.kind ?? .difference) }),
-                case .random(let index) = worst.origin, report.stoppedBecause == nil
-            {
-                progress("\(strategy) shrinking \(worst.id)")
-                report.shrunk = Shrinker.shrink(
-                    worst, strategy: strategy, seed: options.seed, index: index, randomSteps: options.randomSteps,
-                    run: &run, on: &subject)
-            }
             report.seconds = clock() - started
             reports.append(report)
+            runs.append(run)
+        }
+
+        // Random traces: each strategy in turn runs its next one, until every strategy has run its
+        // count, or the seconds are spent.
+        let deadline = options.randomSeconds.map { clock() + $0 }
+        let indexes = options.traceIndexes
+        var position = 0
+        var more = true
+        while more {
+            more = false
+            for slot in reports.indices {
+                guard var run = runs[slot], reports[slot].stoppedBecause == nil else { continue }
+                let index: Int
+                if deadline != nil {
+                    index = reports[slot].randomRequested
+                } else {
+                    guard position < indexes.count else { continue }
+                    index = indexes[position]
+                }
+                if let deadline, clock() >= deadline { break }
+                let strategy = reports[slot].strategy
+                let started = clock()
+                guard let trace = Self.randomTrace(strategy, index: index, options: options, profile: run.profile)
+                else { continue }
+                let id = "\(strategy)/random-seed-\(options.seed)-trace-\(index)"
+                progress(
+                    "\(strategy) random \(index + 1)\(deadline == nil ? "/\(indexes.count)" : "") (\(trace.steps.count) steps)"
+                )
+                var outcome = run.trace(trace, id: id, origin: .random(index: index), on: &subject)
+                if let ran = outcome.trace {
+                    let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
+                    for (step, answer) in zip(ran.steps, outcome.expected) {
+                        for clause in VectorGenerator.clausesReached(by: step.event, answer: answer, prefix: prefix) {
+                            reports[slot].clauseHits[clause, default: 0] += 1
+                        }
+                    }
+                }
+                if outcome.level == .exact { (outcome.answers, outcome.expected, outcome.trace) = ([], [], nil) }
+                reports[slot].outcomes.append(outcome)
+                reports[slot].randomRequested += 1
+                if let reason = run.stop(after: outcome, limit: Self.consecutiveRandomFailureLimit) {
+                    reports[slot].stoppedBecause = "\(reason); the rest of its random traces not run"
+                }
+                reports[slot].seconds += clock() - started
+                runs[slot] = run
+                more = true
+            }
+            position += 1
+        }
+
+        // Shrink each strategy's first random trace of the most severe kind.
+        for slot in reports.indices {
+            guard var run = runs[slot] else { continue }
+            let report = reports[slot]
+            let failing = report.randomTraces.filter { $0.level == .failed || $0.level == .safety }
+            guard
+                let worst = failing.max(by: { ($0.primary?.kind ?? .difference) < ($1.primary?.kind ?? .difference) }),
+                case .random(let index) = worst.origin, report.stoppedBecause == nil
+            else { continue }
+            let started = clock()
+            progress("\(report.strategy) shrinking \(worst.id)")
+            reports[slot].shrunk = Shrinker.shrink(
+                worst, strategy: report.strategy, seed: options.seed, index: index, randomSteps: options.randomSteps,
+                until: options.shrinkSeconds.map { started + $0 } ?? .infinity, clock: clock, run: &run, on: &subject)
+            reports[slot].seconds += clock() - started
+            runs[slot] = run
         }
         return ConformanceReport(implementation: subject.name, strategies: reports)
+    }
+
+    /// Random trace `index` of `strategy`: its swarm, its length (at most `options.randomSteps`),
+    /// then its events, all drawn from the stream of `(options.seed, strategy, index)`, so that
+    /// `--seed S --random-steps N --trace K` replays it.
+    static func randomTrace(
+        _ strategy: String, index: Int, options: ConformanceOptions, profile: ImplementationProfile
+    ) -> Trace? {
+        var rng = SeededGenerator(seed: options.seed, stream: strategy, index: index)
+        let swarm = Swarm.draw(using: &rng)
+        let steps = TraceGenerator.length(of: index, maximum: options.randomSteps, times: swarm.times, using: &rng)
+        return TraceGenerator.trace(strategy, steps: steps, profile: profile, swarm: swarm, using: &rng)
     }
 
     /// The reference model's answers to every step of `trace`.
@@ -413,7 +527,7 @@ struct StrategyRun {
 
     /// Why the strategy must stop after `outcome`, if it must: the implementation misbehaved the
     /// same way in the last ``ConformanceSuite/consecutiveFailureLimit`` cases.
-    mutating func stop(after outcome: CaseOutcome) -> String? {
+    mutating func stop(after outcome: CaseOutcome, limit: Int = ConformanceSuite.consecutiveFailureLimit) -> String? {
         guard outcome.skippedBecause == nil else { return nil }
         guard let failure = outcome.subjectFailure else {
             misbehaviours = nil
@@ -421,7 +535,7 @@ struct StrategyRun {
         }
         let count = misbehaviours?.kind == failure.kind ? (misbehaviours?.count ?? 0) + 1 : 1
         misbehaviours = (failure.kind, count)
-        guard count >= ConformanceSuite.consecutiveFailureLimit else { return nil }
+        guard count >= limit else { return nil }
         return "stopped after \(count) consecutive cases in which the implementation \(failure.kind.pastTense)"
     }
 

@@ -24,6 +24,9 @@ public struct ExhaustiveOptions: Sendable {
     public var onlyPath: Int?
     /// Stop at the first strategy that fails (a mutation score only needs to know that one does).
     public var stopAtFirstFailure = false
+    /// Seconds each strategy's paths may take (a budgeted run's share); the paths come shallow
+    /// transitions first, so a strategy stopped early has replayed the ones nearest creation.
+    public var secondsPerStrategy: Double?
 
     /// The depth `--exhaustive default` runs: every transition of every state within 2 events,
     /// which finds every mutant of the model and every bug the Python example injects
@@ -127,6 +130,7 @@ extension ConformanceSuite {
                 tolerance: options.toleranceNanoseconds ?? profile.toleranceNanoseconds)
             let indexes = options.onlyPath.map { $0 < cover.paths.count ? [$0] : [] } ?? Array(cover.paths.indices)
             for index in indexes {
+                if let share = options.secondsPerStrategy, clock() - started > share { break }
                 if index % 200 == 0 {
                     progress(
                         "\(strategy) exhaustive depth \(options.depth): path \(index + 1)/\(cover.paths.count), \(report.steps) steps"
@@ -187,26 +191,42 @@ package struct ExhaustiveCover: Sendable {
         self.walk = walk
         var paths: [Path] = []
         var next = graph.edges.map { _ in 0 }  // per state, its first transition not yet taken
-        for state in graph.edges.indices {
-            while next[state] < graph.edges[state].count {
-                var edges = graph.path(to: state)
-                var depths = edges.indices.map { $0 + 1 }
-                var current = state
-                while current < graph.edges.count, next[current] < graph.edges[current].count {
-                    let edge = graph.edges[current][next[current]]
-                    next[current] += 1
-                    edges.append(edge)
-                    depths.append(graph.depths[current] + 1)
-                    current = edge.target
+        // A path follows untaken transitions as far as they go. A state's transitions were found
+        // at the instant of its first discovery, and states equal up to a shift of time are one
+        // state, so a transition taken after arriving by another way may lie before the instant
+        // arrived at: on a monotonic clock the path ends there, and that transition starts a path
+        // of its own (from the creation, by the way the state was first found) in a later round.
+        var untaken = true
+        while untaken {
+            untaken = false
+            for state in graph.edges.indices {
+                while next[state] < graph.edges[state].count {
+                    var edges = graph.path(to: state)
+                    var depths = edges.indices.map { $0 + 1 }
+                    var current = state
+                    while current < graph.edges.count, next[current] < graph.edges[current].count {
+                        let edge = graph.edges[current][next[current]]
+                        let latest = edges.last?.now ?? graph.createdAt[state]
+                        if profile.monotonic, edge.now < latest, current != state {
+                            untaken = true
+                            break
+                        }
+                        next[current] += 1
+                        edges.append(edge)
+                        depths.append(graph.depths[current] + 1)
+                        current = edge.target
+                    }
+                    let instants = [graph.createdAt[state]] + edges.map(\.now)
+                    if profile.monotonic, zip(instants, instants.dropFirst()).contains(where: { $0 > $1 }) { continue }
+                    let steps = edges.map { TraceStep(now: $0.now, event: ConformanceEvent(space.events[$0.event])) }
+                    var trace = Trace(configuration: space.strategy, createdAt: graph.createdAt[state], steps: steps)
+                    if profile.timeUnitNanoseconds > 1 {
+                        guard let scaled = trace.scaled(by: profile.timeUnitNanoseconds) else { continue }
+                        trace = scaled
+                    }
+                    if profile.createdAtFirstEvent, let first = trace.steps.first { trace.createdAt = first.now }
+                    paths.append(Path(trace: trace, depths: depths))
                 }
-                let steps = edges.map { TraceStep(now: $0.now, event: ConformanceEvent(space.events[$0.event])) }
-                var trace = Trace(configuration: space.strategy, createdAt: graph.createdAt[state], steps: steps)
-                if profile.timeUnitNanoseconds > 1 {
-                    guard let scaled = trace.scaled(by: profile.timeUnitNanoseconds) else { continue }
-                    trace = scaled
-                }
-                if profile.createdAtFirstEvent, let first = trace.steps.first { trace.createdAt = first.now }
-                paths.append(Path(trace: trace, depths: depths))
             }
         }
         self.paths = paths

@@ -166,7 +166,14 @@ public struct ImplementationProfile: Hashable, Sendable {
             )
         }
         if largestPermits < .max {
-            lines.append("CORE-4 acquires and releases of more than \(largestPermits) permits, the profile's largest")
+            lines.append(
+                "CORE-4 acquires and releases of more than \(largestPermits) permits, the profile's largest; a remaining above it is judged as \(largestPermits)"
+            )
+        }
+        if toleranceNanoseconds > 0 {
+            lines.append(
+                "CONF-6 instants to the nanosecond: answers within \(toleranceNanoseconds) ns of the Spec's, the profile's tolerance, are judged exact"
+            )
         }
         if monotonic { lines.append("CORE-10 time going backwards (monotonic clock)") }
         if !events.contains(.weighted) { lines.append("CORE-4 weighted acquires (acquire(n) with n > 1)") }

@@ -62,8 +62,29 @@ extension ConformanceReport {
                 lines.append("SKIP \(report.strategy): \(count) case\(count == 1 ? "" : "s") \(reason)")
             }
             if let reason = report.stoppedBecause { lines.append("STOP \(report.strategy): \(reason)") }
+            if let reason = report.belowFloor {
+                lines.append(
+                    "THIN \(report.strategy): too little checked to judge it (\(reason)); the run does not pass")
+            }
         }
         return lines
+    }
+
+    /// Per strategy whose random traces ran, the steps that reached each clause, and the clauses a
+    /// step can reach (`VectorGenerator.clausesReached`) that none did.
+    package var coverageLines: [String] {
+        strategies.compactMap { report in
+            guard !report.clauseHits.isEmpty else { return nil }
+            let prefix = AnyRateLimitStrategy.clausePrefixes[report.strategy] ?? report.strategy
+            let reachable =
+                ["CORE-6", "CORE-7", "CORE-8", "CORE-9", "CORE-12", "CORE-13"] + (4...10).map { "\(prefix)-\($0)" }
+            let hits = report.clauseHits.keys.sorted(by: VectorGenerator.clauseOrder).map {
+                "\($0) \(report.clauseHits[$0] ?? 0)"
+            }
+            let missed = reachable.filter { report.clauseHits[$0] == nil }
+            return "COVERAGE \(report.strategy): \(hits.joined(separator: ", "))"
+                + (missed.isEmpty ? "" : "; not reached: \(missed.joined(separator: ", "))")
+        }
     }
 
     /// Findings grouped by cause, the most severe first, each with its smallest case (CONF-10).
@@ -166,7 +187,7 @@ extension ConformanceReport {
         return "\(units / 10_000).\(String(repeating: "0", count: 4 - fraction.count))\(fraction)"
     }
 
-    static func seconds(_ value: Double) -> String {
+    package static func seconds(_ value: Double) -> String {
         let milliseconds = Int((value * 1_000).rounded())
         return
             "\(milliseconds / 1_000).\(String(repeating: "0", count: 3 - String(milliseconds % 1_000).count))\(milliseconds % 1_000)s"
@@ -189,7 +210,7 @@ extension StrategyReport {
             ? "\(level.rawValue) ±\(toleranceNanoseconds)ns" : level.rawValue
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         let stories = self.stories.filter { $0.skippedBecause == nil }
         let random = randomTraces.filter { $0.skippedBecause == nil }
         var members: [(String, JSONValue)] = [
@@ -215,6 +236,17 @@ extension StrategyReport {
             ("milliseconds", .integer(Int64((seconds * 1_000).rounded()))),
         ]
         if let reason = skippedBecause { members.append(("skippedBecause", .string(reason))) }
+        if let reason = belowFloor { members.append(("belowFloor", .string(reason))) }
+        if !clauseHits.isEmpty {
+            members.append(
+                (
+                    "clauseCoverage",
+                    .object(
+                        clauseHits.keys.sorted(by: VectorGenerator.clauseOrder).map {
+                            ($0, .integer(Int64(clauseHits[$0] ?? 0)))
+                        })
+                ))
+        }
         if let reason = stoppedBecause { members.append(("stoppedBecause", .string(reason))) }
         members.append(
             (

@@ -11,8 +11,8 @@ enum Shrinker {
     static let budget = 3_000
 
     static func shrink<S: ConformanceSubject>(
-        _ original: CaseOutcome, strategy: String, seed: UInt64, index: Int, randomSteps: Int, run: inout StrategyRun,
-        on subject: inout S
+        _ original: CaseOutcome, strategy: String, seed: UInt64, index: Int, randomSteps: Int,
+        until deadline: Double = .infinity, clock: () -> Double = { 0 }, run: inout StrategyRun, on subject: inout S
     ) -> ShrunkFailure {
         let kind = original.primary?.kind ?? .difference
         let profile = run.profile
@@ -22,7 +22,7 @@ enum Shrinker {
         var runs = 0
 
         func stillFails(_ candidate: Trace) -> Bool {
-            guard runs < budget, !candidate.steps.isEmpty else { return false }
+            guard runs < budget, clock() < deadline, !candidate.steps.isEmpty else { return false }
             guard profile.contains(candidate, answers: ConformanceSuite.referenceAnswers(candidate)) else {
                 return false
             }
@@ -34,7 +34,7 @@ enum Shrinker {
         }
 
         var changed = true
-        while changed, runs < budget {
+        while changed, runs < budget, clock() < deadline {
             changed = false
             // 1. Drop chunks of steps, largest first. Steps after the failure never matter.
             if let failing = bestOutcome.primary?.step, failing > 0, failing < best.steps.count {

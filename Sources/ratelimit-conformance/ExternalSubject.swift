@@ -48,6 +48,10 @@ final class ExternalSubject: ConformanceSubject {
     /// each) and their answers always fit the pipes' buffers, so neither side can block the other.
     static let defaultWindow: Int64 = 64
 
+    /// The least time the hello is waited for: starting an interpreter on a loaded 2-core machine
+    /// took over a second (the `--timeout 1` tests failed so).
+    static let startupTimeout = 10.0
+
     init(
         command: String, timeout: Double, protocolVersion: Int64 = ExternalSubject.protocolVersion,
         window: Int64 = ExternalSubject.defaultWindow
@@ -221,7 +225,9 @@ final class ExternalSubject: ConformanceSubject {
         guard let child else { throw SubjectFailure("the implementation is not running", kind: .crashed) }
         let line: String
         do {
-            line = try child.receiveLine(timeout: timeout)
+            // The hello's wait includes starting the process, which a busy machine may take
+            // seconds to do: it gets at least `startupTimeout`, whatever --timeout says.
+            line = try child.receiveLine(timeout: types == ["hello"] ? max(timeout, Self.startupTimeout) : timeout)
         } catch {
             child.drainErrors()
             let stderr =

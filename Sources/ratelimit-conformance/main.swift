@@ -8,218 +8,6 @@ import RateLimitCore
 // JSON-lines protocol of Spec/protocol.md. Exit status 0 only when everything requested passes,
 // 1 when something fails, 2 for bad usage or an implementation that does not start.
 
-let maximumRandomTraces = 100_000
-let maximumRandomSteps = 10_000
-let maximumExhaustiveDepth = 20
-
-let usage = """
-    usage: ratelimit-conformance [options]
-
-      (no options)            run every vector against the Swift reference model: the strategies'
-                              vectors, the HTTP vectors (Spec/vectors/http) and the scenarios of
-                              composite limits and the wait queue (Spec/vectors/scenarios)
-      --exec "COMMAND"        run against an implementation started as `/bin/sh -c COMMAND`,
-                              speaking the JSON-lines protocol of Spec/protocol.md (the HTTP
-                              vectors and each machine's scenarios too when its hello declares the
-                              server-feedback, composite or wait-queue extension)
-      --random N              also run N random traces per strategy (at most \(maximumRandomTraces)),
-                              each judged step by step
-      --seed S                seed of the random traces (default: a fresh one, printed)
-      --random-steps N        steps per random trace (default 100, at most \(maximumRandomSteps))
-      --trace K               run only random trace K of the seed (no vectors): how a failure replays
-      --no-vectors            run no vector case (only random traces)
-      --strategy ID[,ID...]   only these strategies (repeatable; no HTTP vectors, no scenarios)
-      --case ID[,ID...]       only these vector cases: an id, or a prefix such as token-bucket/refill,
-                              server-feedback or wait-queue (repeatable)
-      --level exact|safety    the level required for exit status 0 (default exact)
-      --tolerance NS          judge with this tolerance in nanoseconds instead of the one each
-                              profile declares (Spec/vectors/README.md, CONF-6); 0 for strict
-      --protocol 1|2          the protocol version offered in the hello (default 2)
-      --vectors DIR           run the vector files under DIR (subfolders too) instead of the
-                              built-in ones: every *.json declaring "format":
-                              "ratelimit-conformance-vectors", "ratelimit-http-vectors" or
-                              "ratelimit-scenario-vectors" (others are listed as ignored)
-      --save-regression DIR   write a shrunk random failure there as a vector file
-      --timeout SECONDS       per answer from the implementation (default 5)
-      --window N              send up to N requests ahead of their answers to an implementation
-                              whose hello accepts it (Spec/protocol.md, "Pipelining"; default
-                              \(ExternalSubject.defaultWindow), 1 for one request at a time)
-      --exhaustive DEPTH      instead of vectors and random traces, replay every transition the
-                              reference model reaches within DEPTH events (1 to \(maximumExhaustiveDepth);
-                              default \(ExhaustiveOptions.defaultDepth) when DEPTH is "default") of each strategy's small
-                              configuration, within the implementation's profile, and shrink the
-                              first failing path (Spec/README.md, "Exhaustive checking")
-      --path K                with --exhaustive: replay only path K of each strategy
-      --mutation-score        with --exec: ask COMMAND --list-bugs for injected bugs (a name and
-                              the level that must catch it per line), run the suite against
-                              COMMAND --bug NAME for each, and report how many it catches;
-                              with --exhaustive DEPTH, the exhaustive pass at each depth from 1
-                              to DEPTH, reporting the smallest that catches each bug
-      --json                  print the report as JSON
-      --html FILE             also write the report as one self-contained HTML page, with a
-                              picture of the smallest case of every finding group
-      --matrix FILE           run every implementation FILE lists (JSON {"implementations":
-                              [{"name","version","command"}]}, or `name | version | command`
-                              lines) and print the matrix: implementation x strategy -> level
-      --markdown FILE         with --matrix: also write the matrix as Markdown (Spec/MATRIX.md)
-      --draw CASE             print an SVG picture of one vector case (with --exec: as the
-                              implementation answered it)
-      --write-vectors DIR     regenerate the vector files into DIR, DIR/http/server-feedback.json and
-                              DIR/scenarios/<machine>.json too (make vectors), and exit
-      --help                  this text
-    """
-
-struct Options {
-    var exec: String?
-    var random = 0
-    var seed: UInt64?
-    var randomSteps = 100
-    var trace: Int?
-    var noVectors = false
-    var strategies: Set<String>?
-    var cases: Set<String>?
-    var level = ConformanceLevel.exact
-    var tolerance: Int64?
-    var protocolVersion: Int64 = 2
-    var vectors: String?
-    var saveRegression: String?
-    var timeout = 5.0
-    var mutationScore = false
-    var json = false
-    var writeVectors: String?
-    var matrix: String?
-    var markdown: String?
-    var html: String?
-    var draw: String?
-    var exhaustive: Int?
-    var path: Int?
-    var window = ExternalSubject.defaultWindow
-}
-
-/// With --json, even a failure before any case prints a JSON document.
-let jsonRequested = CommandLine.arguments.contains("--json")
-
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(
-        Data(
-            "ratelimit-conformance: \(message)\n\(message.hasPrefix("usage") ? "" : "run with --help for usage\n")".utf8
-        ))
-    if jsonRequested {
-        print(JSONValue.object([("passed", .bool(false)), ("error", .string(message))]).prettyText, terminator: "")
-    }
-    ChildProcess.endHarness(status: 2)
-}
-
-func parse(_ arguments: [String]) -> Options {
-    var options = Options()
-    var iterator = arguments.makeIterator()
-    func value(_ flag: String) -> String {
-        guard let value = iterator.next() else { fail("\(flag) needs a value") }
-        return value
-    }
-    func count(_ flag: String, _ range: ClosedRange<Int>) -> Int {
-        guard let number = Int(value(flag)), range.contains(number) else {
-            fail("\(flag) needs an integer from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
-    }
-    func list(_ flag: String) -> [String] { value(flag).split(separator: ",").map(String.init) }
-    while let argument = iterator.next() {
-        switch argument {
-        case "--exec": options.exec = value(argument)
-        case "--random": options.random = count(argument, 0...maximumRandomTraces)
-        case "--seed":
-            guard let seed = UInt64(value(argument)) else { fail("--seed needs an unsigned 64-bit integer") }
-            options.seed = seed
-        case "--random-steps": options.randomSteps = count(argument, 1...maximumRandomSteps)
-        case "--trace": options.trace = count(argument, 0...maximumRandomTraces - 1)
-        case "--no-vectors": options.noVectors = true
-        case "--strategy":
-            let names = list(argument)
-            for name in names where !AnyRateLimitStrategy.identifiers.contains(name) {
-                fail("unknown strategy \(name); known: \(AnyRateLimitStrategy.identifiers.joined(separator: ", "))")
-            }
-            options.strategies = (options.strategies ?? []).union(names)
-        case "--case": options.cases = (options.cases ?? []).union(list(argument))
-        case "--level":
-            guard let level = ConformanceLevel(rawValue: value(argument)), level == .exact || level == .safety else {
-                fail("--level is exact or safety")
-            }
-            options.level = level
-        case "--tolerance":
-            guard let nanoseconds = Int64(value(argument)),
-                (0...ImplementationProfile.maximumTolerance).contains(nanoseconds)
-            else {
-                fail(
-                    "--tolerance needs an integer of nanoseconds from 0 to \(ImplementationProfile.maximumTolerance) (one second)"
-                )
-            }
-            options.tolerance = nanoseconds
-        case "--protocol":
-            guard let version = Int64(value(argument)), version == 1 || version == 2 else {
-                fail("--protocol is 1 or 2")
-            }
-            options.protocolVersion = version
-        case "--vectors": options.vectors = value(argument)
-        case "--save-regression": options.saveRegression = value(argument)
-        case "--timeout":
-            guard let seconds = Double(value(argument)), seconds > 0, seconds <= 3_600 else {
-                fail("--timeout needs seconds, more than 0 and at most 3600")
-            }
-            options.timeout = seconds
-        case "--mutation-score": options.mutationScore = true
-        case "--json": options.json = true
-        case "--write-vectors": options.writeVectors = value(argument)
-        case "--matrix": options.matrix = value(argument)
-        case "--markdown": options.markdown = value(argument)
-        case "--html": options.html = value(argument)
-        case "--draw": options.draw = value(argument)
-        case "--exhaustive":
-            let depth = value(argument)
-            guard depth == "default" || Int(depth).map({ (1...maximumExhaustiveDepth).contains($0) }) == true else {
-                fail("--exhaustive needs a depth from 1 to \(maximumExhaustiveDepth), or default")
-            }
-            options.exhaustive = Int(depth) ?? ExhaustiveOptions.defaultDepth
-        case "--path": options.path = count(argument, 0...Int(Int32.max))
-        case "--window": options.window = Int64(count(argument, 1...1_024))
-        case "--help", "-h":
-            print(usage)
-            ChildProcess.endHarness(status: 0)
-        default: fail("unknown argument \(argument)")
-        }
-    }
-    if options.mutationScore && options.exec == nil { fail("--mutation-score needs --exec") }
-    if options.matrix != nil, options.exec != nil || options.mutationScore || options.draw != nil {
-        fail("--matrix runs the implementations its file lists: it takes no --exec, --mutation-score or --draw")
-    }
-    if options.markdown != nil, options.matrix == nil { fail("--markdown writes a matrix: give --matrix FILE") }
-    if let draw = options.draw {
-        if options.cases != nil || options.trace != nil || options.noVectors {
-            fail("--draw draws one vector case: it takes no --case, --trace or --no-vectors")
-        }
-        options.cases = [draw]
-    }
-    if let trace = options.trace {
-        if options.cases != nil { fail("--trace runs one random trace and no vector case: it takes no --case") }
-        options.noVectors = true
-        options.random = max(options.random, trace + 1)
-    }
-    if options.path != nil, options.exhaustive == nil {
-        fail("--path replays a path of --exhaustive: give --exhaustive DEPTH")
-    }
-    if options.exhaustive != nil,
-        options.random > 0 || options.cases != nil || options.noVectors || options.draw != nil || options.matrix != nil
-            || options.vectors != nil || options.saveRegression != nil || options.html != nil
-    {
-        fail(
-            "--exhaustive runs no vectors or random traces: it takes no --random, --trace, --case, --no-vectors, --vectors, --draw, --matrix, --html or --save-regression"
-        )
-    }
-    if options.noVectors, options.cases != nil { fail("--no-vectors and --case do not go together") }
-    if options.noVectors, options.random == 0 { fail("--no-vectors runs random traces only: give --random N") }
-    return options
-}
-
 let options = parse(Array(CommandLine.arguments.dropFirst()))
 
 // SIGINT, SIGTERM and SIGHUP end the implementation's whole process group, then the harness: no
@@ -355,7 +143,8 @@ func started(_ command: String) -> Result<ExternalSubject, ConformanceFormatErro
 /// `scenarios`: how it answered them, or why it was not asked), or why the implementation could
 /// not be run.
 func suiteResult(
-    command: String?, http: [FeedbackCase] = [], scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = []
+    command: String?, http: [FeedbackCase] = [], scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = [],
+    options suiteOptions: ConformanceOptions = suiteOptions
 ) -> Result<(ConformanceReport, Int64?, [CaseRunReport]), ConformanceFormatError> {
     let result: Result<ConformanceReport, ConformanceFormatError>
     var version: Int64?
@@ -420,9 +209,10 @@ func suiteResult(
 /// ``suiteResult(command:http:scenarios:)``, or the end of the run when the implementation could
 /// not be run.
 func runSuite(
-    command: String?, http: [FeedbackCase] = [], scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = []
+    command: String?, http: [FeedbackCase] = [], scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = [],
+    options suiteOptions: ConformanceOptions = suiteOptions
 ) -> (ConformanceReport, Int64?, [CaseRunReport]) {
-    switch suiteResult(command: command, http: http, scenarios: scenarios) {
+    switch suiteResult(command: command, http: http, scenarios: scenarios, options: suiteOptions) {
     case .success(let run): return run
     case .failure(let error): fail(error.message)
     }
@@ -431,12 +221,14 @@ func runSuite(
 /// Runs the exhaustive pass to `depth` against `command` (or the reference), or says why the
 /// implementation could not be run.
 func exhaustiveResult(
-    command: String?, depth: Int, level: ConformanceLevel = options.level, stopAtFirstFailure: Bool = false
+    command: String?, depth: Int, level: ConformanceLevel = options.level, stopAtFirstFailure: Bool = false,
+    secondsPerStrategy: Double? = nil
 ) -> Result<ExhaustiveReport, ConformanceFormatError> {
     var exhaustiveOptions = ExhaustiveOptions(
         depth: depth, strategies: options.strategies, level: level, toleranceNanoseconds: options.tolerance,
         onlyPath: options.path)
     exhaustiveOptions.stopAtFirstFailure = stopAtFirstFailure
+    exhaustiveOptions.secondsPerStrategy = secondsPerStrategy
     defer { endProgress() }
     guard let command else {
         var subject = ReferenceSubject()
@@ -451,136 +243,6 @@ func exhaustiveResult(
     defer { subject.close() }
     return .success(
         ConformanceSuite.exhaustive(&subject, options: exhaustiveOptions, clock: elapsed, progress: progress))
-}
-
-/// How the suite ran, for the matrix and the HTML page: the date, vectors, random traces, level.
-func runDescription() -> String {
-    let today = Date().formatted(.iso8601.year().month().day())
-    let source = options.vectors.map { "vectors from \($0)" } ?? "built-in vectors (\(VectorGenerator.version))"
-    let random =
-        options.random > 0
-        ? "\(options.random) random traces per strategy of \(options.randomSteps) steps (seed \(seed))"
-        : "no random traces"
-    return "\(today); \(options.noVectors ? "no vectors" : source); \(random); level \(options.level.rawValue)"
-}
-
-/// Writes `text` to `path`, or ends the run saying why it could not.
-func write(_ text: String, to path: String) {
-    do { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) } catch { fail("cannot write \(path): \(error)") }
-}
-
-/// `"COMMAND"` for the shell, single-quoted when double quotes would not keep it as it is.
-func quoted(_ command: String) -> String {
-    if !command.contains(where: { "\"$`\\".contains($0) }) { return "\"\(command)\"" }
-    return "'" + command.replacingOccurrences(of: "'", with: "'\\''") + "'"
-}
-
-/// The command that runs exactly the shrunk trace (or exhaustive path) again, with everything
-/// that decides its verdict.
-func replay(_ shrunk: ShrunkFailure) -> String {
-    var parts = ["ratelimit-conformance"]
-    if let exec = options.exec { parts += ["--exec", quoted(exec)] }
-    if let depth = shrunk.exhaustiveDepth {
-        parts += ["--exhaustive", String(depth), "--strategy", shrunk.strategy, "--path", String(shrunk.traceIndex)]
-    } else {
-        parts += [
-            "--strategy", shrunk.strategy, "--seed", String(shrunk.seed), "--random-steps",
-            String(shrunk.randomSteps), "--trace", String(shrunk.traceIndex),
-        ]
-    }
-    if options.level != .exact { parts += ["--level", options.level.rawValue] }
-    if let tolerance = options.tolerance { parts += ["--tolerance", String(tolerance)] }
-    if options.protocolVersion != ExternalSubject.protocolVersion {
-        parts += ["--protocol", String(options.protocolVersion)]
-    }
-    if options.timeout != 5 { parts += ["--timeout", String(options.timeout)] }
-    if options.window != ExternalSubject.defaultWindow { parts += ["--window", String(options.window)] }
-    return parts.joined(separator: " ")
-}
-
-/// Whether a run passes: something ran (a strategy, HTTP cases or scenarios), every strategy that
-/// ran reached the level asked, and every HTTP case and scenario asked was answered as the Spec says.
-func runPasses(_ report: ConformanceReport, _ extras: [CaseRunReport]) -> Bool {
-    let strategiesRan = report.strategies.contains { $0.level != .skipped || $0.validation != .skipped }
-    let extrasRan = extras.contains { $0.notRun == nil && $0.cases > 0 }
-    return (strategiesRan || extrasRan) && (!strategiesRan || report.passes(at: options.level))
-        && extras.allSatisfy(\.passed)
-}
-
-func printReport(_ report: ConformanceReport, version: Int64?, extras: [CaseRunReport]) {
-    print("ratelimit-conformance: \(report.implementation)" + (version.map { " (protocol \($0))" } ?? ""))
-    let ignored =
-        ignoredFiles.isEmpty
-        ? ""
-        : " (ignored \(ignoredFiles.count) JSON file\(ignoredFiles.count == 1 ? "" : "s") not declaring the vector format: \(ignoredFiles.joined(separator: ", ")))"
-    let source =
-        options.vectors.map { "vectors from \($0)\(ignored)" } ?? "built-in vectors (\(VectorGenerator.version))"
-    let vectorsRun = options.noVectors ? "no vectors" : source
-    let random =
-        options.trace.map { "random trace \($0) of seed \(seed), \(options.randomSteps) steps" }
-        ?? "\(options.random) random traces per strategy"
-        + (options.random > 0 ? " of \(options.randomSteps) steps (seed \(seed))" : "")
-    print("\(vectorsRun); \(random); level \(options.level.rawValue)")
-    print("")
-    for line in report.table { print(line) }
-    let sections: [(String?, [String])] = [
-        (nil, report.skippedLines), ("Findings by cause, the most severe first:", report.findingLines),
-        ("Cases that differ:", report.caseLines),
-    ]
-    for (title, lines) in sections where !lines.isEmpty {
-        print("")
-        if let title { print(title) }
-        for line in lines { print(line) }
-    }
-    for strategy in report.strategies {
-        guard let shrunk = strategy.shrunk else { continue }
-        let kind = shrunk.outcome.primary?.kind.name ?? "difference"
-        print("")
-        print(
-            "\(strategy.strategy): random trace \(shrunk.traceIndex) (seed \(shrunk.seed)) fails (\(kind)); shrunk from \(shrunk.original.trace?.steps.count ?? 0) to \(shrunk.trace.steps.count) steps in \(shrunk.runs) runs:"
-        )
-        for line in shrunk.lines { print(line) }
-        print("replay: \(replay(shrunk))")
-        print("as a regression vector:")
-        print(shrunk.vectorFile.json.prettyText, terminator: "")
-        if let directory = options.saveRegression {
-            do {
-                let path = (directory as NSString).appendingPathComponent(
-                    "\(strategy.strategy)-seed-\(shrunk.seed)-trace-\(shrunk.traceIndex).json")
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                try Data(shrunk.vectorFile.json.prettyText.utf8).write(to: URL(fileURLWithPath: path))
-                print("saved \(path)")
-            } catch {
-                print("could not save the regression vector: \(error)")
-            }
-        }
-    }
-    if !extras.isEmpty { print("") }
-    for line in extras.flatMap(\.lines) { print(line) }
-    print("")
-    let ran = report.strategies.filter { $0.level != .skipped }.count
-    let tolerance =
-        report.strategies.contains { $0.toleranceNanoseconds > 0 && $0.level != .skipped }
-        ? " (within the tolerance shown by ±)" : ""
-    let differing = extras.filter { !$0.passed }.map {
-        "\($0.failures.count) of \($0.cases) \($0.label) cases differ from \($0.specFile)"
-    }
-    let feedbackFailure = differing.isEmpty ? nil : differing.joined(separator: "; ")
-    if ran > 0, !report.passes(at: options.level) {
-        print(
-            "FAIL: not every strategy that ran conforms at level \(options.level.rawValue)"
-                + (feedbackFailure.map { "; \($0)" } ?? ""))
-    } else if let feedbackFailure {
-        print("FAIL: \(feedbackFailure)")
-    } else if ran > 0 {
-        print(
-            "PASS: \(ran) of \(report.strategies.count) strategies conform at level \(options.level.rawValue) or better\(tolerance)"
-        )
-    } else if runPasses(report, extras) {
-        print("PASS: every HTTP case and scenario asked is answered as the Spec says (no strategy ran)")
-    } else {
-        print("FAIL: not every strategy that ran conforms at level \(options.level.rawValue) (nothing ran)")
-    }
 }
 
 if let file = options.matrix {
@@ -643,14 +305,7 @@ if let depth = options.exhaustive, !options.mutationScore {
             "exhaustive pass to depth \(depth): every transition of every state the reference reaches in fewer than \(depth) events, replayed from creation\(options.path.map { " (path \($0) only)" } ?? ""); level \(options.level.rawValue)"
         )
         print("")
-        for line in report.table { print(line) }
-        for line in report.lines { print(line) }
-        for strategy in report.strategies {
-            guard let shrunk = strategy.shrunk else { continue }
-            print("replay: \(replay(shrunk))")
-            print("as a regression vector:")
-            print(shrunk.vectorFile.json.prettyText, terminator: "")
-        }
+        printExhaustive(report)
         print("")
         let ran = report.strategies.filter { $0.skippedBecause == nil }.count
         print(
@@ -661,159 +316,100 @@ if let depth = options.exhaustive, !options.mutationScore {
     ChildProcess.endHarness(status: passed ? 0 : 1)
 }
 
-if options.mutationScore, let command = options.exec {
-    // The unmutated implementation must pass, and every injected bug must fail the level it
-    // declares (`NAME LEVEL` per line; a bare NAME must fail the --level asked for).
-    let (clean, _, cleanScenarios) =
-        options.exhaustive == nil ? runSuite(command: command, scenarios: selectedScenarios) : (nil, nil, [])
-    let listing = Process()
-    listing.executableURL = URL(fileURLWithPath: "/bin/sh")
-    listing.arguments = ["-c", "\(command) --list-bugs"]
-    let pipe = Pipe()
-    listing.standardOutput = pipe
-    do { try listing.run() } catch { fail("cannot run \(command) --list-bugs: \(error)") }
-    let listed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    listing.waitUntilExit()
-    var bugs: [(name: String, level: ConformanceLevel)] = []
-    for line in listed.split(whereSeparator: \.isNewline) {
-        let words = line.split(separator: " ").map(String.init)
-        guard let name = words.first else { continue }
-        guard words.count <= 2, let level = words.count == 2 ? ConformanceLevel(rawValue: words[1]) : options.level,
-            level == .exact || level == .safety
-        else {
-            fail("\(command) --list-bugs: \"\(line)\" is not NAME or NAME exact|safety")
-        }
-        bugs.append((name, level))
+if options.mutationScore, let command = options.exec { runMutationScore(command: command) }
+
+/// Explores the extensions `command` declares with generated scenarios until `deadline` (or only
+/// scenario `only` of `machines`); `nil` when it declares none of them.
+func exploreScenarios(
+    command: String, until deadline: Double, machines: [ScenarioMachine] = ScenarioGenerator.machines,
+    only: Int? = nil
+) -> ScenarioExplorationReport? {
+    let subject: ExternalSubject
+    switch started(command) {
+    case .success(let running): subject = running
+    case .failure(let error): fail(error.message)
     }
-    guard listing.terminationStatus == 0, !bugs.isEmpty else { fail("\(command) --list-bugs listed no bugs") }
-    var rows: [[String]] = []
-    var caught = 0
-    var results: [JSONValue] = []
-    if let depth = options.exhaustive {
-        // The exhaustive pass at each depth in turn: the smallest that catches each bug.
-        let cleanRun: ExhaustiveReport
-        switch exhaustiveResult(command: command, depth: depth) {
-        case .success(let run): cleanRun = run
-        case .failure(let error): fail(error.message)
-        }
-        for bug in bugs {
-            var found: (depth: Int, finding: String)?
-            for attempt in 1...depth where found == nil {
-                progress("mutation score: \(bug.name), depth \(attempt)")
-                let report: ExhaustiveReport
-                switch exhaustiveResult(
-                    command: "\(command) --bug \(bug.name)", depth: attempt, level: bug.level, stopAtFirstFailure: true)
-                {
-                case .success(let run): report = run
-                case .failure(let error): fail(error.message)
-                }
-                guard let failing = report.strategies.first(where: { $0.failure != nil }) else { continue }
-                let primary = failing.shrunk?.outcome.primary ?? failing.failure?.primary
-                found = (attempt, "\(failing.strategy) \(primary.map { "\($0.cause.clause) \($0.kind.name)" } ?? "")")
-            }
-            if found == nil, !selectedScenarios.isEmpty {
-                // A bug of a machine beyond the strategies (composite, wait queue) shows in their
-                // scenarios, which are judged exactly at every depth: depth 0 stands for them.
-                let (_, _, scenarios) = runSuite(
-                    command: "\(command) --bug \(bug.name)", scenarios: selectedScenarios)
-                if let differing = scenarios.first(where: { !$0.passed }), let first = differing.failures.first {
-                    found = (0, "\(first.id) differs")
-                }
-            }
-            if found != nil { caught += 1 }
-            rows.append([
-                bug.name, bug.level.rawValue,
-                found.map { $0.depth == 0 ? "caught by the scenarios" : "caught at depth \($0.depth)" } ?? "MISSED",
-                found?.finding ?? "-",
-            ])
-            var fields: [(String, JSONValue)] = [
-                ("bug", .string(bug.name)), ("level", .string(bug.level.rawValue)), ("caught", .bool(found != nil)),
-            ]
-            if let found {
-                // Depth 0: caught by the scenarios, which the exhaustive pass does not walk.
-                fields += [
-                    found.depth == 0 ? ("caughtBy", .string("scenarios")) : ("depth", .integer(Int64(found.depth))),
-                    ("finding", .string(found.finding)),
-                ]
-            }
-            results.append(.object(fields))
-        }
-        endProgress()
-        let cleanPasses = cleanRun.passes(at: options.level)
-        if options.json {
-            print(
-                JSONValue.object([
-                    ("implementation", .string(cleanRun.implementation)), ("exhaustiveDepth", .integer(Int64(depth))),
-                    ("cleanPasses", .bool(cleanPasses)), ("caught", .integer(Int64(caught))),
-                    ("bugs", .integer(Int64(bugs.count))), ("results", .array(results)),
-                ]).prettyText, terminator: "")
-        } else {
-            print(
-                "ratelimit-conformance: exhaustive mutation score for \(cleanRun.implementation), depths 1 to \(depth)")
-            print(
-                "the implementation without bugs: \(cleanPasses ? "passes" : "FAILS") the exhaustive pass to depth \(depth) at level \(options.level.rawValue)"
-            )
-            print("")
-            for line in TextTable.render(header: ["bug", "must fail", "result", "first finding"], rows: rows) {
-                print(line)
-            }
-            print("")
-            print(
-                "mutation score: \(caught)/\(bugs.count) injected bugs caught by the exhaustive pass to depth \(depth)")
-        }
-        ChildProcess.endHarness(status: cleanPasses && caught == bugs.count ? 0 : 1)
-    }
-    guard let clean else { fail("the suite did not run") }
-    for bug in bugs {
-        // A scenario answered otherwise than its vectors catches a bug at every level (they are
-        // judged exactly).
-        let (report, _, scenarios) = runSuite(
-            command: "\(command) --bug \(bug.name)", scenarios: selectedScenarios)
-        let differing = scenarios.filter { !$0.passed }
-        let failing =
-            report.strategies.filter { $0.level < bug.level && $0.level != .skipped }.map(\.strategy)
-            + differing.map(\.label)
-        let isCaught = !report.passes(at: bug.level) || !differing.isEmpty
-        if isCaught { caught += 1 }
-        let first =
-            report.strategies.lazy.compactMap { strategy in
-                strategy.groups.first.map { "\(strategy.strategy) \($0.cause.clause) \($0.kind.name)" }
-            }.first ?? differing.first.flatMap { $0.failures.first.map { "\($0.id) differs" } } ?? "-"
-        rows.append([
-            bug.name, bug.level.rawValue, isCaught ? "caught" : "MISSED", failing.joined(separator: ","), first,
-        ])
-        results.append(
-            .object([
-                ("bug", .string(bug.name)), ("level", .string(bug.level.rawValue)), ("caught", .bool(isCaught)),
-                ("failingStrategies", .array(failing.map(JSONValue.string))), ("worstFinding", .string(first)),
-            ]))
-    }
-    let cleanPasses = clean.passes(at: options.level) && cleanScenarios.allSatisfy(\.passed)
-    if options.json {
-        print(
-            JSONValue.object([
-                ("implementation", .string(clean.implementation)), ("cleanPasses", .bool(cleanPasses)),
-                ("caught", .integer(Int64(caught))), ("bugs", .integer(Int64(bugs.count))),
-                ("results", .array(results)),
-            ]).prettyText, terminator: "")
-    } else {
-        print("ratelimit-conformance: mutation score for \(clean.implementation)")
-        print("the implementation without bugs: \(cleanPasses ? "passes" : "FAILS") at level \(options.level.rawValue)")
-        print("")
-        for line in TextTable.render(
-            header: ["bug", "must fail", "result", "strategies failing", "most severe finding"], rows: rows)
-        { print(line) }
-        print("")
-        print("mutation score: \(caught)/\(bugs.count) injected bugs caught, each at the level it declares")
-    }
-    ChildProcess.endHarness(status: cleanPasses && caught == bugs.count ? 0 : 1)
+    defer { subject.close() }
+    let declared = machines.filter { subject.extensions.contains($0.rawValue) }
+    guard !declared.isEmpty else { return nil }
+    var driver = ExternalScenarioDriver(subject: subject)
+    defer { endProgress() }
+    return ScenarioExploration.run(
+        declared, driver: &driver, seed: seed, maximumSteps: options.randomSteps, only: only, until: deadline,
+        shrinkSeconds: max(2, 0.05 * (options.budget ?? defaultBudget)), clock: elapsed, progress: progress)
 }
 
-let (report, version, extras) = runSuite(
-    command: options.exec, http: selectedFeedbackCases, scenarios: selectedScenarios)
+if let (machine, index) = options.scenario, let command = options.exec {
+    guard let report = exploreScenarios(command: command, until: 0, machines: [machine], only: index) else {
+        fail("the implementation does not declare the \(machine.rawValue) extension")
+    }
+    if options.json {
+        print(
+            JSONValue.object([("passed", .bool(report.passed)), ("scenarios", report.json)]).prettyText, terminator: "")
+    } else {
+        for line in report.lines { print(line) }
+        printScenarioFindings(report)
+        print("")
+        print(
+            report.passed ? "PASS: the scenario is answered as \(machine.specFile) says" : "FAIL: the scenario differs")
+    }
+    ChildProcess.endHarness(status: report.passed ? 0 : 1)
+}
+
+/// The run that explores `command` within `budget` seconds from now: the vectors (always whole),
+/// then the exhaustive pass (until a quarter of the budget, shared by the strategies), generated
+/// scenarios of the extensions it declares (an eighth), then random traces until the budget is
+/// spent (at least a tenth of it): long histories and mid-range sizes are found there.
+func exploringRun(
+    command: String, budget: Double, http: [FeedbackCase],
+    scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])]
+)
+    -> (ConformanceReport, Int64?, [CaseRunReport], Exploration)
+{
+    let start = elapsed()
+    let (vectors, version, extras) = runSuite(
+        command: command, http: http, scenarios: scenarios,
+        options: ConformanceOptions(
+            strategies: options.strategies, cases: nil, randomTraces: 0, randomSteps: options.randomSteps, seed: seed,
+            toleranceNanoseconds: options.tolerance))
+    let strategies = max(1, vectors.strategies.filter { $0.skippedBecause == nil }.count)
+    let share = max(0, start + 0.25 * budget - elapsed()) / Double(strategies)
+    let exhaustive: ExhaustiveReport
+    switch exhaustiveResult(command: command, depth: explorationDepth, secondsPerStrategy: max(share, 0.05)) {
+    case .success(let run): exhaustive = run
+    case .failure(let error): fail(error.message)
+    }
+    let generated = exploreScenarios(command: command, until: elapsed() + max(0.05, 0.125 * budget))
+    var randomOptions = ConformanceOptions(
+        strategies: options.strategies, cases: [], randomSteps: options.randomSteps, seed: seed,
+        toleranceNanoseconds: options.tolerance, randomSeconds: max(0.1 * budget, start + budget - elapsed()))
+    randomOptions.shrinkSeconds = max(2, 0.05 * budget)
+    let (random, _, _) = runSuite(command: command, options: randomOptions)
+    let exploration = Exploration(
+        budget: budget, vectors: vectors, exhaustive: exhaustive, scenarios: generated, random: random,
+        seconds: elapsed() - start)
+    return (vectors.adding(random: random), version, extras, exploration)
+}
+
+/// With --exec and nothing that asks for one thing only, the run explores within its budget.
+let explores =
+    options.exec != nil && !options.quick && options.random == 0 && options.trace == nil && options.exhaustive == nil
+    && options.cases == nil && !options.noVectors && options.vectors == nil
+var report: ConformanceReport
+var version: Int64?
+var extras: [CaseRunReport]
+var exploration: Exploration?
+if explores, let command = options.exec {
+    (report, version, extras, exploration) = exploringRun(
+        command: command, budget: options.budget ?? defaultBudget, http: selectedFeedbackCases,
+        scenarios: selectedScenarios)
+} else {
+    (report, version, extras) = runSuite(
+        command: options.exec, http: selectedFeedbackCases, scenarios: selectedScenarios, options: suiteOptions)
+}
 /// Whether the run passes: every strategy at the level asked, every HTTP case and scenario asked as
-/// the Spec says.
-let passed = runPasses(report, extras)
+/// the Spec says, every exhaustive path explored.
+let passed = runPasses(report, extras, exploration: exploration)
 if let path = options.html {
     let entry = ConformanceMatrix.Entry(
         name: report.implementation, version: version.map { "protocol \($0)" } ?? "", command: options.exec ?? "")
@@ -832,11 +428,26 @@ if options.json {
         if options.vectors != nil { members.append(("ignoredFiles", .array(ignoredFiles.map(JSONValue.string)))) }
         members.append(("seed", .string(String(seed))))
         members.append(("randomSteps", .integer(Int64(options.randomSteps))))
+        if let exploration {
+            let random = Exploration.randomCounts(report)
+            members.append(
+                (
+                    "exploration",
+                    .object([
+                        ("budgetSeconds", .integer(Int64(exploration.budget))),
+                        ("seconds", .string(ConformanceReport.seconds(exploration.seconds))),
+                        ("randomTraces", .integer(Int64(random.traces))),
+                        ("randomSteps", .integer(Int64(random.steps))),
+                        ("longestTrace", .integer(Int64(random.longest))), ("exhaustive", exploration.exhaustive.json),
+                        ("scenarios", exploration.scenarios?.json ?? .null),
+                    ])
+                ))
+        }
         json = .object(members)
     }
     print(json.prettyText, terminator: "")
 } else {
-    printReport(report, version: version, extras: extras)
+    printReport(report, version: version, extras: extras, exploration: exploration)
 }
 withExtendedLifetime(signalSources) {}
 ChildProcess.endHarness(status: passed ? 0 : 1)

@@ -216,19 +216,46 @@ struct CommandTests {
     }
 
     @Test(
-        "The vectors alone catch every bug the Python example can inject, each at the level it declares, and the mutation score says so"
+        "The vectors alone (--mutation-score --quick) catch every bug the Python example can inject except those only exploration finds, each at the level it declares"
     )
     func mutationScore() async throws {
-        let run = try await runCommand(["--exec", Repository.python, "--mutation-score"], limit: .seconds(300))
-        #expect(run.status == 0, "\(run.output)\(run.errors)")
-        let bugs = try #require(
-            Int(
-                String(
-                    run.output.split(separator: "\n").first { $0.hasPrefix("mutation score: ") }?
-                        .dropFirst("mutation score: ".count).prefix { $0 != "/" } ?? "")))
-        #expect(bugs >= 10)
-        #expect(run.output.contains("mutation score: \(bugs)/\(bugs) injected bugs caught"), "\(run.output)")
-        #expect(run.output.contains("the implementation without bugs: passes at level exact"))
+        let run = try await runCommand(
+            ["--exec", Repository.python, "--mutation-score", "--quick", "--json"], limit: .seconds(300))
+        let json = try JSONValue(parsing: run.output)
+        #expect(json["cleanPasses"] == .bool(true), "\(run.output)")
+        let results = try #require(json["results"]?.array)
+        #expect(results.count >= 70)
+        // Bugs of mid-range sizes, long histories and the extensions' serving order: no vector sets
+        // them up; the run that explores finds them (the closing note of issue 31 has the numbers).
+        let explorationOnly: Set<String> = [
+            "log-capped-at-64", "segments-ring-of-16", "window-counter-32-bit", "interval-refill-capped",
+            "log-compaction-drops-newest", "gcra-renormalise-every-1000", "fraction-lost-every-500",
+            "window-history-crash", "concurrency-crash-at-150th-event", "segments-reconfigure-drops-current",
+            "tokens-as-double-above-2-53", "counter-remaining-capped", "queue-edf-within-priority",
+            "composite-first-remaining", "queue-holds-at-most-16",
+        ]
+        let missed = Set(results.filter { $0["caught"] == .bool(false) }.compactMap { $0["bug"]?.string })
+        #expect(missed.isSubset(of: explorationOnly), "\(missed.subtracting(explorationOnly))")
+        #expect(results.count - missed.count >= 55 && run.status == (missed.isEmpty ? 0 : 1))
+        #expect(results.allSatisfy { $0["caught"] == .bool(false) || $0["caughtBy"] == .array([.string("vectors")]) })
+    }
+
+    @Test(
+        "CONF-7 a profile that leaves almost nothing checked does not pass: each strategy with no case, no admission or no clause of its own is THIN, and the exit status is 1"
+    )
+    func thinProfileFails() async throws {
+        let thin = #"{"events":[],"largestPermits":1,"toleranceNanoseconds":1000000000,"validation":false}"#
+        let run = try await runCommand(["--exec", "\(Repository.python) --profile '\(thin)'", "--quick"])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(
+            run.output.contains("THIN gcra: too little checked to judge it (no case ran within its profile: "),
+            "\(run.output)")
+        #expect(run.output.contains("FAIL: too little of "), "\(run.output)")
+        #expect(
+            run.output.contains(
+                "NOT CHECKED token-bucket: CORE-4 acquires and releases of more than 1 permits, the profile's largest; a remaining above it is judged as 1"
+            ))
+        #expect(run.output.contains("NOT CHECKED token-bucket: CONF-6 instants to the nanosecond"))
     }
 
     @Test("--exhaustive replays every transition of the walk against the Python example, which conforms on every path")
@@ -324,7 +351,7 @@ struct CommandTests {
         #expect(run.output.contains("in the original trace: step "))
         #expect(
             run.output.contains(
-                "replay: ratelimit-conformance --exec \"\(buggy)\" --strategy token-bucket --seed 3 --random-steps 100 --trace "
+                "replay: ratelimit-conformance --exec \"\(buggy)\" --strategy token-bucket --seed 3 --random-steps \(ConformanceOptions.defaultRandomSteps) --trace "
             ))
         #expect(run.output.contains("\"format\": \"ratelimit-conformance-vectors\""))
         let saved = try FileManager.default.contentsOfDirectory(atPath: folder)
@@ -367,7 +394,9 @@ struct CommandTests {
     @Test(
         "--protocol 1 offers version 1: an implementation of protocol 1 keeps working, judged with the Spec's profile")
     func protocolOne() async throws {
-        let run = try await runCommand(["--exec", Repository.python, "--protocol", "1", "--strategy", "gcra"])
+        let run = try await runCommand([
+            "--quick", "--exec", Repository.python, "--protocol", "1", "--strategy", "gcra",
+        ])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("python-example 1 (protocol 1)"))
         let old = try await runCommand([
@@ -403,7 +432,8 @@ struct FeedbackExtensionTests {
         defer { Repository.remove(logFolder) }
         let log = (logFolder as NSString).appendingPathComponent("transcript.jsonl")
         let run = try await runCommand(
-            ["--exec", "python3 \(fixtures)/recorder.py \(retryAfterOnly)"], environment: ["RECORD_FILE": log])
+            ["--quick", "--exec", "python3 \(fixtures)/recorder.py \(retryAfterOnly)"],
+            environment: ["RECORD_FILE": log])
         #expect(run.status == 1, "\(run.output)\(run.errors)")
         let cases = HTTPFeedbackCatalogue.cases()
         let differing = run.output.split(separator: "\n").filter { $0.hasPrefix("DIFF server-feedback/") }
@@ -518,7 +548,7 @@ struct VerdictTests {
         arguments: ["zero-retry", "negative-retry", "negative-remaining", "past-end"])
     func malformedAnswers(_ mode: String) async throws {
         let run = try await runCommand([
-            "--exec", hostile(mode), "--level", "safety", "--strategy", "gcra,leaky-bucket-meter",
+            "--quick", "--exec", hostile(mode), "--level", "safety", "--strategy", "gcra,leaky-bucket-meter",
         ])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.output.contains("malformed answer"), "\(run.output)")
@@ -527,7 +557,7 @@ struct VerdictTests {
     @Test("CONF-4 CORE-9 An admitted invalid event is an over-admission at level safety")
     func admittedInvalidEvent() async throws {
         let run = try await runCommand([
-            "--exec", hostile("admit-invalid"), "--level", "safety", "--strategy", "token-bucket",
+            "--quick", "--exec", hostile("admit-invalid"), "--level", "safety", "--strategy", "token-bucket",
         ])
         #expect(run.status == 1)
         #expect(run.output.contains("FAIL token-bucket CORE-9 negative permits: over-admission"), "\(run.output)")
@@ -536,7 +566,7 @@ struct VerdictTests {
     @Test("CONF-4 CORE-7 rejected where the Spec answers neverAllowed fails level safety")
     func neverAllowedAsRejected() async throws {
         let run = try await runCommand([
-            "--exec", hostile("never-as-rejected"), "--level", "safety", "--strategy", "fixed-window",
+            "--quick", "--exec", hostile("never-as-rejected"), "--level", "safety", "--strategy", "fixed-window",
         ])
         #expect(run.status == 1)
         #expect(run.output.contains("CORE-7 never allowed: retry forever"), "\(run.output)")
@@ -546,7 +576,7 @@ struct VerdictTests {
         "CONF-5 CONF-9 A limiter that never admits fails level safety, and the report shows it admitted 0%",
         arguments: ["reject-everything", "reject-retry-1"])
     func neverAdmits(_ mode: String) async throws {
-        let run = try await runCommand(["--exec", hostile(mode), "--level", "safety", "--strategy", "gcra"])
+        let run = try await runCommand(["--quick", "--exec", hostile(mode), "--level", "safety", "--strategy", "gcra"])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.output.contains("liveness"), "\(run.output)")
         let row = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("gcra ") })
@@ -573,7 +603,7 @@ struct VerdictTests {
     )
     func refusedAdministration() async throws {
         let run = try await runCommand([
-            "--exec", hostile("refuse-admin"), "--level", "safety", "--strategy", "token-bucket,concurrency",
+            "--quick", "--exec", hostile("refuse-admin"), "--level", "safety", "--strategy", "token-bucket,concurrency",
         ])
         #expect(run.status == 1)
         #expect(run.output.contains("FAIL token-bucket TB-9 reset: malformed answer"), "\(run.output)")
@@ -669,10 +699,12 @@ struct VerdictTests {
         #expect(
             columns[1] == "exact" && columns[columns.count - 2] == "exact",
             "refusal cases ran, scaled to the unit: \(columns)")
-        let bad = try await runCommand(["--exec", hostile("none", profile: #"{"timeUnit":1000}"#)])
+        let bad = try await runCommand(["--quick", "--exec", hostile("none", profile: #"{"timeUnit":1000}"#)])
         #expect(bad.status == 2)
         #expect(bad.errors.contains("unknown profile member \"timeUnit\""), "\(bad.errors)")
-        let loose = try await runCommand(["--exec", hostile("none", profile: #"{"toleranceNanoseconds":2000000000}"#)])
+        let loose = try await runCommand([
+            "--quick", "--exec", hostile("none", profile: #"{"toleranceNanoseconds":2000000000}"#),
+        ])
         #expect(loose.status == 2)
         #expect(loose.errors.contains("must be at most 1000000000 (one second)"), "\(loose.errors)")
         #expect(try await runCommand(["--tolerance", "1000000001"]).status == 2)
@@ -681,12 +713,12 @@ struct VerdictTests {
     @Test("CONF-6 A tolerance declared in the profile is stated in the report, and --tolerance 0 judges strictly")
     func toleranceStated() async throws {
         let profile = #"{"toleranceNanoseconds":2}"#
-        let run = try await runCommand(["--exec", hostile("none", profile: profile), "--strategy", "gcra"])
+        let run = try await runCommand(["--quick", "--exec", hostile("none", profile: profile), "--strategy", "gcra"])
         #expect(run.status == 0)
         #expect(run.output.contains(" exact ±2ns "), "\(run.output)")
         #expect(run.output.contains("conform at level exact or better (within the tolerance shown by ±)"))
         let strict = try await runCommand([
-            "--exec", hostile("none", profile: profile), "--strategy", "gcra", "--tolerance", "0",
+            "--quick", "--exec", hostile("none", profile: profile), "--strategy", "gcra", "--tolerance", "0",
         ])
         #expect(strict.status == 0)
         #expect(!strict.output.contains("±"), "\(strict.output)")

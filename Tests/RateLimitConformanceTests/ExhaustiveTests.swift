@@ -143,6 +143,24 @@ struct ExhaustiveTests {
             report.violations.contains { $0.contains("\(bound.clause) ") }, "\(bound.clause) unchecked: \(report)")
     }
 
+    @Test(
+        "CONF-7 the exhaustive pass honours a monotonic profile: no path of any strategy sends an instant before the one before it, or before creation"
+    )
+    func monotonicProfileNeverGoesBack() throws {
+        let profile = ImplementationProfile(largestInstantNanoseconds: 1_000_000, monotonic: true)
+        for strategy in AnyRateLimitStrategy.identifiers {
+            let cover = try #require(ExhaustiveCover(strategy, profile: profile, depth: 2))
+            #expect(cover.paths.count > 10, "\(strategy)")
+            for (index, path) in cover.paths.enumerated() {
+                let instants = [path.trace.createdAt] + path.trace.steps.map(\.now)
+                guard zip(instants, instants.dropFirst()).allSatisfy({ $0 <= $1 }) else {
+                    Issue.record("\(strategy) path \(index) goes back: \(instants)")
+                    break
+                }
+            }
+        }
+    }
+
     @Test("CORE-7 CORE-8 the walk finds a retry-after rounded down and a refusal that records its refill")
     func relationsAreChecked() async throws {
         let tokenBucket = try #require(ExhaustiveSpace.standard(TokenBucket.identifier))

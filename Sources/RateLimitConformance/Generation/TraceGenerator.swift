@@ -62,14 +62,15 @@ package enum TraceGenerator {
     ]
 
     /// A valid configuration of `strategy` (one of ``AnyRateLimitStrategy/identifiers``) whose
-    /// spans, multiplied by `unit`, still form a valid configuration.
-    package static func configuration(_ strategy: String, unit: Int64 = 1, using rng: inout SeededGenerator)
-        -> AnyRateLimitStrategy?
-    {
+    /// spans, multiplied by `unit`, still form a valid configuration; its counts and spans drawn in
+    /// `sizes` (`small` draws as the generator always did).
+    package static func configuration(
+        _ strategy: String, unit: Int64 = 1, sizes: SizeRegime = .small, using rng: inout SeededGenerator
+    ) -> AnyRateLimitStrategy? {
         while true {
             do {
                 // An identifier this generator does not know draws nothing (rather than another strategy).
-                guard let configuration = try draw(strategy, using: &rng) else { return nil }
+                guard let configuration = try draw(strategy, sizes: sizes, using: &rng) else { return nil }
                 if configuration.scaled(by: unit) != nil { return configuration }
             } catch {
                 continue  // the Spec refuses the values drawn (CORE-3): draw again
@@ -77,65 +78,73 @@ package enum TraceGenerator {
         }
     }
 
-    /// A configuration of `strategy` from `rng`, `nil` for an identifier it does not know.
+    /// A configuration of `strategy` from `rng` in `sizes`, `nil` for an identifier it does not know.
     ///
     /// - Throws: ``RateLimitInputError`` when the Spec refuses the values drawn.
-    private static func draw(_ strategy: String, using rng: inout SeededGenerator) throws(RateLimitInputError)
-        -> AnyRateLimitStrategy?
+    private static func draw(_ strategy: String, sizes: SizeRegime, using rng: inout SeededGenerator)
+        throws(RateLimitInputError) -> AnyRateLimitStrategy?
     {
+        // A count and a span of the regime; `small` draws from `small` as the generator always did.
+        func count(small range: ClosedRange<Int64> = 1...6) -> Int64 {
+            sizes == .small ? rng.count(small: range) : rng.count(sizes)
+        }
+        func span(small range: ClosedRange<Int64> = 1...40) -> Int64 {
+            sizes == .small ? rng.span(small: range) : rng.span(sizes)
+        }
         switch strategy {
         case TokenBucket.identifier:
-            let capacity = rng.count()
+            let capacity = count()
             return .tokenBucket(
                 try TokenBucket(
-                    capacity: capacity, permitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
+                    capacity: capacity, permitsPerPeriod: count(small: 1...3), periodNanoseconds: span(),
                     initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
         case IntervalTokenBucket.identifier:
-            let capacity = rng.count()
+            let capacity = count()
             return .intervalTokenBucket(
                 try IntervalTokenBucket(
-                    capacity: capacity, tokensPerInterval: rng.count(small: 1...3), intervalNanoseconds: rng.span(),
+                    capacity: capacity, tokensPerInterval: count(small: 1...3), intervalNanoseconds: span(),
                     initialTokens: rng.chance(50) ? nil : rng.int(in: 0...capacity)))
         case GCRA.identifier:
-            return .gcra(try GCRA(burst: rng.count(), emissionIntervalNanoseconds: rng.span(small: 1...15)))
+            return .gcra(try GCRA(burst: count(), emissionIntervalNanoseconds: span(small: 1...15)))
         case PayLater.identifier:
-            let burst = rng.count()
+            let burst = count()
             return .payLater(
                 try PayLater(
-                    burst: burst, emissionIntervalNanoseconds: rng.span(small: 1...15),
+                    burst: burst, emissionIntervalNanoseconds: span(small: 1...15),
                     initialTokens: rng.chance(50) ? nil : rng.int(in: 0...burst)))
         case WarmUp.identifier:
             // A period of 0 (no warm-up) is an edge of its own; odd periods leave half-nanosecond thresholds.
             return .warmUp(
                 try WarmUp(
-                    burst: rng.count(small: 1...4), emissionIntervalNanoseconds: rng.span(small: 1...15),
-                    warmUpPeriodNanoseconds: rng.chance(15) ? 0 : rng.span(small: 1...60)))
+                    burst: count(small: 1...4), emissionIntervalNanoseconds: span(small: 1...15),
+                    warmUpPeriodNanoseconds: rng.chance(15) ? 0 : span(small: 1...60)))
         case FixedWindow.identifier:
-            return .fixedWindow(try FixedWindow(limit: rng.count(), windowNanoseconds: rng.span()))
+            return .fixedWindow(try FixedWindow(limit: count(), windowNanoseconds: span()))
         case SlidingWindowLog.identifier:
-            // The log's memory grows with admissions: keep its limit small in random traces.
-            return .slidingWindowLog(try SlidingWindowLog(limit: rng.int(in: 1...8), windowNanoseconds: rng.span()))
+            // The log's memory grows with admissions: small draws keep its limit small.
+            let limit = sizes == .small ? rng.int(in: 1...8) : count()
+            return .slidingWindowLog(try SlidingWindowLog(limit: limit, windowNanoseconds: span()))
         case SlidingWindowCounter.identifier:
-            return .slidingWindowCounter(try SlidingWindowCounter(limit: rng.count(), windowNanoseconds: rng.span()))
+            return .slidingWindowCounter(try SlidingWindowCounter(limit: count(), windowNanoseconds: span()))
         case SlidingWindowSegments.identifier:
             // Segments of 1 ns (the log) and one segment (the fixed window) are edges of their own.
             return .slidingWindowSegments(
                 try SlidingWindowSegments(
-                    limit: rng.count(), segmentsPerWindow: rng.chance(15) ? 1 : rng.count(small: 1...8),
-                    segmentNanoseconds: rng.chance(15) ? 1 : rng.span(small: 1...10)))
+                    limit: count(), segmentsPerWindow: rng.chance(15) ? 1 : count(small: 1...8),
+                    segmentNanoseconds: rng.chance(15) ? 1 : span(small: 1...10)))
         case LeakyBucketMeter.identifier:
-            let capacity = rng.count()
+            let capacity = count()
             return .leakyBucketMeter(
                 try LeakyBucketMeter(
-                    capacity: capacity, leakPermitsPerPeriod: rng.count(small: 1...3), periodNanoseconds: rng.span(),
+                    capacity: capacity, leakPermitsPerPeriod: count(small: 1...3), periodNanoseconds: span(),
                     initialLevel: rng.chance(50) ? 0 : rng.int(in: 0...capacity)))
         case LeakyBucketQueue.identifier:
             return .leakyBucketQueue(
                 try LeakyBucketQueue(
-                    queueCapacity: rng.count(small: 0...5) - (rng.chance(10) ? 1 : 0),
-                    intervalNanoseconds: rng.span(small: 1...15)))
+                    queueCapacity: count(small: 0...5) - (rng.chance(10) ? 1 : 0),
+                    intervalNanoseconds: span(small: 1...15)))
         case ConcurrencyLimiter.identifier:
-            return .concurrency(try ConcurrencyLimiter(limit: rng.count()))
+            return .concurrency(try ConcurrencyLimiter(limit: count()))
         default:
             return nil
         }
@@ -161,10 +170,46 @@ package enum TraceGenerator {
 
     /// An event: mostly acquires of edge-biased sizes, sometimes releases, resets and reconfigures.
     /// An event `profile` lacks becomes `acquire(1)`, and permits beyond its largest its largest
-    /// (drawn the same way, so the Spec's own profile draws what it always drew).
+    /// (drawn the same way, so the Spec's own profile draws what it always drew). A swarm other
+    /// than ``Swarm/classic`` draws only its own events and sizes, and acquires sized against
+    /// `remaining`, the last answer's (its neighbours are where off-by-ones live).
     package static func event(
-        for configuration: AnyRateLimitStrategy, profile: ImplementationProfile = .full,
-        using rng: inout SeededGenerator
+        for configuration: AnyRateLimitStrategy, profile: ImplementationProfile = .full, swarm: Swarm = .classic,
+        remaining: Int64? = nil, using rng: inout SeededGenerator
+    ) -> ConformanceEvent {
+        guard swarm != .classic else { return classicEvent(for: configuration, profile: profile, using: &rng) }
+        let maximum = configuration.maximumPermits
+        let events = swarm.events.intersection(profile.events)
+        let roll = rng.int(in: 0...99)
+        let concurrency = configuration.kind == ConcurrencyLimiter.identifier
+        let releases = concurrency ? 35 : (swarm.releases && events.contains(.invalid) ? 2 : 0)
+        // A burst fills a window: a reset or a reconfigure would empty it again.
+        if swarm.times == .burst, roll >= 3 || rng.chance(90) { return .acquire(1) }
+        if roll < 3, events.contains(.reset) { return .reset }
+        if roll >= 3, roll < 6, events.contains(.reconfigure),
+            let replacement = Self.configuration(
+                configuration.kind, unit: profile.timeUnitNanoseconds, sizes: swarm.sizes, using: &rng)
+        {
+            return .reconfigure(replacement)
+        }
+        if roll >= 6, roll < 6 + releases {
+            let held = remaining.map { max(0, maximum - $0) }
+            let amount =
+                rng.chance(3) && events.contains(.invalid)
+                ? -1
+                : rng.chance(50) ? (held ?? 1) : rng.logUniform(in: 0...max(1, maximum), edges: held.map { [$0] } ?? [])
+            return .release(min(amount, profile.largestPermits))
+        }
+        let permits = min(Self.permits(maximum: maximum, remaining: remaining, using: &rng), profile.largestPermits)
+        if permits > 1, !events.contains(.weighted) { return .acquire(1) }
+        if permits == 0, !events.contains(.query) { return .acquire(1) }
+        if permits < 0, !events.contains(.invalid) { return .acquire(1) }
+        return .acquire(permits)
+    }
+
+    /// The classic event (``Swarm/classic``): what the generator always drew.
+    private static func classicEvent(
+        for configuration: AnyRateLimitStrategy, profile: ImplementationProfile, using rng: inout SeededGenerator
     ) -> ConformanceEvent {
         let maximum = configuration.maximumPermits
         let roll = rng.int(in: 0...99)
@@ -197,15 +242,69 @@ package enum TraceGenerator {
         }
     }
 
+    /// Permits for an acquire of a swarm: 0, 1, the maximum and one above it, bad input, the last
+    /// `remaining` and its neighbours, or any amount up to the maximum, log-uniformly.
+    package static func permits(maximum: Int64, remaining: Int64?, using rng: inout SeededGenerator) -> Int64 {
+        func above(_ value: Int64) -> Int64 { value == .max ? .max : value + 1 }
+        switch rng.int(in: 0...99) {
+        case 0..<4: return 0
+        case 4..<30: return 1
+        case 30..<38: return maximum
+        case 38..<42: return above(maximum)
+        case 42..<44: return rng.pick([-1, Int64.min])
+        case 44..<62:
+            guard let remaining else { return rng.logUniform(in: 1...maximum) }
+            return max(1, rng.pick([remaining - 1, remaining, above(remaining)]))
+        default: return rng.logUniform(in: 1...maximum, edges: [maximum, remaining ?? 1])
+        }
+    }
+
     /// The next instant: repeats, one-nanosecond steps, window edges (span − 1, span, span + 1),
-    /// exact retry-afters, long idles, jumps back, and the end of the timeline.
+    /// exact retry-afters, long idles, jumps back, and the end of the timeline; in `times`, mostly
+    /// the ones that regime is about.
     package static func nextInstant(
-        after now: Int64, span: Int64, retryAfter: Int64?, using rng: inout SeededGenerator
+        after now: Int64, span: Int64, retryAfter: Int64?, times: TimeRegime = .classic,
+        using rng: inout SeededGenerator
     ) -> Int64 {
         func forward(_ delta: Int64) -> Int64 { now > Int64.max - delta ? Int64.max : now + delta }
         func nudge(_ value: Int64, _ by: Int64) -> Int64 {
             let (sum, overflow) = value.addingReportingOverflow(by)
             return max(0, overflow ? value : sum)
+        }
+        func back(upTo span: Int64) -> Int64 { max(0, now - rng.int(in: 1...max(1, span))) }
+        let twice = span > Int64.max / 2 ? Int64.max : span * 2
+        switch times {
+        case .classic: break
+        case .dense:
+            switch rng.int(in: 0...99) {
+            case 0..<40: return now
+            case 40..<70: return forward(1)
+            case 70..<95: return forward(rng.int(in: 0...max(1, span / 16)))
+            default: break
+            }
+        case .edges:
+            switch rng.int(in: 0...99) {
+            case 0..<45: return forward(nudge(span, rng.int(in: -1...1)))
+            case 45..<85: return forward(nudge(retryAfter ?? span, rng.chance(60) ? 0 : rng.pick([-1, 1])))
+            default: break
+            }
+        case .idle:
+            if rng.chance(60) { return forward(rng.logUniform(in: max(1, span)...Int64.max)) }
+        case .backwards:
+            if rng.chance(45) { return back(upTo: twice) }
+        case .burst:
+            switch rng.int(in: 0...99) {
+            case 0..<20: return now
+            case 20..<95: return forward(1)  // distinct instants: entries a log cannot merge
+            case 95..<99: return forward(rng.int(in: 0...max(1, span / 64)))
+            default: return forward(nudge(span, 1))
+            }
+        case .march:
+            switch rng.int(in: 0...99) {
+            case 0..<60: return forward(nudge(span, rng.int(in: -1...1)))
+            case 60..<85: return forward(span > Int64.max / 3 ? span : span * rng.int(in: 2...3))
+            default: break
+            }
         }
         switch rng.int(in: 0...99) {
         case 0..<18: return now
@@ -214,7 +313,7 @@ package enum TraceGenerator {
         case 46..<58: return forward(nudge(retryAfter ?? span, rng.chance(70) ? 0 : -1))
         case 58..<78: return forward(rng.int(in: 0...max(1, span / 3)))
         case 78..<88: return forward(rng.int(in: 0...(span > Int64.max / 3 ? Int64.max : span * 3)))
-        case 88..<96: return max(0, now - rng.int(in: 1...(span > Int64.max / 2 ? Int64.max : span * 2)))
+        case 88..<96: return back(upTo: twice)
         case 96..<98: return forward(rng.pick([1_000_000_000, 86_400_000_000_000, Int64.max / 2]))
         default: return Int64.max - rng.int(in: 0...span)
         }
@@ -226,36 +325,64 @@ package enum TraceGenerator {
         rng.chance(90) ? min(last, rng.int(in: 0...100)) : max(0, last - rng.int(in: 0...1_000))
     }
 
+    /// How many steps random trace `index` has, at most `maximum`: histories grow with the run, as
+    /// QuickCheck's sizes do. A strategy's first four traces have at most 20 steps (a failure found
+    /// there is small); after them, four in five have up to 100, one in seven 101 to 1,000 and one
+    /// in sixteen 1,001 to `maximum`, log-uniformly within each band.
+    package static func length(
+        of index: Int, maximum: Int, times: TimeRegime = .classic, using rng: inout SeededGenerator
+    ) -> Int {
+        let bound = Int64(max(1, maximum))
+        let band: ClosedRange<Int64>
+        switch (index, rng.int(in: 0...99)) {
+        case (0..<4, _): band = 1...20
+        case (_, _) where times == .burst: band = 30...max(30, bound)
+        case (_, _) where times == .march: band = 100...max(100, bound)
+        case (_, 0..<65): band = 1...100
+        case (_, 65..<87): band = 101...1_000
+        default: band = 1_001...max(1_001, bound)
+        }
+        return Int(min(bound, rng.logUniform(in: band)))
+    }
+
     /// A random trace of `steps` events for `strategy`, within `profile` (CONF-7): drawn in the
     /// profile's time unit, then scaled to nanoseconds; never past its largest instant, never
-    /// backwards on a monotonic clock, only events it has. Retry-afters steer later instants, so
-    /// the trace is drawn against the reference model as it goes.
+    /// backwards on a monotonic clock, only events it has (and, of those, only the `swarm`'s).
+    /// Retry-afters steer later instants, so the trace is drawn against the reference model as it goes.
     package static func trace(
-        _ strategy: String, steps: Int, profile: ImplementationProfile = .full, using rng: inout SeededGenerator
+        _ strategy: String, steps: Int, profile: ImplementationProfile = .full, swarm: Swarm = .classic,
+        using rng: inout SeededGenerator
     ) -> Trace? {
         let unit = profile.timeUnitNanoseconds
         let last = profile.largestInstantNanoseconds / unit
-        guard let initial = Self.configuration(strategy, unit: unit, using: &rng) else { return nil }
+        guard let initial = Self.configuration(strategy, unit: unit, sizes: swarm.sizes, using: &rng) else {
+            return nil
+        }
         var configuration = initial
         let createdAt = firstInstant(last: last, using: &rng)
         var reference = ReferenceLimiter(configuration, at: .generated(createdAt))
         var now = createdAt
         var retryAfter: Int64?
+        var remaining: Int64?
         var result: [TraceStep] = []
+        let invalid = profile.events.contains(.invalid) && swarm.events.contains(.invalid)
         for _ in 0..<steps {
-            var event = Self.event(for: configuration, profile: profile, using: &rng)
+            var event = Self.event(
+                for: configuration, profile: profile, swarm: swarm, remaining: remaining, using: &rng)
             let next = min(
                 last,
                 nextInstant(
-                    after: now, span: characteristicNanoseconds(configuration), retryAfter: retryAfter, using: &rng))
+                    after: now, span: characteristicNanoseconds(configuration), retryAfter: retryAfter,
+                    times: swarm.times, using: &rng))
             now = profile.monotonic ? max(now, next) : next
             var answer = reference.apply(event, at: .generated(now))
-            if answer.isInvalid, !profile.events.contains(.invalid) {
+            if answer.isInvalid, !invalid {
                 event = .acquire(1)  // an invalid event changed nothing (CORE-8)
                 answer = reference.apply(event, at: .generated(now))
             }
             result.append(TraceStep(now: now, event: event))
             if case .rejected(let wait) = answer { retryAfter = wait }
+            if let left = answer.remaining { remaining = left }
             if case .reconfigure(let replacement) = event, case .allowed = answer { configuration = replacement }
         }
         var trace = Trace(configuration: initial, createdAt: createdAt, steps: result)

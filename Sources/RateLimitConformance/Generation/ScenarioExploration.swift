@@ -1,0 +1,267 @@
+import RateLimitCore
+
+// Random exploration of the extensions an implementation declares (composite limits, the wait
+// queue, the adaptive machines): generated scenarios (ScenarioGenerator.swift), each answered by
+// the reference model and compared step by step, until a deadline. Exploration goes on past a
+// failure: failures are grouped by cause (the event, the answer's kind and the members that
+// differ), and the first scenario of each cause is shrunk to the fewest steps that still fail
+// the same way, re-answered by the reference after every cut.
+
+/// A cause of failure found by exploring one machine, with its smallest scenario.
+package struct ScenarioFinding: Sendable {
+    package var machine: ScenarioMachine
+    /// The generated scenario it was first seen in (`--scenario MACHINE/INDEX --seed S` replays it).
+    package var index: Int
+    /// What failed: `acquire: allowed vs allowed [remaining]`, or `no answer`.
+    package var cause: String
+    /// How many generated scenarios failed with this cause.
+    package var occurrences: Int
+    /// The steps of the scenario it was first seen in, and of the shrunk one.
+    package var originalSteps: Int
+    package var shrunk: ScenarioCase
+    /// The shrunk scenario's first difference.
+    package var difference: String
+}
+
+/// What exploring the extensions covered and found.
+package struct ScenarioExplorationReport: Sendable {
+    package struct Machine: Sendable {
+        package var machine: ScenarioMachine
+        package var scenarios = 0
+        package var steps = 0
+        package var longest = 0
+        /// Generated scenarios that failed, whatever their cause.
+        package var failed = 0
+        /// One per cause, in the order found, at most ``ScenarioExploration/findingsPerMachine``.
+        package var findings: [ScenarioFinding] = []
+        /// Why exploration of this machine stopped before its deadline, if it did.
+        package var stoppedBecause: String?
+    }
+
+    package var seed: UInt64
+    package var machines: [Machine]
+
+    package var passed: Bool { machines.allSatisfy { $0.failed == 0 } }
+
+    /// One line per machine, then one per finding.
+    package var lines: [String] {
+        machines.flatMap { machine -> [String] in
+            let counts =
+                "\(machine.machine.rawValue): \(machine.scenarios) generated scenarios (\(machine.steps) steps, the longest \(machine.longest))"
+            let stopped = machine.stoppedBecause.map { "; stopped: \($0)" } ?? ""
+            guard machine.failed > 0 else { return ["\(counts), all as \(machine.machine.specFile) says\(stopped)"] }
+            return ["\(counts), \(machine.failed) failed, \(machine.findings.count) distinct causes\(stopped):"]
+                + machine.findings.map { finding in
+                    "DIFF \(finding.shrunk.id) (\(finding.cause); \(finding.occurrences) scenarios, shrunk from \(finding.originalSteps) to \(finding.shrunk.stepCount) steps): \(finding.difference)"
+                }
+        }
+    }
+
+    package var json: JSONValue {
+        .object([
+            ("seed", .string(String(seed))),
+            (
+                "machines",
+                .array(
+                    machines.map { machine in
+                        .object([
+                            ("machine", .string(machine.machine.rawValue)),
+                            ("scenarios", .integer(Int64(machine.scenarios))),
+                            ("steps", .integer(Int64(machine.steps))),
+                            ("longest", .integer(Int64(machine.longest))), ("failed", .integer(Int64(machine.failed))),
+                            ("stoppedBecause", machine.stoppedBecause.map(JSONValue.string) ?? .null),
+                            (
+                                "findings",
+                                .array(
+                                    machine.findings.map { finding in
+                                        .object([
+                                            ("index", .integer(Int64(finding.index))),
+                                            ("cause", .string(finding.cause)),
+                                            ("occurrences", .integer(Int64(finding.occurrences))),
+                                            ("originalSteps", .integer(Int64(finding.originalSteps))),
+                                            ("difference", .string(finding.difference)),
+                                            ("shrunk", finding.shrunk.json),
+                                        ])
+                                    })
+                            ),
+                        ])
+                    })
+            ),
+        ])
+    }
+}
+
+/// Explores the extensions with generated scenarios; see `ScenarioExploration.swift`.
+package enum ScenarioExploration {
+    /// Distinct causes kept (and shrunk) per machine; more are counted, not shrunk.
+    package static let findingsPerMachine = 5
+    /// Scenarios in a row without an answer after which a machine is not explored further.
+    package static let unansweredInARowAllowed = 20
+    /// Candidate scenarios tried while shrinking one finding.
+    package static let shrinkAttempts = 3_000
+
+    /// How a scenario went on `driver`: `nil` when every answer is the reference's.
+    struct Failure {
+        var step: Int
+        var cause: String
+        var line: String
+        var answered: Bool
+    }
+
+    /// Explores `machines` in turn (scenario 0 of each, then 1, ...) until `clock()` reaches
+    /// `deadline` or each machine has run `limit` scenarios; with `only`, runs that one generated
+    /// scenario of each machine (a replay).
+    package static func run<Driver: ScenarioDriver>(
+        _ machines: [ScenarioMachine], driver: inout Driver, seed: UInt64, maximumSteps: Int, limit: Int? = nil,
+        only: Int? = nil, until deadline: Double, shrinkSeconds: Double = 10, clock: () -> Double,
+        progress: (String) -> Void = { _ in }
+    ) -> ScenarioExplorationReport {
+        let explored = machines.filter(ScenarioGenerator.machines.contains)
+        var reports = explored.map { ScenarioExplorationReport.Machine(machine: $0) }
+        var unanswered = Array(repeating: 0, count: explored.count)
+        var index = only ?? 0
+        while clock() < deadline || index == (only ?? 0) {
+            var ranAny = false
+            for (position, machine) in explored.enumerated() where reports[position].stoppedBecause == nil {
+                guard
+                    let scenario = ScenarioGenerator.scenario(
+                        machine, seed: seed, index: index, maximumSteps: maximumSteps)
+                else { continue }
+                ranAny = true
+                progress("\(machine.rawValue): generated scenario \(index)")
+                var report = reports[position]
+                report.scenarios += 1
+                report.steps += scenario.stepCount
+                report.longest = max(report.longest, scenario.stepCount)
+                if let failure = failure(of: scenario, machine, driver: &driver) {
+                    report.failed += 1
+                    unanswered[position] = failure.answered ? 0 : unanswered[position] + 1
+                    if let known = report.findings.firstIndex(where: { $0.cause == failure.cause }) {
+                        report.findings[known].occurrences += 1
+                    } else if report.findings.count < findingsPerMachine {
+                        progress("\(machine.rawValue): shrinking generated scenario \(index)")
+                        report.findings.append(
+                            shrunk(
+                                scenario, index: index, machine, failure, seed: seed, until: clock() + shrinkSeconds,
+                                clock: clock, driver: &driver))
+                    }
+                    if unanswered[position] >= unansweredInARowAllowed {
+                        report.stoppedBecause = "\(unanswered[position]) scenarios in a row had no answer"
+                    }
+                } else {
+                    unanswered[position] = 0
+                }
+                reports[position] = report
+                if clock() >= deadline, only == nil { break }
+            }
+            index += 1
+            if !ranAny || only != nil || limit.map({ index >= $0 }) == true { break }
+        }
+        return ScenarioExplorationReport(seed: seed, machines: reports)
+    }
+
+    /// The first step where `driver` answers otherwise than the scenario, or its first error.
+    static func failure<Driver: ScenarioDriver>(
+        of scenario: ScenarioCase, _ machine: ScenarioMachine, driver: inout Driver
+    ) -> Failure? {
+        guard case .story(let createdAt, let steps) = scenario.body else { return nil }
+        var step = 0
+        do throws(ConformanceFormatError) {
+            switch try driver.make(machine, scenario.configuration, at: createdAt) {
+            case .refused(let refusal):
+                return Failure(
+                    step: -1, cause: "configuration refused",
+                    line: "refused the configuration with \(refusal.json.compactText)", answered: true)
+            case .made(var handle):
+                defer { try? driver.drop(&handle) }
+                for (index, expected) in steps.enumerated() {
+                    step = index
+                    let answer = try driver.apply(expected.event, to: &handle, at: expected.now)
+                    guard answer.canonical != expected.expected.canonical else { continue }
+                    return Failure(
+                        step: index, cause: cause(expected.event, expected: expected.expected, answered: answer),
+                        line:
+                            "step \(index + 1) at \(expected.now) ns \(expected.event.compactText): expected \(expected.expected.compactText), answered \(answer.compactText)",
+                        answered: true)
+                }
+                return nil
+            }
+        } catch {
+            return Failure(step: step, cause: "no answer", line: "no answer: \(error.message)", answered: false)
+        }
+    }
+
+    /// `acquire: allowed vs rejected [kind, remaining, retryAfterNanoseconds]`: the event, the
+    /// answers' kinds and the members that differ.
+    static func cause(_ event: JSONValue, expected: JSONValue, answered: JSONValue) -> String {
+        let names = Set((expected.objectMembers + answered.objectMembers).map(\.0)).sorted()
+        let differing = names.filter { expected[$0]?.canonical != answered[$0]?.canonical }
+        let kinds =
+            expected["kind"] == nil && answered["kind"] == nil
+            ? "" : "\(expected["kind"]?.string ?? "no kind") vs \(answered["kind"]?.string ?? "no kind") "
+        return "\(event["kind"]?.string ?? "event"): \(kinds)[\(differing.joined(separator: ", "))]"
+    }
+
+    /// The finding of `scenario`: its cause, and the fewest steps that still fail with that cause.
+    static func shrunk<Driver: ScenarioDriver>(
+        _ scenario: ScenarioCase, index: Int, _ machine: ScenarioMachine, _ failure: Failure, seed: UInt64,
+        until deadline: Double = .infinity, clock: () -> Double = { 0 }, driver: inout Driver
+    ) -> ScenarioFinding {
+        guard case .story(let createdAt, let steps) = scenario.body else {
+            return ScenarioFinding(
+                machine: machine, index: index, cause: failure.cause, occurrences: 1, originalSteps: 0,
+                shrunk: scenario, difference: failure.line)
+        }
+        let id = "\(machine.rawValue)/random-seed-\(seed)-scenario-\(index)-shrunk"
+        var best = (case: scenario, failure: failure)
+        func attempt(_ events: [(Int64, JSONValue)], driver: inout Driver) -> Bool {
+            guard
+                let candidate = ScenarioGenerator.answered(
+                    machine, id: id, summary: "generated, shrunk: \(failure.cause)",
+                    configuration: scenario.configuration, createdAt: createdAt, events: events),
+                let found = Self.failure(of: candidate, machine, driver: &driver), found.cause == failure.cause
+            else { return false }
+            best = (candidate, found)
+            return true
+        }
+        // Everything after the failing step is cut first: it cannot have caused it.
+        var events = steps.prefix(max(failure.step + 1, 1)).map { ($0.now, $0.event) }
+        var tries = 1
+        guard attempt(events, driver: &driver) else {
+            return ScenarioFinding(
+                machine: machine, index: index, cause: failure.cause, occurrences: 1, originalSteps: steps.count,
+                shrunk: scenario, difference: failure.line)
+        }
+        // Then chunks of steps, halving (ddmin), each cut kept if the same cause remains.
+        var chunk = max(1, events.count / 2)
+        // Each try replays the whole candidate: on a long history, time runs out before tries do.
+        while tries < shrinkAttempts, clock() < deadline {
+            var start = 0
+            var cut = false
+            while start < events.count, tries < shrinkAttempts, clock() < deadline {
+                let end = min(events.count, start + chunk)
+                let candidate = Array(events[..<start] + events[end...])
+                tries += 1
+                if !candidate.isEmpty, attempt(candidate, driver: &driver) {
+                    events = Array(candidate.prefix(best.failure.step + 1))
+                    cut = true
+                } else {
+                    start = end
+                }
+            }
+            if chunk == 1 && !cut { break }
+            chunk = max(1, chunk / 2)
+        }
+        return ScenarioFinding(
+            machine: machine, index: index, cause: failure.cause, occurrences: 1, originalSteps: steps.count,
+            shrunk: best.case, difference: best.failure.line)
+    }
+}
+
+extension JSONValue {
+    /// An object's members; none for any other value.
+    fileprivate var objectMembers: [(String, JSONValue)] {
+        if case .object(let members) = self { return members }
+        return []
+    }
+}

@@ -1,0 +1,282 @@
+import RateLimitCore
+
+// Random scenarios of the machines beyond the strategies (composite limits, the wait queue, the
+// adaptive rate and concurrency), answered by the reference models: what a run explores of the
+// extensions an implementation declares, beside their hand-written vectors. A generated scenario
+// is a scenario case like those of Spec/vectors/scenarios, so it is sent, answered and compared
+// exactly as they are. Each scenario is a swarm too (Swarm.swift): its sizes, its instants and,
+// for the wait queue, the events it uses (priorities, deadlines, retries, cancellations,
+// reconfigures) are drawn per scenario.
+
+/// Random scenarios; see `ScenarioGenerator.swift`.
+package enum ScenarioGenerator {
+    /// The machines it generates scenarios of (the registry's and the HTTP feedback's are written by
+    /// hand only, for now).
+    package static let machines: [ScenarioMachine] = [.composite, .waitQueue, .adaptiveRate, .adaptiveConcurrency]
+
+    /// Scenario `index` of `machine` under `seed`, of up to `maximumSteps` steps (most have far
+    /// fewer, as random traces do), its answers the reference model's; `nil` for a machine it does
+    /// not generate.
+    package static func scenario(_ machine: ScenarioMachine, seed: UInt64, index: Int, maximumSteps: Int)
+        -> ScenarioCase?
+    {
+        guard machines.contains(machine) else { return nil }
+        var rng = SeededGenerator(seed: seed, stream: "scenario \(machine.rawValue)", index: index)
+        let swarm = Swarm.draw(using: &rng)
+        let steps = TraceGenerator.length(of: index, maximum: maximumSteps, times: swarm.times, using: &rng)
+        let id = "\(machine.rawValue)/random-seed-\(seed)-scenario-\(index)"
+        // A draw the reference refuses (a wait-queue reconfigure of another size regime that does
+        // not fit, say) is drawn again from the same stream.
+        for _ in 0..<20 {
+            let story: (JSONValue, Int64, [(Int64, JSONValue)])?
+            switch machine {
+            case .composite: story = composite(steps: steps, swarm: swarm, using: &rng)
+            case .waitQueue: story = waitQueue(steps: steps, swarm: swarm, using: &rng)
+            case .adaptiveRate: story = adaptiveRate(steps: steps, using: &rng)
+            case .adaptiveConcurrency: story = adaptiveConcurrency(steps: steps, using: &rng)
+            case .registry: return nil
+            }
+            if let story, let answered = answered(machine, id: id, swarm: swarm, story) { return answered }
+        }
+        return nil
+    }
+
+    /// The story with the reference model's answers, `nil` when the reference refuses it.
+    private static func answered(
+        _ machine: ScenarioMachine, id: String, swarm: Swarm, _ story: (JSONValue, Int64, [(Int64, JSONValue)])
+    ) -> ScenarioCase? {
+        let (configuration, createdAt, events) = story
+        return answered(
+            machine, id: id, summary: "generated: \(swarm)", configuration: configuration, createdAt: createdAt,
+            events: events)
+    }
+
+    /// A story of `machine` with the reference model's answers, `nil` when the reference refuses
+    /// its configuration or one of its events (a cancel of a ticket a shrink removed, say).
+    package static func answered(
+        _ machine: ScenarioMachine, id: String, summary: String, configuration: JSONValue, createdAt: Int64,
+        events: [(Int64, JSONValue)]
+    ) -> ScenarioCase? {
+        guard case .success(var model)? = try? machine.reference(configuration, at: createdAt) else { return nil }
+        var steps: [ScenarioStep] = []
+        steps.reserveCapacity(events.count)
+        for (now, event) in events {
+            guard let answer = try? model.apply(event, at: now) else { return nil }
+            steps.append(ScenarioStep(now: now, event: event, expected: answer, comment: "generated"))
+        }
+        return ScenarioCase(
+            id: id, summary: summary, clauses: [], configuration: configuration,
+            body: .story(createdAt: createdAt, steps: steps))
+    }
+
+    /// `{"strategy": ..., "configuration": {...}}`.
+    private static func limit(_ configuration: AnyRateLimitStrategy) -> JSONValue {
+        .object([("strategy", .string(configuration.kind)), ("configuration", configuration.json)])
+    }
+
+    // MARK: Composite limits
+
+    private static func composite(steps: Int, swarm: Swarm, using rng: inout SeededGenerator)
+        -> (JSONValue, Int64, [(Int64, JSONValue)])
+    {
+        let kinds = AnyRateLimitStrategy.identifiers.filter { $0 != LeakyBucketQueue.identifier }
+        func draw() -> [AnyRateLimitStrategy] {
+            (0..<Int(rng.int(in: 2...4))).compactMap { _ in
+                TraceGenerator.configuration(rng.pick(kinds), sizes: swarm.sizes, using: &rng)
+            }
+        }
+        func json(_ limits: [AnyRateLimitStrategy]) -> JSONValue { .object([("limits", .array(limits.map(limit)))]) }
+        var limits = draw()
+        let createdAt = TraceGenerator.firstInstant(using: &rng)
+        var now = createdAt
+        var reference = try? CompositeLimit(limits)
+        var events: [(Int64, JSONValue)] = []
+        for _ in 0..<steps {
+            let span = limits.map(TraceGenerator.characteristicNanoseconds).min() ?? 1
+            now = TraceGenerator.nextInstant(after: now, span: span, retryAfter: nil, times: swarm.times, using: &rng)
+            let maximum = reference?.maximumPermits ?? 1
+            let event: JSONValue
+            switch rng.int(in: 0...99) {
+            case 0..<3 where swarm.events.contains(.reset): event = ConformanceEvent.reset.json
+            case 3..<6 where swarm.events.contains(.reconfigure):
+                let replacement = draw()
+                if let composite = try? CompositeLimit(replacement) {
+                    (limits, reference) = (replacement, composite)
+                }
+                event = .object([("kind", .string("reconfigure")), ("configuration", json(replacement))])
+            case 6..<30 where limits.contains { $0.kind == ConcurrencyLimiter.identifier }:
+                event = ConformanceEvent.release(rng.logUniform(in: 0...maximum)).json
+            default:
+                var permits = TraceGenerator.permits(maximum: maximum, remaining: nil, using: &rng)
+                if permits < 0, !swarm.events.contains(.invalid) { permits = 1 }
+                event = ConformanceEvent.acquire(permits).json
+            }
+            events.append((now, event))
+        }
+        return (json(limits), createdAt, events)
+    }
+
+    // MARK: The wait queue
+
+    private static func waitQueue(steps: Int, swarm: Swarm, using rng: inout SeededGenerator)
+        -> (JSONValue, Int64, [(Int64, JSONValue)])?
+    {
+        let kind = rng.pick(AnyRateLimitStrategy.identifiers)
+        guard let strategy = TraceGenerator.configuration(kind, sizes: swarm.sizes, using: &rng) else { return nil }
+        let queueLimit = rng.chance(70) ? rng.int(in: 0...8) : rng.logUniform(in: 9...Int64.max)
+        let configuration = JSONValue.object([
+            ("strategy", .string(kind)), ("configuration", strategy.json), ("queueLimit", .integer(queueLimit)),
+        ])
+        let createdAt = TraceGenerator.firstInstant(using: &rng)
+        let span = TraceGenerator.characteristicNanoseconds(strategy)
+        // Which of the queue's features this scenario uses: a swarm of its own.
+        let deadlines = rng.chance(60)
+        let retries = rng.chance(40)
+        let cancels = rng.chance(50)
+        let priorities: [String] =
+            rng.chance(40)
+            ? ["normal"] : rng.chance(50) ? ["low", "normal", "high"] : ["low", "normal", "high", "critical"]
+        var now = createdAt
+        var ticket: Int64 = 0
+        var events: [(Int64, JSONValue)] = []
+        for step in 0..<steps {
+            let next = TraceGenerator.nextInstant(
+                after: now, span: span, retryAfter: nil, times: swarm.times, using: &rng)
+            now = max(now, next)  // the queue's clock never goes back (WQ-11)
+            let permits = { (rng: inout SeededGenerator) -> Int64 in
+                let drawn = TraceGenerator.permits(maximum: strategy.maximumPermits, remaining: nil, using: &rng)
+                return drawn < 0 && !swarm.events.contains(.invalid) ? 1 : drawn
+            }
+            let priority = JSONValue.string(rng.pick(priorities))
+            let event: JSONValue
+            if step == steps - 1, rng.chance(30) {
+                event = .object([("kind", .string("close"))])
+            } else {
+                switch rng.int(in: 0...99) {
+                case 0..<45:
+                    ticket += 1
+                    var members: [(String, JSONValue)] = [
+                        ("kind", .string("acquire")), ("ticket", .integer(ticket)),
+                        ("permits", .integer(permits(&rng))), ("priority", priority),
+                    ]
+                    if deadlines, rng.chance(60) {
+                        let wait =
+                            rng.chance(20) ? 0 : rng.int(in: 0...(span > Int64.max / 4 ? Int64.max / 4 : span * 4))
+                        members.append(("deadline", .integer(now > Int64.max - wait ? Int64.max : now + wait)))
+                    }
+                    if retries, rng.chance(40) { members.append(("arrival", .integer(rng.int(in: createdAt...now)))) }
+                    event = .object(members)
+                case 45..<57:
+                    event = .object([
+                        ("kind", .string("tryAcquire")), ("permits", .integer(permits(&rng))), ("priority", priority),
+                    ])
+                case 57..<62:
+                    event = .object([
+                        ("kind", .string("availability")), ("permits", .integer(permits(&rng))), ("priority", priority),
+                    ])
+                case 62..<74 where cancels && ticket > 0:
+                    event = .object([("kind", .string("cancel")), ("ticket", .integer(rng.int(in: 1...ticket)))])
+                case 74..<86 where kind == ConcurrencyLimiter.identifier:
+                    event = .object([("kind", .string("release")), ("permits", .integer(permits(&rng)))])
+                case 86..<89 where swarm.events.contains(.reset):
+                    event = .object([("kind", .string("reset"))])
+                case 89..<92 where swarm.events.contains(.reconfigure):
+                    let replacement = TraceGenerator.configuration(kind, sizes: swarm.sizes, using: &rng) ?? strategy
+                    event = .object([("kind", .string("reconfigure")), ("configuration", replacement.json)])
+                default:
+                    event = .object([("kind", .string("advance"))])
+                }
+            }
+            events.append((now, event))
+            if event["kind"]?.string == "close" { break }
+        }
+        return (configuration, createdAt, events)
+    }
+
+    // MARK: The adaptive machines
+
+    /// A response's status: mostly served and refused, sometimes an edge (0, 999, out of range).
+    private static func status(using rng: inout SeededGenerator) -> Int64 {
+        switch rng.int(in: 0...99) {
+        case 0..<55: 200
+        case 55..<80: 429
+        case 80..<88: 503
+        case 88..<94: rng.pick([100, 204, 301, 404, 500, 502])
+        default: rng.pick([-1, 0, 99, 999, 1_000])
+        }
+    }
+
+    private static func adaptiveRate(steps: Int, using rng: inout SeededGenerator)
+        -> (JSONValue, Int64, [(Int64, JSONValue)])
+    {
+        let maximum = rng.chance(70) ? rng.int(in: 1...50) : rng.logUniform(in: 51...Int64.max)
+        let initial = rng.int(in: 1...maximum)
+        let minimum = rng.int(in: 1...initial)
+        let period = rng.chance(70) ? rng.int(in: 1...200) : rng.logUniform(in: 201...Int64.max)
+        let fields: [(String, Int64)] = [
+            ("periodNanoseconds", period), ("maximumRate", maximum), ("initialRate", initial),
+            ("minimumRate", minimum), ("burst", rng.logUniform(in: 1...maximum)), ("startIncrease", rng.int(in: 0...4)),
+            ("increase", rng.int(in: 0...3)), ("decreasePercent", rng.int(in: 1...99)),
+            ("steepDecreasePercent", rng.int(in: 1...99)), ("coolDownNanoseconds", rng.int(in: 0...period)),
+        ]
+        let createdAt = TraceGenerator.firstInstant(using: &rng)
+        return (
+            .object(fields.map { ($0.0, .integer($0.1)) }), createdAt,
+            adaptiveEvents(from: createdAt, steps: steps, span: period, stated: true, using: &rng)
+        )
+    }
+
+    private static func adaptiveConcurrency(steps: Int, using rng: inout SeededGenerator)
+        -> (JSONValue, Int64, [(Int64, JSONValue)])
+    {
+        let maximum = rng.chance(70) ? rng.int(in: 1...50) : rng.logUniform(in: 51...Int64.max)
+        let initial = rng.int(in: 1...maximum)
+        let alpha = rng.int(in: 0...6)
+        let window = rng.logUniform(in: 1...1_000_000_000)
+        let fields: [(String, Int64)] = [
+            ("maximumLimit", maximum), ("initialLimit", initial), ("minimumLimit", rng.int(in: 1...initial)),
+            ("alpha", alpha), ("beta", alpha + rng.int(in: 0...6)), ("decreasePercent", rng.int(in: 1...99)),
+            ("coolDownNanoseconds", rng.int(in: 0...1_000)), ("baselineWindowNanoseconds", window),
+        ]
+        let createdAt = TraceGenerator.firstInstant(using: &rng)
+        return (
+            .object(fields.map { ($0.0, .integer($0.1)) }), createdAt,
+            adaptiveEvents(from: createdAt, steps: steps, span: max(1, window / 10), stated: false, using: &rng)
+        )
+    }
+
+    /// Responses, failures and resets at instants that may go back (ADAPT-1).
+    private static func adaptiveEvents(
+        from createdAt: Int64, steps: Int, span: Int64, stated: Bool, using rng: inout SeededGenerator
+    ) -> [(Int64, JSONValue)] {
+        var now = createdAt
+        var events: [(Int64, JSONValue)] = []
+        for _ in 0..<steps {
+            now = TraceGenerator.nextInstant(after: now, span: span, retryAfter: nil, using: &rng)
+            let event: JSONValue
+            switch rng.int(in: 0...99) {
+            case 0..<3: event = .object([("kind", .string("reset"))])
+            case 3..<8: event = .object([("kind", .string("failure"))])
+            default:
+                var members: [(String, JSONValue)] = [
+                    ("kind", .string("response")), ("status", .integer(status(using: &rng))),
+                    ("latencyNanoseconds", .integer(rng.chance(3) ? -1 : rng.logUniform(in: 1...1_000_000_000))),
+                    ("inFlight", .integer(rng.chance(3) ? -1 : rng.int(in: 0...64))),
+                ]
+                if stated, rng.chance(15) {
+                    members.append(
+                        (
+                            "stated",
+                            .object([
+                                ("permits", .integer(rng.chance(5) ? -1 : rng.logUniform(in: 0...1_000_000))),
+                                ("windowNanoseconds", .integer(rng.chance(5) ? 0 : rng.logUniform(in: 1...Int64.max))),
+                            ])
+                        ))
+                }
+                event = .object(members)
+            }
+            events.append((now, event))
+        }
+        return events
+    }
+}

@@ -1,0 +1,271 @@
+import Foundation
+import RateLimitConformance
+import RateLimitCore
+
+// How the command prints a run: the report, what a run that explores covered, the replay lines of
+// each shrunk failure. These read the run's options and seed (main.swift).
+
+/// How the suite ran, for the matrix and the HTML page: the date, vectors, random traces, level.
+func runDescription() -> String {
+    let today = Date().formatted(.iso8601.year().month().day())
+    let source = options.vectors.map { "vectors from \($0)" } ?? "built-in vectors (\(VectorGenerator.version))"
+    let random =
+        options.random > 0
+        ? "\(options.random) random traces per strategy of \(options.randomSteps) steps (seed \(seed))"
+        : "no random traces"
+    return "\(today); \(options.noVectors ? "no vectors" : source); \(random); level \(options.level.rawValue)"
+}
+
+/// Writes `text` to `path`, or ends the run saying why it could not.
+func write(_ text: String, to path: String) {
+    do { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) } catch { fail("cannot write \(path): \(error)") }
+}
+
+/// `"COMMAND"` for the shell, single-quoted when double quotes would not keep it as it is.
+func quoted(_ command: String) -> String {
+    if !command.contains(where: { "\"$`\\".contains($0) }) { return "\"\(command)\"" }
+    return "'" + command.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+/// The command that runs exactly the shrunk trace (or exhaustive path) again, with everything
+/// that decides its verdict.
+func replay(_ shrunk: ShrunkFailure) -> String {
+    var parts = ["ratelimit-conformance"]
+    if let exec = options.exec { parts += ["--exec", quoted(exec)] }
+    if let depth = shrunk.exhaustiveDepth {
+        parts += ["--exhaustive", String(depth), "--strategy", shrunk.strategy, "--path", String(shrunk.traceIndex)]
+    } else {
+        parts += [
+            "--strategy", shrunk.strategy, "--seed", String(shrunk.seed), "--random-steps",
+            String(shrunk.randomSteps), "--trace", String(shrunk.traceIndex),
+        ]
+    }
+    if options.level != .exact { parts += ["--level", options.level.rawValue] }
+    if let tolerance = options.tolerance { parts += ["--tolerance", String(tolerance)] }
+    if options.protocolVersion != ExternalSubject.protocolVersion {
+        parts += ["--protocol", String(options.protocolVersion)]
+    }
+    if options.timeout != 5 { parts += ["--timeout", String(options.timeout)] }
+    if options.window != ExternalSubject.defaultWindow { parts += ["--window", String(options.window)] }
+    return parts.joined(separator: " ")
+}
+
+/// Whether a run passes: something ran (a strategy, HTTP cases or scenarios), every strategy that
+/// ran reached the level asked, and every HTTP case and scenario asked was answered as the Spec says.
+func runPasses(_ report: ConformanceReport, _ extras: [CaseRunReport], exploration: Exploration? = nil) -> Bool {
+    let strategiesRan = report.strategies.contains { $0.level != .skipped || $0.validation != .skipped }
+    let extrasRan = extras.contains { $0.notRun == nil && $0.cases > 0 }
+    return (strategiesRan || extrasRan) && (!strategiesRan || report.passes(at: options.level))
+        && report.strategies.allSatisfy({ $0.belowFloor == nil })
+        && extras.allSatisfy(\.passed) && (exploration?.passes(at: options.level) ?? true)
+}
+
+/// What a run with --exec explored beyond the vectors, within its budget.
+struct Exploration {
+    var budget: Double
+    /// The vectors' report, before the random traces were added.
+    var vectors: ConformanceReport
+    var exhaustive: ExhaustiveReport
+    /// The generated scenarios of the extensions the implementation declares (none: `nil`).
+    var scenarios: ScenarioExplorationReport?
+    /// The random traces' report.
+    var random: ConformanceReport
+    /// When the run began and when it ended, on the run's clock.
+    var seconds: Double
+
+    /// Random traces run, and the longest, over every strategy.
+    static func randomCounts(_ report: ConformanceReport) -> (traces: Int, steps: Int, longest: Int) {
+        let traces = report.strategies.flatMap(\.randomTraces)
+        return (traces.count, traces.reduce(0) { $0 + $1.steps }, traces.map(\.steps).max() ?? 0)
+    }
+
+    /// The lines that say what the run explored.
+    func lines(_ report: ConformanceReport) -> [String] {
+        let random = Self.randomCounts(report)
+        let paths = exhaustive.strategies.reduce((run: 0, all: 0)) { ($0.run + $1.pathsRun, $0.all + $1.paths) }
+        let complete = exhaustive.strategies.filter { $0.skippedBecause == nil && $0.pathsRun == $0.paths }.count
+        let ran = exhaustive.strategies.filter { $0.skippedBecause == nil }.count
+        return [
+            "explored for \(String(format: "%.1f", seconds)) s of a \(Int(budget)) s budget (--budget; --quick for the vectors alone):",
+            "  the exhaustive pass to depth \(exhaustive.depth): \(paths.run) of \(paths.all) paths, every path for \(complete) of \(ran) strategies",
+            "  \(random.traces) random traces of up to \(options.randomSteps) steps (\(random.steps) steps, the longest \(random.longest)), seed \(seed); each trace draws its own sizes, instants and events (--trace K --seed \(seed) replays trace K)",
+        ]
+            + (scenarios.map { scenarios in
+                [
+                    "  generated scenarios of the extensions declared (--scenario MACHINE/K --seed \(seed) replays scenario K):"
+                ]
+                    + scenarios.lines.map { "    " + $0 }
+            } ?? [
+                "  no generated scenarios: the implementation declares no composite, wait-queue or adaptive extension"
+            ])
+    }
+
+    /// The passes that found something at `level`, each judged alone: `vectors` (with the HTTP and
+    /// scenario vectors in `extras`), `exhaustive`, `extensions` (generated scenarios), `random`.
+    func caughtBy(at level: ConformanceLevel, extras: [CaseRunReport]) -> [String] {
+        [
+            ("vectors", !vectors.passes(at: level) || !extras.allSatisfy(\.passed)),
+            ("exhaustive", !exhaustive.passesOrSkipped(at: level)), ("extensions", scenarios?.passed == false),
+            ("random", !random.passes(at: level)),
+        ].filter(\.1).map(\.0)
+    }
+
+    /// Whether the exhaustive pass and the generated scenarios found nothing at `level`.
+    func passes(at level: ConformanceLevel) -> Bool {
+        exhaustive.passesOrSkipped(at: level) && (scenarios?.passed ?? true)
+    }
+}
+
+/// Each finding's shrunk scenario, as a scenario vector file to keep as a regression case.
+func printScenarioFindings(_ report: ScenarioExplorationReport) {
+    for machine in report.machines {
+        for finding in machine.findings {
+            print("")
+            print(
+                "\(machine.machine.rawValue): generated scenario \(finding.index) (seed \(report.seed)) fails (\(finding.cause)); shrunk from \(finding.originalSteps) to \(finding.shrunk.stepCount) steps:"
+            )
+            print(finding.difference)
+            var parts = ["replay: ratelimit-conformance"]
+            if let exec = options.exec { parts += ["--exec", quoted(exec)] }
+            parts += ["--scenario", "\(machine.machine.rawValue)/\(finding.index)", "--seed", String(report.seed)]
+            if options.randomSteps != ConformanceOptions.defaultRandomSteps {
+                parts += ["--random-steps", String(options.randomSteps)]
+            }
+            print(parts.joined(separator: " "))
+            print("as a regression scenario (--vectors DIR):")
+            let file = ScenarioVectorFile(
+                machine: machine.machine, generator: ScenarioVectorGenerator.version, cases: [finding.shrunk])
+            print(file.json.prettyText, terminator: "")
+        }
+    }
+}
+
+extension ExhaustiveReport {
+    /// Whether every strategy that ran reached `level` on every path (true when none ran).
+    func passesOrSkipped(at level: ConformanceLevel) -> Bool {
+        strategies.allSatisfy { $0.skippedBecause != nil || ($0.failure == nil && $0.worstPassing >= level) }
+    }
+}
+
+/// The exhaustive pass's table, what it left unchecked, and each failing path shrunk, with its replay.
+func printExhaustive(_ report: ExhaustiveReport) {
+    for line in report.table { print(line) }
+    for line in report.lines { print(line) }
+    for strategy in report.strategies {
+        guard let shrunk = strategy.shrunk else { continue }
+        print("replay: \(replay(shrunk))")
+        print("as a regression vector:")
+        print(shrunk.vectorFile.json.prettyText, terminator: "")
+    }
+}
+
+func printReport(
+    _ report: ConformanceReport, version: Int64?, extras: [CaseRunReport], exploration: Exploration? = nil
+) {
+    print("ratelimit-conformance: \(report.implementation)" + (version.map { " (protocol \($0))" } ?? ""))
+    let ignored =
+        ignoredFiles.isEmpty
+        ? ""
+        : " (ignored \(ignoredFiles.count) JSON file\(ignoredFiles.count == 1 ? "" : "s") not declaring the vector format: \(ignoredFiles.joined(separator: ", ")))"
+    let source =
+        options.vectors.map { "vectors from \($0)\(ignored)" } ?? "built-in vectors (\(VectorGenerator.version))"
+    let vectorsRun = options.noVectors ? "no vectors" : source
+    let random =
+        exploration.map {
+            "exploring for \(Int($0.budget)) s: the exhaustive pass to depth \($0.exhaustive.depth), generated scenarios, then random traces (seed \(seed))"
+        }
+        ?? options.trace.map { "random trace \($0) of seed \(seed), \(options.randomSteps) steps" }
+        ?? "\(options.random) random traces per strategy"
+        + (options.random > 0 ? " of up to \(options.randomSteps) steps (seed \(seed))" : "")
+    print("\(vectorsRun); \(random); level \(options.level.rawValue)")
+    print("")
+    for line in report.table { print(line) }
+    let sections: [(String?, [String])] = [
+        (nil, report.skippedLines), ("Findings by cause, the most severe first:", report.findingLines),
+        ("Steps of the random traces per clause reached (by the Spec's answer):", report.coverageLines),
+        ("Cases that differ:", report.caseLines),
+    ]
+    for (title, lines) in sections where !lines.isEmpty {
+        print("")
+        if let title { print(title) }
+        for line in lines { print(line) }
+    }
+    for strategy in report.strategies {
+        guard let shrunk = strategy.shrunk else { continue }
+        let kind = shrunk.outcome.primary?.kind.name ?? "difference"
+        print("")
+        print(
+            "\(strategy.strategy): random trace \(shrunk.traceIndex) (seed \(shrunk.seed)) fails (\(kind)); shrunk from \(shrunk.original.trace?.steps.count ?? 0) to \(shrunk.trace.steps.count) steps in \(shrunk.runs) runs:"
+        )
+        for line in shrunk.lines { print(line) }
+        print("replay: \(replay(shrunk))")
+        print("as a regression vector:")
+        print(shrunk.vectorFile.json.prettyText, terminator: "")
+        if let directory = options.saveRegression {
+            do {
+                let path = (directory as NSString).appendingPathComponent(
+                    "\(strategy.strategy)-seed-\(shrunk.seed)-trace-\(shrunk.traceIndex).json")
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                try Data(shrunk.vectorFile.json.prettyText.utf8).write(to: URL(fileURLWithPath: path))
+                print("saved \(path)")
+            } catch {
+                print("could not save the regression vector: \(error)")
+            }
+        }
+    }
+    if !extras.isEmpty { print("") }
+    for line in extras.flatMap(\.lines) { print(line) }
+    if let exploration {
+        print("")
+        for line in exploration.lines(report) { print(line) }
+        print("")
+        print("The exhaustive pass:")
+        printExhaustive(exploration.exhaustive)
+        if let scenarios = exploration.scenarios { printScenarioFindings(scenarios) }
+    }
+    print("")
+    let exhaustiveFailure =
+        exploration.map { $0.exhaustive.passesOrSkipped(at: options.level) } == false
+        ? "a path of the exhaustive pass does not conform at level \(options.level.rawValue)" : nil
+    let scenarioFailures =
+        exploration?.scenarios.map { report in
+            report.machines.filter { $0.failed > 0 }.map {
+                "\($0.failed) of \($0.scenarios) generated \($0.machine.rawValue) scenarios differ from \($0.machine.specFile)"
+            }
+        } ?? []
+    let ran = report.strategies.filter { $0.level != .skipped }.count
+    let tolerance =
+        report.strategies.contains { $0.toleranceNanoseconds > 0 && $0.level != .skipped }
+        ? " (within the tolerance shown by ±)" : ""
+    let differing =
+        extras.filter { !$0.passed }.map {
+            "\($0.failures.count) of \($0.cases) \($0.label) cases differ from \($0.specFile)"
+        } + scenarioFailures
+    let feedbackFailure =
+        differing.isEmpty && exhaustiveFailure == nil
+        ? nil : (differing + (exhaustiveFailure.map { [$0] } ?? [])).joined(separator: "; ")
+    let thin = report.strategies.filter { $0.belowFloor != nil }.map(\.strategy)
+    let conforming = report.strategies.allSatisfy { strategy in
+        (strategy.level == .skipped || strategy.level >= options.level)
+            && (strategy.validation == .skipped || strategy.validation >= options.level)
+    }
+    if !thin.isEmpty, conforming {
+        print(
+            "FAIL: too little of \(thin.joined(separator: ", ")) is checked within the profile to judge \(thin.count == 1 ? "it" : "them") (THIN above)"
+                + (feedbackFailure.map { "; \($0)" } ?? ""))
+    } else if ran > 0, !report.passes(at: options.level) {
+        print(
+            "FAIL: not every strategy that ran conforms at level \(options.level.rawValue)"
+                + (feedbackFailure.map { "; \($0)" } ?? ""))
+    } else if let feedbackFailure {
+        print("FAIL: \(feedbackFailure)")
+    } else if ran > 0 {
+        print(
+            "PASS: \(ran) of \(report.strategies.count) strategies conform at level \(options.level.rawValue) or better\(tolerance)"
+        )
+    } else if runPasses(report, extras) {
+        print("PASS: every HTTP case and scenario asked is answered as the Spec says (no strategy ran)")
+    } else {
+        print("FAIL: not every strategy that ran conforms at level \(options.level.rawValue) (nothing ran)")
+    }
+}

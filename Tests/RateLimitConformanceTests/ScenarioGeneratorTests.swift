@@ -1,0 +1,157 @@
+import RateLimitConformance
+import RateLimitTestSupport
+import Testing
+
+@Suite("Generated scenarios of the extensions (Generation/ScenarioGenerator.swift)")
+struct ScenarioGeneratorTests {
+    /// The event kinds of `machine`'s first `count` generated scenarios, and how many were generated.
+    private func kinds(_ machine: ScenarioMachine, seed: UInt64, count: Int) -> (
+        kinds: Set<String>, made: Int, longest: Int
+    ) {
+        var kinds: Set<String> = []
+        var made = 0
+        var longest = 0
+        for index in 0..<count {
+            guard let scenario = ScenarioGenerator.scenario(machine, seed: seed, index: index, maximumSteps: 2_000),
+                case .story(_, let steps) = scenario.body
+            else { continue }
+            made += 1
+            longest = max(longest, steps.count)
+            for step in steps { kinds.insert(step.event["kind"]?.string ?? "?") }
+        }
+        return (kinds, made, longest)
+    }
+
+    @Test(
+        "COMP-5 WQ-3 ADAPT-1 each machine's generated scenarios are stories the reference answers, using every event kind, some of them long"
+    )
+    func everyKindAndLength() {
+        let expected: [ScenarioMachine: Set<String>] = [
+            .composite: ["acquire", "release", "reset", "reconfigure"],
+            .waitQueue: [
+                "acquire", "tryAcquire", "availability", "cancel", "release", "reset", "reconfigure", "advance",
+                "close",
+            ],
+            .adaptiveRate: ["response", "failure", "reset"],
+            .adaptiveConcurrency: ["response", "failure", "reset"],
+        ]
+        for machine in ScenarioGenerator.machines {
+            let seed = TestSeed.base
+            let (kinds, made, longest) = kinds(machine, seed: seed, count: 120)
+            #expect(made >= 115, "\(machine.rawValue): \(made) of 120 generated (seed \(seed))")
+            #expect(kinds == expected[machine], "\(machine.rawValue) (seed \(seed))")
+            #expect(longest > 100, "\(machine.rawValue): the longest has \(longest) steps (seed \(seed))")
+        }
+        #expect(ScenarioGenerator.scenario(.registry, seed: 1, index: 0, maximumSteps: 10) == nil)
+    }
+
+    @Test("A generated scenario is a function of its machine, seed and index, and the reference agrees with it")
+    func reproducible() throws {
+        for machine in ScenarioGenerator.machines {
+            for index in [0, 7, 40] {
+                let first = ScenarioGenerator.scenario(machine, seed: 99, index: index, maximumSteps: 300)
+                #expect(first == ScenarioGenerator.scenario(machine, seed: 99, index: index, maximumSteps: 300))
+                if let first { #expect(try first.disagreementsWithReference(machine).isEmpty) }
+            }
+        }
+    }
+}
+
+/// The reference, with faults chosen by the test: each answer passes through `fault`, which may
+/// change it or throw (an implementation that crashed).
+private struct FaultyScenarioDriver: ScenarioDriver {
+    var reference = ReferenceScenarioDriver()
+    /// Events applied to the current machine so far.
+    var applied = 0
+    let fault: (_ event: JSONValue, _ answer: JSONValue, _ applied: Int) throws(ConformanceFormatError) -> JSONValue
+
+    mutating func make(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64)
+        throws(ConformanceFormatError) -> ScenarioMade<any ScenarioModel>
+    {
+        applied = 0
+        return try reference.make(machine, configuration, at: now)
+    }
+
+    mutating func apply(_ event: JSONValue, to handle: inout any ScenarioModel, at now: Int64)
+        throws(ConformanceFormatError) -> JSONValue
+    {
+        applied += 1
+        return try fault(event, try reference.apply(event, to: &handle, at: now), applied)
+    }
+
+    func drop(_ handle: inout any ScenarioModel) {}
+}
+
+/// `answer` with `name` set to `value`.
+private func replacing(_ answer: JSONValue, _ name: String, with value: JSONValue) -> JSONValue {
+    guard case .object(let members) = answer else { return answer }
+    return .object(members.map { $0.0 == name ? ($0.0, value) : $0 })
+}
+
+@Suite("Exploring the extensions with generated scenarios (Generation/ScenarioExploration.swift)")
+struct ScenarioExplorationTests {
+    private func explore(_ machine: ScenarioMachine, scenarios: Int, driver: inout FaultyScenarioDriver)
+        -> ScenarioExplorationReport.Machine
+    {
+        let report = ScenarioExploration.run(
+            [machine], driver: &driver, seed: TestSeed.base, maximumSteps: 2_000, limit: scenarios,
+            until: .infinity, clock: { 0 })
+        return report.machines[0]
+    }
+
+    @Test("WQ-14 serving order: completions in reverse order are found and shrunk to at most 10 steps")
+    func reversedCompletions() {
+        var driver = FaultyScenarioDriver { _, answer, _ in
+            guard let completions = answer["completions"]?.array else { return answer }
+            return replacing(answer, "completions", with: .array(completions.reversed()))
+        }
+        let report = explore(.waitQueue, scenarios: 300, driver: &driver)
+        #expect(report.scenarios == 300 && report.failed > 0, "seed \(TestSeed.base)")
+        let finding = report.findings.first
+        #expect(finding?.cause.contains("[completions]") == true, "\(String(describing: finding?.cause))")
+        #expect(
+            (finding?.shrunk.stepCount ?? .max) <= 10, "seed \(TestSeed.base): \(report.findings.map(\.difference))")
+        if let finding {
+            #expect(
+                ScenarioExploration.run(
+                    [.waitQueue], driver: &driver, seed: TestSeed.base, maximumSteps: 2_000, only: finding.index,
+                    until: 0, clock: { 1 }
+                ).machines[0].failed == 1, "replaying the scenario it was found in fails again")
+        }
+    }
+
+    @Test("CONF-11 a crash at the 150th event of a scenario ends that scenario only: every other one is judged")
+    func crashEndsOneScenario() {
+        var driver = FaultyScenarioDriver { _, answer, applied throws(ConformanceFormatError) in
+            if applied == 150 { throw ConformanceFormatError("the implementation exited") }
+            return answer
+        }
+        let report = explore(.adaptiveRate, scenarios: 200, driver: &driver)
+        let long = (0..<200).filter {
+            (ScenarioGenerator.scenario(.adaptiveRate, seed: TestSeed.base, index: $0, maximumSteps: 2_000)?.stepCount
+                ?? 0) >= 150
+        }.count
+        #expect(long > 0 && report.failed == long && report.scenarios == 200, "seed \(TestSeed.base)")
+        #expect(report.findings.map(\.cause) == ["no answer"] && report.stoppedBecause == nil)
+        #expect(report.findings.first?.shrunk.stepCount == 150, "nothing before the 150th event can be cut")
+    }
+
+    @Test("COMP-5 three distinct faults give three findings, each shrunk, each counted")
+    func threeCauses() {
+        var driver = FaultyScenarioDriver { event, answer, _ throws(ConformanceFormatError) in
+            switch event["kind"]?.string {
+            case "reset": throw ConformanceFormatError("no answer to a reset")
+            case "release": return replacing(answer, "remaining", with: .integer((answer["remaining"]?.int64 ?? 0) + 1))
+            case "acquire" where (event["permits"]?.int64 ?? 0) >= 9 && answer["kind"]?.string == "allowed":
+                return .object([("kind", .string("rejected")), ("retryAfterNanoseconds", .integer(1))])
+            default: return answer
+            }
+        }
+        let report = explore(.composite, scenarios: 400, driver: &driver)
+        #expect(
+            Set(report.findings.map { $0.cause.prefix(while: { $0 != ":" }) }) == ["no answer", "release", "acquire"],
+            "seed \(TestSeed.base): \(report.findings.map(\.cause))")
+        #expect(report.findings.allSatisfy { $0.shrunk.stepCount <= 8 }, "\(report.findings.map(\.shrunk.stepCount))")
+        #expect(report.findings.reduce(0) { $0 + $1.occurrences } == report.failed)
+    }
+}

@@ -45,6 +45,16 @@ public struct ExhaustiveOptions: Sendable {
     }
 }
 
+/// A cause of failure the exhaustive pass found: its first path, shrunk, and how many paths failed
+/// with it.
+public struct ExhaustiveFinding: Sendable {
+    /// `TB-6 early retry`: the clause and the kind of the primary finding, or the misbehaviour.
+    public var cause: String
+    public var firstPath: Int
+    public var paths: Int
+    public var shrunk: ShrunkFailure?
+}
+
 /// One strategy's exhaustive pass.
 public struct ExhaustiveStrategyReport: Sendable {
     public var strategy: String
@@ -57,7 +67,10 @@ public struct ExhaustiveStrategyReport: Sendable {
     public var transitions = 0
     public var depth = 0
     public var complete = false
-    /// Paths in the cover, paths run (fewer when one failed), and the steps sent.
+    /// Why the pass stopped before the strategy's last path (an implementation that misbehaved on
+    /// 20 paths in a row), if it did.
+    public var stoppedBecause: String?
+    /// Paths in the cover, paths run (fewer when stopped or out of time), and the steps sent.
     public var paths = 0
     public var pathsRun = 0
     public var steps = 0
@@ -69,6 +82,11 @@ public struct ExhaustiveStrategyReport: Sendable {
     /// That path shrunk (as a random trace is).
     public var shrunk: ShrunkFailure?
     public var seconds: Double = 0
+    /// Every cause the pass found (the first path's included), in the order found, at most
+    /// ``ExhaustiveStrategyReport/findingsKept``: the pass goes on past a failing path.
+    public var findings: [ExhaustiveFinding] = []
+    /// Distinct causes kept (and shrunk) per strategy; more paths of a kept cause are counted.
+    public static let findingsKept = 5
 
     public init(strategy: String) { self.strategy = strategy }
 
@@ -148,18 +166,35 @@ extension ConformanceSuite {
                 }
                 guard outcome.level < options.level, outcome.skippedBecause == nil else {
                     if outcome.level == .safety { report.worstPassing = .safety }
+                    _ = run.stop(after: outcome)
                     continue
                 }
-                report.failure = outcome
-                report.failingPath = index
-                let step = (outcome.primary?.step ?? 1) - 1
-                report.failingDepth = path.depths.indices.contains(step) ? path.depths[step] : nil
-                progress("\(strategy) shrinking \(id)")
-                var shrunk = Shrinker.shrink(
-                    outcome, strategy: strategy, seed: 0, index: index, randomSteps: 0, run: &run, on: &subject)
-                shrunk.exhaustiveDepth = options.depth
-                report.shrunk = shrunk
-                break
+                // Every cause is kept, each with its first path shrunk; a misbehaving
+                // implementation stops the strategy as random traces do (CONF-11).
+                let cause =
+                    outcome.subjectFailure.map { "protocol \($0.kind.pastTense)" }
+                    ?? outcome.primary.map { "\($0.cause.clause) \($0.kind.name)" } ?? "difference"
+                if let known = report.findings.firstIndex(where: { $0.cause == cause }) {
+                    report.findings[known].paths += 1
+                } else if report.findings.count < ExhaustiveStrategyReport.findingsKept {
+                    progress("\(strategy) shrinking \(id)")
+                    var shrunk = Shrinker.shrink(
+                        outcome, strategy: strategy, seed: 0, index: index, randomSteps: 0, run: &run, on: &subject)
+                    shrunk.exhaustiveDepth = options.depth
+                    report.findings.append(ExhaustiveFinding(cause: cause, firstPath: index, paths: 1, shrunk: shrunk))
+                }
+                if report.failure == nil {
+                    report.failure = outcome
+                    report.failingPath = index
+                    let step = (outcome.primary?.step ?? 1) - 1
+                    report.failingDepth = path.depths.indices.contains(step) ? path.depths[step] : nil
+                    report.shrunk = report.findings.first?.shrunk
+                }
+                if options.stopAtFirstFailure { break }
+                if let reason = run.stop(after: outcome, limit: ConformanceSuite.consecutiveRandomFailureLimit) {
+                    report.stoppedBecause = "\(reason); the rest of its paths not run"
+                    break
+                }
             }
             report.seconds = clock() - started
             reports.append(report)
@@ -288,6 +323,17 @@ extension ExhaustiveReport {
                 "shrunk from \(shrunk.original.trace?.steps.count ?? 0) to \(shrunk.trace.steps.count) steps in \(shrunk.runs) runs:"
             )
             lines += shrunk.lines
+            if report.findings.count > 1 || (report.findings.first?.paths ?? 0) > 1 {
+                lines.append(
+                    "\(report.strategy): \(report.findings.count) distinct cause\(report.findings.count == 1 ? "" : "s") on \(report.findings.reduce(0) { $0 + $1.paths }) failing paths:"
+                )
+                for finding in report.findings {
+                    lines.append(
+                        "  \(finding.cause): \(finding.paths) path\(finding.paths == 1 ? "" : "s"), the first \(finding.firstPath), shrunk to \(finding.shrunk?.trace.steps.count ?? 0) steps"
+                    )
+                }
+            }
+            if let reason = report.stoppedBecause { lines.append("STOP \(report.strategy): \(reason)") }
         }
         return lines
     }
@@ -326,6 +372,25 @@ extension ExhaustiveReport {
                             }
                             fields.append(("failure", .object(failing)))
                         }
+                        if !report.findings.isEmpty {
+                            fields.append(
+                                (
+                                    "findings",
+                                    .array(
+                                        report.findings.map { finding in
+                                            .object([
+                                                ("cause", .string(finding.cause)),
+                                                ("firstPath", .integer(Int64(finding.firstPath))),
+                                                ("paths", .integer(Int64(finding.paths))),
+                                                (
+                                                    "shrunkSteps",
+                                                    .integer(Int64(finding.shrunk?.trace.steps.count ?? 0))
+                                                ),
+                                            ])
+                                        })
+                                ))
+                        }
+                        if let reason = report.stoppedBecause { fields.append(("stoppedBecause", .string(reason))) }
                         return .object(fields)
                     })
             ),

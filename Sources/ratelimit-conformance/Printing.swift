@@ -154,6 +154,10 @@ func printExhaustive(_ report: ExhaustiveReport) {
     for strategy in report.strategies {
         guard let shrunk = strategy.shrunk else { continue }
         print("replay: \(replay(shrunk))")
+        for finding in strategy.findings.dropFirst() {
+            guard let other = finding.shrunk else { continue }
+            print("replay (\(finding.cause)): \(replay(other))")
+        }
         print("as a regression vector:")
         print(shrunk.vectorFile.json.prettyText, terminator: "")
     }

@@ -161,6 +161,34 @@ struct ExhaustiveTests {
         }
     }
 
+    @Test(
+        "CONF-10 the exhaustive pass goes on past a failing path: three planted faults give three causes, each with its first path shrunk"
+    )
+    func everyCause() {
+        // Remaining one too many (TB-5), retry-afters one short (TB-6), resets promising one more (TB-9).
+        var bug = PlantedBug { event, result in
+            switch (event, result) {
+            case (.reset, .allowed(let remaining)): .allowed(remaining: remaining + 1)
+            case (.acquire(let permits), .allowed(let remaining)) where permits > 0 && remaining >= 1:
+                .allowed(remaining: remaining + 1)
+            case (.acquire, .rejected(let retry)) where retry > 1: .rejected(retryAfterNanoseconds: retry - 1)
+            default: result
+            }
+        }
+        bug.strategies = [TokenBucket.identifier]
+        let report = ConformanceSuite.exhaustive(
+            &bug, options: ExhaustiveOptions(depth: 2, strategies: [TokenBucket.identifier]))
+        let bucket = report.strategies[0]
+        let causes = bucket.findings.map(\.cause)
+        #expect(
+            Set(causes.map { String($0.prefix { $0 != " " }) }) == ["TB-5", "TB-6", "TB-9"],
+            "\(causes)")
+        #expect(bucket.findings.allSatisfy { ($0.shrunk?.trace.steps.count ?? .max) <= 3 }, "\(report.lines)")
+        #expect(bucket.pathsRun == bucket.paths && bucket.failure != nil && !report.passes(at: .safety))
+        #expect(bucket.findings.reduce(0) { $0 + $1.paths } > 3)
+        #expect(report.lines.contains { $0.hasPrefix("token-bucket: 3 distinct causes on ") }, "\(report.lines)")
+    }
+
     @Test("CORE-7 CORE-8 the walk finds a retry-after rounded down and a refusal that records its refill")
     func relationsAreChecked() async throws {
         let tokenBucket = try #require(ExhaustiveSpace.standard(TokenBucket.identifier))

@@ -123,16 +123,22 @@ package enum ScenarioGenerator {
     {
         let kind = rng.pick(AnyRateLimitStrategy.identifiers)
         guard let strategy = TraceGenerator.configuration(kind, sizes: swarm.sizes, using: &rng) else { return nil }
-        let queueLimit = rng.chance(70) ? rng.int(in: 0...8) : rng.logUniform(in: 9...Int64.max)
+        // A crowd: a queue limit above any small fixed array (16, 64, 256) and nothing that
+        // leaves the queue early, so that waiters pile up past what such an array holds.
+        let crowd = rng.chance(20)
+        let queueLimit =
+            crowd
+            ? rng.logUniform(in: 17...1_000_000, edges: [64, 256])
+            : rng.chance(70) ? rng.int(in: 0...8) : rng.logUniform(in: 9...Int64.max)
         let configuration = JSONValue.object([
             ("strategy", .string(kind)), ("configuration", strategy.json), ("queueLimit", .integer(queueLimit)),
         ])
         let createdAt = TraceGenerator.firstInstant(using: &rng)
         let span = TraceGenerator.characteristicNanoseconds(strategy)
         // Which of the queue's features this scenario uses: a swarm of its own.
-        let deadlines = rng.chance(60)
+        let deadlines = !crowd && rng.chance(60)
         let retries = rng.chance(40)
-        let cancels = rng.chance(50)
+        let cancels = !crowd && rng.chance(50)
         let priorities: [String] =
             rng.chance(40)
             ? ["normal"] : rng.chance(50) ? ["low", "normal", "high"] : ["low", "normal", "high", "critical"]
@@ -142,8 +148,10 @@ package enum ScenarioGenerator {
         for step in 0..<steps {
             let next = TraceGenerator.nextInstant(
                 after: now, span: span, retryAfter: nil, times: swarm.times, using: &rng)
-            now = max(now, next)  // the queue's clock never goes back (WQ-11)
+            // The queue's clock never goes back (WQ-11); a crowd arrives mostly at once.
+            now = crowd && rng.chance(90) ? now : max(now, next)
             let permits = { (rng: inout SeededGenerator) -> Int64 in
+                if crowd, rng.chance(80) { return 1 }  // many waiters, not a few large ones
                 let drawn = TraceGenerator.permits(maximum: strategy.maximumPermits, remaining: nil, using: &rng)
                 return drawn < 0 && !swarm.events.contains(.invalid) ? 1 : drawn
             }
@@ -152,7 +160,7 @@ package enum ScenarioGenerator {
             if step == steps - 1, rng.chance(30) {
                 event = .object([("kind", .string("close"))])
             } else {
-                switch rng.int(in: 0...99) {
+                switch crowd && rng.chance(70) ? 0 : rng.int(in: 0...99) {
                 case 0..<45:
                     ticket += 1
                     var members: [(String, JSONValue)] = [

@@ -288,7 +288,8 @@ struct CommandTests {
         let replay = try #require(
             run.output.split(separator: "\n").first { $0.hasPrefix("replay: ") }.map { String($0.dropFirst(8)) })
         #expect(replay.contains("--exhaustive \(ExhaustiveOptions.defaultDepth) --strategy token-bucket --path "))
-        let path = try #require(replay.split(separator: " ").last.map(String.init))
+        let path = try #require(
+            replay.components(separatedBy: "--path ").last?.split(separator: " ").first.map(String.init))
         let again = try await runCommand([
             "--exec", buggy, "--exhaustive", "\(ExhaustiveOptions.defaultDepth)", "--strategy", "token-bucket",
             "--path", path,

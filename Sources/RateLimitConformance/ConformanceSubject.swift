@@ -5,6 +5,9 @@ import RateLimitCore
 /// Conform a Swift implementation to this protocol and call ``ConformanceSuite/run(_:vectors:options:clock:progress:)``;
 /// the `ratelimit-conformance` command conforms an external process speaking the JSON-lines
 /// protocol (Spec/protocol.md) the same way.
+///
+/// Give a conforming type at least one stored property: Swift 6.3 passes a zero-sized `inout`
+/// argument as an undefined address, which crashes ThreadSanitizer's instrumentation.
 public protocol ConformanceSubject {
     /// A handle to one limiter of the implementation.
     associatedtype Limiter
@@ -127,6 +130,10 @@ public struct SubjectFailure: Error, Hashable, Sendable, CustomStringConvertible
 /// The Swift model itself as a subject: the suite run with no arguments checks the reference
 /// against its own committed vectors (which proves the files and the model agree).
 public struct ReferenceSubject: ConformanceSubject {
+    /// Only so that the type is not zero-sized: see `ReferenceScenarioDriver`'s (a zero-sized
+    /// `inout` argument crashed ThreadSanitizer in `ConformanceSuite.run`).
+    private var notZeroSized: UInt8 = 0
+
     public init() {}
     public var name: String { "swift-rate-limit reference model" }
     public var strategies: Set<String> { Set(AnyRateLimitStrategy.identifiers) }

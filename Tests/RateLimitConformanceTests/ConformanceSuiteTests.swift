@@ -128,6 +128,16 @@ private let timed = Set(AnyRateLimitStrategy.identifiers).subtracting([Concurren
 
 @Suite("The conformance suite judges implementations")
 struct ConformanceSuiteTests {
+    @Test("The subjects and drivers the suite takes inout are not zero-sized, which crashes ThreadSanitizer")
+    func notZeroSized() {
+        // Swift 6.3 passes a zero-sized inout argument as an undefined address; TSan's access hook
+        // crashed on it in `ConformanceSuite.run` (CI, `make tsan-all`), by chance of the register.
+        #expect(MemoryLayout<ReferenceSubject>.size > 0)
+        #expect(MemoryLayout<ReferenceScenarioDriver>.size > 0)
+        #expect(MemoryLayout<GoLikeBucket>.size > 0)
+        #expect(MemoryLayout<EdgeBug>.size > 0)
+    }
+
     @Test(
         "CONF-3 The reference passes every vector and random trace at level exact, admitting 100% of the Spec's permits"
     )
@@ -479,6 +489,8 @@ struct ConformanceSuiteTests {
 
     private func consecutiveCrashesStopOnThread() throws {
         struct Crashes: ConformanceSubject {
+            /// Not zero-sized: ThreadSanitizer crashes on a zero-sized inout subject (ReferenceSubject says why).
+            private var notZeroSized: UInt8 = 0
             var name: String { "crashes" }
             var strategies: Set<String> { [GCRA.identifier] }
             func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<Int> {
@@ -505,6 +517,8 @@ struct ConformanceSuiteTests {
     private func crashEndsOneTraceOnThread() throws {
         /// The reference, except that it crashes at the 40th event sent to one limiter: about half the traces, several in a row.
         struct CrashesAt150: ConformanceSubject {
+            /// Not zero-sized: ThreadSanitizer crashes on a zero-sized inout subject (ReferenceSubject says why).
+            private var notZeroSized: UInt8 = 0
             struct Limiter {
                 var reference: ReferenceLimiter
                 var events = 0
@@ -712,6 +726,9 @@ struct ConformanceSuiteTests {
 /// earlier than `last` becomes `last`, so the time between them is counted again later. Only
 /// acquires, which is all the story it runs has. Tokens are kept in units of 1/P of a permit.
 struct GoLikeBucket: ConformanceSubject {
+    /// Not zero-sized: ThreadSanitizer crashes on a zero-sized inout subject (ReferenceSubject says why).
+    private var notZeroSized: UInt8 = 0
+
     var name: String { "go-like bucket" }
     var strategies: Set<String> { [TokenBucket.identifier] }
 
@@ -749,6 +766,9 @@ struct GoLikeBucket: ConformanceSubject {
 /// A fixed window whose count is not reset when an acquire lands exactly on a window start
 /// (it uses the window of `now − 1`): the classic off-by-one at the edge.
 struct EdgeBug: ConformanceSubject {
+    /// Not zero-sized: ThreadSanitizer crashes on a zero-sized inout subject (ReferenceSubject says why).
+    private var notZeroSized: UInt8 = 0
+
     var name: String { "edge bug" }
     var strategies: Set<String> { [FixedWindow.identifier] }
 

@@ -32,6 +32,11 @@ struct ScenarioGeneratorTests {
                 "acquire", "tryAcquire", "availability", "cancel", "release", "reset", "reconfigure", "advance",
                 "close",
             ],
+            .registry: [
+                "acquire", "tryAcquire", "availability", "cancel", "advance", "release", "reset", "resetAll",
+                "reconfigure", "restoreRule", "reconfigureRule", "throttle", "disable", "resume", "remove", "quota",
+                "inspect", "close",
+            ],
             .adaptiveRate: ["response", "failure", "reset"],
             .adaptiveConcurrency: ["response", "failure", "reset"],
         ]
@@ -42,7 +47,35 @@ struct ScenarioGeneratorTests {
             #expect(kinds == expected[machine], "\(machine.rawValue) (seed \(seed))")
             #expect(longest > 100, "\(machine.rawValue): the longest has \(longest) steps (seed \(seed))")
         }
-        #expect(ScenarioGenerator.scenario(.registry, seed: 1, index: 0, maximumSteps: 10) == nil)
+    }
+
+    @Test(
+        "REG-2 REG-4 REG-12 generated registry stories reach every rejection reason, a bypass, a throttle, statuses and waits"
+    )
+    func registryReachesEveryReason() throws {
+        var reasons: Set<String> = []
+        var outcomes: Set<String> = []
+        var events: Set<String> = []
+        var completions = 0
+        let seed = TestSeed.base
+        for index in 0..<150 {
+            guard let scenario = ScenarioGenerator.scenario(.registry, seed: seed, index: index, maximumSteps: 500),
+                case .story(_, let steps) = scenario.body
+            else { continue }
+            for step in steps {
+                let outcome = step.expected["outcome"]
+                outcomes.insert(outcome?["kind"]?.string ?? "")
+                reasons.insert(outcome?["reason"]?.string ?? "")
+                completions += step.expected["completions"]?.array?.count ?? 0
+                for event in step.expected["events"]?.array ?? [] { events.insert(event["kind"]?.string ?? "") }
+            }
+        }
+        #expect(
+            ["limited", "neverAllowed", "unknownKey", "tooManyKeys"].allSatisfy(
+                reasons.contains), "\(reasons.sorted()) (seed \(seed))")
+        #expect(["granted", "rejected", "bypassed"].allSatisfy(outcomes.contains), "\(outcomes.sorted())")
+        #expect(["statusChanged", "rejected"].allSatisfy(events.contains), "\(events.sorted()) (seed \(seed))")
+        #expect(completions > 100, "\(completions) waiters completed (seed \(seed))")
     }
 
     @Test("A generated scenario is a function of its machine, seed and index, and the reference agrees with it")
@@ -99,7 +132,7 @@ struct ScenarioExplorationTests {
         return report.machines[0]
     }
 
-    @Test("WQ-14 serving order: completions in reverse order are found and shrunk to at most 10 steps")
+    @Test("WQ-14 serving order: completions in reverse order are found and shrunk to at most 12 steps")
     func reversedCompletions() {
         var driver = FaultyScenarioDriver { _, answer, _ in
             guard let completions = answer["completions"]?.array else { return answer }
@@ -109,8 +142,12 @@ struct ScenarioExplorationTests {
         #expect(report.scenarios == 300 && report.failed > 0, "seed \(TestSeed.base)")
         let finding = report.findings.first
         #expect(finding?.cause.contains("[completions]") == true, "\(String(describing: finding?.cause))")
+        // Two completions in one answer need a waiter granted as another arrives: with a queue limit
+        // shrunk to 1, most seeds give 3 to 10 steps; seed 18278226876966274623 gives 11 (eight
+        // waiters timed against a refill of 99 per 128 ns).
         #expect(
-            (finding?.shrunk.stepCount ?? .max) <= 10, "seed \(TestSeed.base): \(report.findings.map(\.difference))")
+            (finding?.shrunk.stepCount ?? .max) <= 12,
+            "seed \(TestSeed.base): \(report.findings.map(\.difference)) \(finding.map { "\($0.shrunk)" } ?? "")")
         if let finding {
             #expect(
                 ScenarioExploration.run(

@@ -214,11 +214,14 @@ package enum ScenarioExploration {
         }
         let id = "\(machine.rawValue)/random-seed-\(seed)-scenario-\(index)-shrunk"
         var best = (case: scenario, failure: failure)
-        func attempt(_ events: [(Int64, JSONValue)], driver: inout Driver) -> Bool {
+        var configuration = scenario.configuration
+        func attempt(
+            _ events: [(Int64, JSONValue)], configuration: JSONValue? = nil, driver: inout Driver
+        ) -> Bool {
             guard
                 let candidate = ScenarioGenerator.answered(
                     machine, id: id, summary: "generated, shrunk: \(failure.cause)",
-                    configuration: scenario.configuration, createdAt: createdAt, events: events),
+                    configuration: configuration ?? best.case.configuration, createdAt: createdAt, events: events),
                 let found = Self.failure(of: candidate, machine, driver: &driver), found.cause == failure.cause
             else { return false }
             best = (candidate, found)
@@ -233,25 +236,62 @@ package enum ScenarioExploration {
                 shrunk: scenario, difference: failure.line)
         }
         // Then chunks of steps, halving (ddmin), each cut kept if the same cause remains.
-        var chunk = max(1, events.count / 2)
-        // Each try replays the whole candidate: on a long history, time runs out before tries do.
-        while tries < shrinkAttempts, clock() < deadline {
-            var start = 0
-            var cut = false
-            while start < events.count, tries < shrinkAttempts, clock() < deadline {
-                let end = min(events.count, start + chunk)
-                let candidate = Array(events[..<start] + events[end...])
+        func cutSteps(driver: inout Driver) {
+            var chunk = max(1, events.count / 2)
+            // Each try replays the whole candidate: on a long history, time runs out before tries do.
+            while tries < shrinkAttempts, clock() < deadline {
+                var start = 0
+                var cut = false
+                while start < events.count, tries < shrinkAttempts, clock() < deadline {
+                    let end = min(events.count, start + chunk)
+                    let candidate = Array(events[..<start] + events[end...])
+                    tries += 1
+                    if !candidate.isEmpty, attempt(candidate, driver: &driver) {
+                        events = Array(candidate.prefix(best.failure.step + 1))
+                        cut = true
+                    } else {
+                        start = end
+                    }
+                }
+                if chunk == 1 && !cut { break }
+                chunk = max(1, chunk / 2)
+            }
+        }
+        cutSteps(driver: &driver)
+        // Then the configuration's numbers, each towards 0 (a queue limit of 1 needs fewer waiters
+        // to fill than one of 8), and the steps again if one got smaller.
+        var smaller = false
+        for path in configuration.integerPaths where tries < shrinkAttempts && clock() < deadline {
+            guard case .integer(let value)? = configuration[path: path] else { continue }
+            for candidate in [0, 1, value / 2, value - 1] where candidate >= 0 && candidate < value {
+                let changed = configuration.replacing(path, with: .integer(candidate))
                 tries += 1
-                if !candidate.isEmpty, attempt(candidate, driver: &driver) {
-                    events = Array(candidate.prefix(best.failure.step + 1))
-                    cut = true
-                } else {
-                    start = end
+                if attempt(events, configuration: changed, driver: &driver) {
+                    (configuration, smaller) = (changed, true)
+                    events = Array(events.prefix(best.failure.step + 1))
+                    break
                 }
             }
-            if chunk == 1 && !cut { break }
-            chunk = max(1, chunk / 2)
         }
+        // Then each event's numbers (permits, instants of a deadline, a reconfigure's sizes) but
+        // its ticket, towards 1 and 0, and the steps again.
+        for index in events.indices where tries < shrinkAttempts && clock() < deadline {
+            guard index < events.count else { break }
+            for path in events[index].1.integerPaths where path.first != .member("ticket") {
+                guard case .integer(let value)? = events[index].1[path: path] else { continue }
+                for candidate in [0, 1, value / 2] where candidate >= 0 && candidate < value {
+                    var changed = events
+                    changed[index].1 = events[index].1.replacing(path, with: .integer(candidate))
+                    tries += 1
+                    if attempt(changed, driver: &driver) {
+                        (events, smaller) = (Array(changed.prefix(best.failure.step + 1)), true)
+                        break
+                    }
+                }
+                guard index < events.count else { break }
+            }
+        }
+        if smaller { cutSteps(driver: &driver) }
         return ScenarioFinding(
             machine: machine, index: index, cause: failure.cause, occurrences: 1, originalSteps: steps.count,
             shrunk: best.case, difference: best.failure.line)
@@ -259,9 +299,53 @@ package enum ScenarioExploration {
 }
 
 extension JSONValue {
+    /// The paths (member names and array indices) to every integer within the value.
+    fileprivate var integerPaths: [[JSONPathElement]] {
+        switch self {
+        case .integer: [[]]
+        case .object(let members):
+            members.flatMap { name, value in value.integerPaths.map { [.member(name)] + $0 } }
+        case .array(let items):
+            items.enumerated().flatMap { index, value in value.integerPaths.map { [.index(index)] + $0 } }
+        case .null, .bool, .otherNumber, .string: []
+        }
+    }
+
+    /// The value at `path`, if there is one.
+    fileprivate subscript(path path: [JSONPathElement]) -> JSONValue? {
+        guard let first = path.first else { return self }
+        switch (first, self) {
+        case (.member(let name), .object(let members)):
+            return members.first { $0.0 == name }?.1[path: Array(path.dropFirst())]
+        case (.index(let index), .array(let items)) where items.indices.contains(index):
+            return items[index][path: Array(path.dropFirst())]
+        default: return nil
+        }
+    }
+
+    /// The value with the one at `path` replaced by `value`.
+    fileprivate func replacing(_ path: [JSONPathElement], with value: JSONValue) -> JSONValue {
+        guard let first = path.first else { return value }
+        let rest = Array(path.dropFirst())
+        switch (first, self) {
+        case (.member(let name), .object(let members)):
+            return .object(members.map { $0.0 == name ? ($0.0, $0.1.replacing(rest, with: value)) : $0 })
+        case (.index(let index), .array(var items)) where items.indices.contains(index):
+            items[index] = items[index].replacing(rest, with: value)
+            return .array(items)
+        default: return self
+        }
+    }
+
     /// An object's members; none for any other value.
     fileprivate var objectMembers: [(String, JSONValue)] {
         if case .object(let members) = self { return members }
         return []
     }
+}
+
+/// One step of a path into a JSON value.
+private enum JSONPathElement: Equatable {
+    case member(String)
+    case index(Int)
 }

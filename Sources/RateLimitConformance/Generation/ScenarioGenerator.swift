@@ -1,7 +1,7 @@
 import RateLimitCore
 
 // Random scenarios of the machines beyond the strategies (composite limits, the wait queue, the
-// adaptive rate and concurrency), answered by the reference models: what a run explores of the
+// registry (RegistryGenerator.swift), the adaptive rate and concurrency), answered by the reference models: what a run explores of the
 // extensions an implementation declares, beside their hand-written vectors. A generated scenario
 // is a scenario case like those of Spec/vectors/scenarios, so it is sent, answered and compared
 // exactly as they are. Each scenario is a swarm too (Swarm.swift): its sizes, its instants and,
@@ -10,9 +10,8 @@ import RateLimitCore
 
 /// Random scenarios; see `ScenarioGenerator.swift`.
 package enum ScenarioGenerator {
-    /// The machines it generates scenarios of (the registry's and the HTTP feedback's are written by
-    /// hand only, for now).
-    package static let machines: [ScenarioMachine] = [.composite, .waitQueue, .adaptiveRate, .adaptiveConcurrency]
+    /// The machines it generates scenarios of: all of them.
+    package static let machines: [ScenarioMachine] = ScenarioMachine.allCases
 
     /// Scenario `index` of `machine` under `seed`, of up to `maximumSteps` steps (most have far
     /// fewer, as random traces do), its answers the reference model's; `nil` for a machine it does
@@ -34,7 +33,7 @@ package enum ScenarioGenerator {
             case .waitQueue: story = waitQueue(steps: steps, swarm: swarm, using: &rng)
             case .adaptiveRate: story = adaptiveRate(steps: steps, using: &rng)
             case .adaptiveConcurrency: story = adaptiveConcurrency(steps: steps, using: &rng)
-            case .registry: return nil
+            case .registry: story = registry(steps: steps, swarm: swarm, using: &rng)
             }
             if let story, let answered = answered(machine, id: id, swarm: swarm, story) { return answered }
         }
@@ -70,7 +69,7 @@ package enum ScenarioGenerator {
     }
 
     /// `{"strategy": ..., "configuration": {...}}`.
-    private static func limit(_ configuration: AnyRateLimitStrategy) -> JSONValue {
+    static func limit(_ configuration: AnyRateLimitStrategy) -> JSONValue {
         .object([("strategy", .string(configuration.kind)), ("configuration", configuration.json)])
     }
 

@@ -38,13 +38,30 @@ extension ServerIntegrationRealTimeTests {
                 fields: "retry-after", capacity: 2 * serverBurst, rate: 2 * serverRate, tasks: tasks, count: 400,
                 adaptive: .standard)
             run.expectEveryRequestOnce()
-            // One task sends one request at a time: it can go no faster than its round trips allow,
-            // which a loaded machine stretches (measured in the same run, on the client's clock).
-            let attainable = tasks == 1 ? min(Double(serverRate), run.sequentialCapacity) : Double(serverRate)
-            #expect(
-                run.secondHalfRateWhenAllowed >= 0.9 * attainable,
-                "\(tasks) tasks: \(run.secondHalfRateWhenAllowed) per second over the second half when allowed, \(attainable) attainable"
-            )
+            if tasks == 1 {
+                // One task sends one request at a time: it can go no faster than its round trips
+                // allow, which a loaded machine stretches (measured in the same run, on the client's
+                // clock).
+                let attainable = min(Double(serverRate), run.sequentialCapacity)
+                #expect(
+                    run.secondHalfRateWhenAllowed >= 0.9 * attainable,
+                    "1 task: \(run.secondHalfRateWhenAllowed) per second over the second half when allowed, \(attainable) attainable"
+                )
+            } else {
+                // Eight tasks: the client learned the server's rate (its limit reached 90% of it in
+                // the second half) and sent at 90% of the lowest limit it held there, on its own
+                // clock. A refusal a loaded machine causes (a request reaching the server tens of
+                // milliseconds late) lowers the limit again (ADAPT-5): the server's admission rate
+                // then judged the machine, not the client (72.6 per second once in `make verify`).
+                let (sendRate, lowestLimit) = run.clientSecondHalf
+                let held = Double(min(serverRate, lowestLimit ?? 0))
+                #expect(
+                    sendRate >= 0.9 * held,
+                    "8 tasks: \(sendRate) per second sent, \(held) the lowest limit held; \(run.changes)")
+                #expect(
+                    Double(run.highestLimitSecondHalf ?? 0) >= 0.9 * Double(serverRate),
+                    "8 tasks: never learned 90% of the rate in the second half; \(run.changes)")
+            }
             #expect(run.refusedShare <= 0.05, "\(tasks) tasks: \(run.stats.refused) refused of \(run.sent)")
             adaptiveRate = min(adaptiveRate, run.secondHalfRate)
             rows.append(run.row("adaptive, \(tasks) task\(tasks == 1 ? "" : "s")"))
@@ -220,6 +237,16 @@ private struct LearningRun {
         let limits = (inForce + changes.filter { $0.at.nanoseconds > first && $0.at.nanoseconds <= last })
             .compactMap { $0.limit.rate?.rate }
         return (Double(half.count - 1) * 1e9 / Double(max(1, last - first - held)), limits.min())
+    }
+
+    /// The highest rate the learned limit allowed over the second half of the sends (the limit in
+    /// force at its start included), on the client's clock.
+    var highestLimitSecondHalf: Int64? {
+        let half = sends.dropFirst(sends.count / 2)
+        guard let first = half.first, let last = half.last else { return nil }
+        let inForce = changes.last { $0.at.nanoseconds <= first }.map { [$0] } ?? []
+        return (inForce + changes.filter { $0.at.nanoseconds > first && $0.at.nanoseconds <= last })
+            .compactMap { $0.limit.rate?.rate }.max()
     }
 
     /// Requests per second over the second half of the admissions, the time the server held the

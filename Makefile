@@ -116,19 +116,19 @@ bench-smoke:
 
 ## The conformance matrix of real libraries (not in verify: it needs the libraries). matrix-setup
 ## installs the pinned versions into git-ignored folders (Implementations/README.md); matrix runs
-## every implementation of Implementations/matrix.json and writes Spec/MATRIX.md and Spec/matrix.html.
+## every implementation of Implementations/matrix.json and writes reports/MATRIX.md and reports/matrix.html.
 MATRIX_FLAGS ?= --random 50 --seed 1
 matrix-setup:
 	sh Implementations/setup.sh
 matrix: matrix-setup
 	$(SWIFT) build --product ratelimit-conformance
 	$(SWIFT) run ratelimit-conformance --matrix Implementations/matrix.json $(MATRIX_FLAGS) \
-		--markdown Spec/MATRIX.md --html Spec/matrix.html
+		--markdown reports/MATRIX.md --html reports/matrix.html
 	@# The README's picture: Go's answer when time goes back (CORE-10), drawn and rendered by chromium.
 	$(SWIFT) run ratelimit-conformance --exec Implementations/go-x-time-rate/.build-go/shim \
 		--draw token-bucket/refusals-record-nothing > .build/go-time-backwards.svg
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=980,320 \
-		--screenshot=Spec/images/go-time-backwards.png file://$(CURDIR)/.build/go-time-backwards.svg 2>/dev/null
+		--screenshot=reports/images/go-time-backwards.png file://$(CURDIR)/.build/go-time-backwards.svg 2>/dev/null
 
 ## Regenerate Spec/vectors from the reference model (review the diff before committing).
 vectors:

@@ -128,7 +128,7 @@ BUGS = {
         "token bucket sets last = now before computing the refill, so it never refills: "
         "after the first burst it refuses everything, each time with a retry-after it does not keep",
     # Bugs that hide from the vectors: they need mid-range or large sizes, long histories or a
-    # rare event, which only exploration draws (Spec/vectors/README.md, "What a run explores").
+    # rare event, which only exploration draws (Spec/Conformance.md, "What a run explores").
     "log-capped-at-64":
         "sliding window log keeps at most 64 entries, dropping the oldest when a 65th comes",
     "bulk-acquire-chunked":

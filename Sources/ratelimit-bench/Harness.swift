@@ -9,7 +9,7 @@ import Synchronization
 nonisolated(unsafe) var sink = 0
 
 /// One measured quantity: nanoseconds per operation over the repetitions (or bytes, for memory).
-struct Result: Sendable {
+struct Measurement: Sendable {
     let section: String
     let name: String
     let unit: String
@@ -73,7 +73,7 @@ struct Plan: Sendable {
 
     /// Times several bodies interleaved: after a warm-up of each, every repetition runs each body
     /// once, in turn. A machine that drifts (frequency, a neighbour on the host) then moves them
-    /// alike, and their ratio is taken repetition by repetition (`Result.pairedFloorSamples`).
+    /// alike, and their ratio is taken repetition by repetition (`Measurement.pairedFloorSamples`).
     func timeInterleaved(operations full: Int, _ bodies: [(Int) -> Int]) -> [[Double]] {
         let count = operations(full)
         for body in bodies { sink &+= body(max(1, count / 10)) }

@@ -6,7 +6,7 @@ import RateLimitClock
 import RateLimitCore
 import RateLimitLock
 
-func peers(plan: Plan) throws -> [Result] {
+func peers(plan: Plan) throws -> [Measurement] {
     let operations = 2_000_000
     let lock = try LockedRateLimiter(try endlessBucket(), clock: ContinuousClock())
     let coarse = try LockedRateLimiter(try endlessBucket(), clock: CoarseMonotonicClock())
@@ -31,14 +31,14 @@ func peers(plan: Plan) throws -> [Result] {
     // instants against the adapter on a clock that never moves (no clock read either).
     let two = plan.timeContended(threads: 2, operations: operations / 2, [loop(lock), loop(stopped)])
     return [
-        Result(
+        Measurement(
             section: "peers", name: "allowN-explicit-1", unit: "ns", samples: one[0], note: "pure token bucket step"),
-        Result(section: "peers", name: "allow-clock-1", unit: "ns", samples: one[1], note: "lock: tryAcquire"),
-        Result(
+        Measurement(section: "peers", name: "allow-clock-1", unit: "ns", samples: one[1], note: "lock: tryAcquire"),
+        Measurement(
             section: "peers", name: "allow-clock-1-coarse", unit: "ns", samples: one[2],
             note: "lock: tryAcquire, coarse clock"),
-        Result(section: "peers", name: "allow-clock-2", unit: "ns", samples: two[0], note: "lock, 2 threads"),
-        Result(
+        Measurement(section: "peers", name: "allow-clock-2", unit: "ns", samples: two[0], note: "lock, 2 threads"),
+        Measurement(
             section: "peers", name: "allowN-explicit-2", unit: "ns", samples: two[1],
             note: "lock, clock never moves, 2 threads"),
     ]

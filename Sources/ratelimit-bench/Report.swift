@@ -26,7 +26,7 @@ func number(_ value: Double) -> String {
         ? String(format: "%.0f", value) : value >= 10 ? String(format: "%.1f", value) : String(format: "%.2f", value)
 }
 
-func renderTable(_ results: [Result], machine: Machine, smoke: Bool) -> String {
+func renderTable(_ results: [Measurement], machine: Machine, smoke: Bool) -> String {
     var lines = [
         "ratelimit-bench\(smoke ? " (smoke: a few operations, once; not a measurement)" : "") on \(machine.description)",
         "",
@@ -63,7 +63,7 @@ func renderTable(_ results: [Result], machine: Machine, smoke: Bool) -> String {
     return lines.joined(separator: "\n")
 }
 
-func renderJSON(_ results: [Result], machine: Machine, smoke: Bool) -> String {
+func renderJSON(_ results: [Measurement], machine: Machine, smoke: Bool) -> String {
     func string(_ text: String) -> String {
         var escaped = ""
         for scalar in text.unicodeScalars {

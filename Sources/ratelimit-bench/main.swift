@@ -48,7 +48,7 @@ func progress(_ text: String) {
     if !json { FileHandle.standardError.write(Data("· \(text)\n".utf8)) }
 }
 
-var results: [Result] = []
+var results: [Measurement] = []
 do {
     if only.contains("pure") {
         progress("pure steps")

@@ -20,7 +20,7 @@ let usage = """
                               server-feedback, composite or wait-queue extension); then explore
                               within the budget: the exhaustive pass to depth \(explorationDepth), generated
                               scenarios of the extensions it declares, then random traces
-                              (Spec/vectors/README.md, "What a run explores")
+                              (Spec/Conformance.md, "What a run explores")
       --budget SECONDS        the time the run with --exec aims at (default \(Int(defaultBudget)); the
                               vectors always run whole)
       --quick                 with --exec: the vectors only, no exploration
@@ -39,7 +39,7 @@ let usage = """
                               server-feedback or wait-queue (repeatable)
       --level exact|safety    the level required for exit status 0 (default exact)
       --tolerance NS          judge with this tolerance in nanoseconds instead of the one each
-                              profile declares (Spec/vectors/README.md, CONF-6); 0 for strict
+                              profile declares (Spec/Conformance.md, CONF-6); 0 for strict
       --protocol 1|2          the protocol version offered in the hello (default 2)
       --vectors DIR           run the vector files under DIR (subfolders too) instead of the
                               built-in ones: every *.json declaring "format":
@@ -72,7 +72,7 @@ let usage = """
       --matrix FILE           run every implementation FILE lists (JSON {"implementations":
                               [{"name","version","command"}]}, or `name | version | command`
                               lines) and print the matrix: implementation x strategy -> level
-      --markdown FILE         with --matrix: also write the matrix as Markdown (Spec/MATRIX.md)
+      --markdown FILE         with --matrix: also write the matrix as Markdown (reports/MATRIX.md)
       --draw CASE             print an SVG picture of one vector case (with --exec: as the
                               implementation answered it)
       --write-vectors DIR     regenerate the vector files into DIR, DIR/http/server-feedback.json and

@@ -5,14 +5,12 @@ import Testing
 private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent()
 
-/// Every `## ID-n` heading of the Spec files (and of the vectors' README, which holds CONF).
+/// Every `## ID-n` heading of the Spec files.
 private func specClauses() throws -> Set<String> {
     let specFolder = repositoryRoot.appendingPathComponent("Spec")
     var clauses: Set<String> = []
     let names =
-        try FileManager.default.contentsOfDirectory(atPath: specFolder.path).filter { $0.hasSuffix(".md") } + [
-            "vectors/README.md"
-        ]
+        try FileManager.default.contentsOfDirectory(atPath: specFolder.path).filter { $0.hasSuffix(".md") }
     for name in names {
         let text = try String(contentsOf: specFolder.appendingPathComponent(name), encoding: .utf8)
         for line in text.split(separator: "\n") where line.hasPrefix("## ") {

@@ -1,7 +1,7 @@
 import RateLimitCore
 
 // What a run of the suite reports: the level of each case and strategy, the findings grouped by
-// cause, the shrunk failures (Spec/vectors/README.md, CONF-3, CONF-9, CONF-10); the suite that
+// cause, the shrunk failures (Spec/Conformance.md, CONF-3, CONF-9, CONF-10); the suite that
 // fills them in is in ConformanceSuite.swift.
 
 /// The level an implementation reached for a strategy (or for its validation).

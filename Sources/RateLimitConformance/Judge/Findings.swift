@@ -2,7 +2,7 @@ import RateLimitCore
 
 // What the suite found: each step where an implementation's answer differs from the Spec's, how
 // much that matters (its kind, from a mere difference to a crash), how badly (severity), and the
-// Spec clause that most likely explains it (its cause). Spec/vectors/README.md, CONF-1 to CONF-11.
+// Spec clause that most likely explains it (its cause). Spec/Conformance.md, CONF-1 to CONF-11.
 
 /// How a step's answer breaks the Spec, from the mildest to the most severe. Every kind but
 /// ``difference`` fails the `safety` level too (CONF-4, CONF-5, CONF-1); a shrunk trace keeps the

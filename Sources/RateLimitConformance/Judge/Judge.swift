@@ -1,7 +1,7 @@
 import RateLimitCore
 
 /// Judges an implementation's answers, step by step, against the Spec given the implementation's
-/// own history (Spec/vectors/README.md, CONF-1 to CONF-6).
+/// own history (Spec/Conformance.md, CONF-1 to CONF-6).
 ///
 /// The judge keeps a *shadow*: the reference model fed the events the implementation applied,
 /// as the implementation applied them (an admitted acquire is taken, a refused one is not, an

@@ -9,7 +9,8 @@ decision.
 
     python3 ratelimiter.py               speak the protocol on stdin/stdout
     python3 ratelimiter.py --list-bugs   print the names of the injectable bugs
-    python3 ratelimiter.py --bug NAME    speak the protocol with one bug injected
+    python3 ratelimiter.py --bug NAME    speak the protocol with one bug injected (repeat
+                                         --bug NAME to inject several)
 
 Standard library only; Python 3.9+.
 """
@@ -223,7 +224,7 @@ SAFETY_BUGS = {
     "tokens-as-double-above-2-53",
 }
 
-BUG = None  # the name of the injected bug, or None
+BUG = set()  # the names of the injected bugs
 
 # The profile declared for every strategy (Spec/protocol.md, "Profiles"): exact integer
 # nanoseconds up to Int64.max, any order of instants, every event, configurations validated.
@@ -239,7 +240,7 @@ PROFILE = {
 
 
 def bug(name):
-    return BUG == name
+    return name in BUG
 
 
 def wrap(value, bits):
@@ -1979,12 +1980,12 @@ def main(argv):
             sys.stdout.write("%s %s\n" % (name, "safety" if name in SAFETY_BUGS else "exact"))
         sys.stdout.flush()
         return 0
-    if args[:1] == ["--bug"]:
+    while args[:1] == ["--bug"]:
         if len(args) < 2 or args[1] not in BUGS:
             sys.stdout.write(json.dumps({"type": "error", "message": "unknown bug"}) + "\n")
             sys.stdout.flush()
             return 2
-        BUG = args[1]
+        BUG.add(args[1])
         args = args[2:]
     if args[:1] == ["--profile"] and len(args) >= 2:
         # Declares a narrower profile than the implementation's own (its members override

@@ -25,8 +25,8 @@ let usage = """
                               vectors always run whole)
       --quick                 with --exec: the vectors only, no exploration
       --scenario MACHINE/K    with --exec and --seed: replay generated scenario K of an extension
-                              (composite, wait-queue, adaptive-rate, adaptive-concurrency) and
-                              shrink it if it fails
+                              (composite, wait-queue, registry, adaptive-rate,
+                              adaptive-concurrency) and shrink it if it fails
       --random N              run N random traces per strategy (at most \(maximumRandomTraces)) after
                               the vectors instead of exploring within the budget
       --seed S                seed of the random traces (default: a fresh one, printed)
@@ -66,6 +66,13 @@ let usage = """
                               catches alone;
                               with --exhaustive DEPTH, the exhaustive pass at each depth from 1
                               to DEPTH, reporting the smallest that catches each bug
+      --write-expect FILE     write the run's findings to FILE as expectations (each by where,
+                              cause and kind; Spec/Conformance.md, CONF-12), to review and commit
+      --expect FILE           a regression gate: exit 0 when every finding is one FILE expects at
+                              no worse kind, 1 on a new or worse one (named); expectations the
+                              run no longer observed are listed, to remove
+      --junit FILE            also write the run as JUnit XML: one test case per vector case,
+                              HTTP case, scenario and finding of exploration
       --json                  print the report as JSON
       --html FILE             also write the report as one self-contained HTML page, with a
                               picture of the smallest case of every finding group
@@ -78,6 +85,10 @@ let usage = """
       --write-vectors DIR     regenerate the vector files into DIR, DIR/http/server-feedback.json and
                               DIR/scenarios/<machine>.json too (make vectors), and exit
       --help                  this text
+
+    exit status: 0 conforms (with --expect: nothing new or worse), 1 findings, 2 a usage error or
+    an unreadable file, 3 the implementation could not be run (not found, no hello, a crash at
+    start)
     """
 
 struct Options {
@@ -109,6 +120,10 @@ struct Options {
     var quick = false
     /// --scenario MACHINE/INDEX: one generated scenario of an extension, replayed.
     var scenario: (machine: ScenarioMachine, index: Int)?
+    /// --write-expect, --expect, --junit: the regression gate's files (CONF-12).
+    var writeExpect: String?
+    var expect: String?
+    var junit: String?
 }
 
 /// The time a run with --exec aims at, unless --budget says otherwise.
@@ -121,15 +136,19 @@ let explorationDepth = 2
 /// With --json, even a failure before any case prints a JSON document.
 let jsonRequested = CommandLine.arguments.contains("--json")
 
+/// How a message from `started` begins: the implementation could not be run (exit status 3).
+let notStartedPrefix = "the implementation did not start properly: "
+
+/// Ends the run with `message`: exit status 3 when the implementation could not be run (the
+/// message of `started`), 2 for a usage error or a file that cannot be read.
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(
-        Data(
-            "ratelimit-conformance: \(message)\n\(message.hasPrefix("usage") ? "" : "run with --help for usage\n")".utf8
-        ))
+    let cannotRun = message.hasPrefix(notStartedPrefix)
+    let hint = message.hasPrefix("usage") || cannotRun ? "" : "run with --help for usage\n"
+    FileHandle.standardError.write(Data("ratelimit-conformance: \(message)\n\(hint)".utf8))
     if jsonRequested {
         print(JSONValue.object([("passed", .bool(false)), ("error", .string(message))]).prettyText, terminator: "")
     }
-    ChildProcess.endHarness(status: 2)
+    ChildProcess.endHarness(status: cannotRun ? 3 : 2)
 }
 
 func parse(_ arguments: [String]) -> Options {
@@ -191,6 +210,9 @@ func parse(_ arguments: [String]) -> Options {
             options.timeout = seconds
         case "--mutation-score": options.mutationScore = true
         case "--json": options.json = true
+        case "--write-expect": options.writeExpect = value(argument)
+        case "--expect": options.expect = value(argument)
+        case "--junit": options.junit = value(argument)
         case "--write-vectors": options.writeVectors = value(argument)
         case "--matrix": options.matrix = value(argument)
         case "--markdown": options.markdown = value(argument)
@@ -286,5 +308,13 @@ func parse(_ arguments: [String]) -> Options {
         }
     }
     if options.noVectors, options.random == 0 { fail("--no-vectors runs random traces only: give --random N") }
+    if options.writeExpect != nil || options.expect != nil || options.junit != nil,
+        options.matrix != nil || options.mutationScore || options.draw != nil || options.scenario != nil
+            || options.exhaustive != nil
+    {
+        fail(
+            "--write-expect, --expect and --junit are for a run of the suite: they take no --matrix, --mutation-score, --draw, --scenario or --exhaustive"
+        )
+    }
     return options
 }

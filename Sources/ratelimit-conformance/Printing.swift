@@ -54,10 +54,47 @@ func replay(_ shrunk: ShrunkFailure) -> String {
 /// ran reached the level asked, and every HTTP case and scenario asked was answered as the Spec says.
 func runPasses(_ report: ConformanceReport, _ extras: [CaseRunReport], exploration: Exploration? = nil) -> Bool {
     let strategiesRan = report.strategies.contains { $0.level != .skipped || $0.validation != .skipped }
-    let extrasRan = extras.contains { $0.notRun == nil && $0.cases > 0 }
-    return (strategiesRan || extrasRan) && (!strategiesRan || report.passes(at: options.level))
+    return somethingRan(report, extras) && (!strategiesRan || report.passes(at: options.level))
         && report.strategies.allSatisfy({ $0.belowFloor == nil })
         && extras.allSatisfy(\.passed) && (exploration?.passes(at: options.level) ?? true)
+}
+
+/// Whether any case ran: a run in which nothing ran never passes.
+func somethingRan(_ report: ConformanceReport, _ extras: [CaseRunReport]) -> Bool {
+    report.strategies.contains { $0.level != .skipped || $0.validation != .skipped }
+        || extras.contains { $0.notRun == nil && $0.cases > 0 }
+}
+
+/// The command that runs one case of `report` again: a vector case by its id, a random trace
+/// by its seed and index, an exhaustive path by its depth and index.
+func replayCase(_ outcome: CaseOutcome) -> String {
+    var parts = ["ratelimit-conformance"]
+    if let exec = options.exec { parts += ["--exec", quoted(exec)] }
+    let strategy = String(outcome.id.prefix { $0 != "/" })
+    switch outcome.origin {
+    case .story, .refusal: parts += ["--case", outcome.id]
+    case .random(let index):
+        parts += [
+            "--strategy", strategy, "--seed", String(seed), "--random-steps", String(options.randomSteps), "--trace",
+            String(index),
+        ]
+    case .exhaustive(let depth, let path):
+        parts += ["--exhaustive", String(depth), "--strategy", strategy, "--path", String(path)]
+    }
+    if options.level != .exact { parts += ["--level", options.level.rawValue] }
+    if let tolerance = options.tolerance { parts += ["--tolerance", String(tolerance)] }
+    return parts.joined(separator: " ")
+}
+
+/// The command that replays a generated scenario.
+func replayScenario(_ scenario: (machine: ScenarioMachine, index: Int)) -> String {
+    var parts = ["ratelimit-conformance"]
+    if let exec = options.exec { parts += ["--exec", quoted(exec)] }
+    parts += ["--scenario", "\(scenario.machine.rawValue)/\(scenario.index)", "--seed", String(seed)]
+    if options.randomSteps != ConformanceOptions.defaultRandomSteps {
+        parts += ["--random-steps", String(options.randomSteps)]
+    }
+    return parts.joined(separator: " ")
 }
 
 /// What a run with --exec explored beyond the vectors, within its budget.

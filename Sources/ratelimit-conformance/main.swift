@@ -5,8 +5,9 @@ import RateLimitCore
 
 // ratelimit-conformance: the conformance suite as a command. With no arguments it checks the
 // reference model against the vectors; with --exec it checks another implementation speaking the
-// JSON-lines protocol of Spec/protocol.md. Exit status 0 only when everything requested passes,
-// 1 when something fails, 2 for bad usage or an implementation that does not start.
+// JSON-lines protocol of Spec/protocol.md. Exit status 0 only when everything requested passes
+// (with --expect: nothing new or worse than expected), 1 when something fails, 2 for bad usage,
+// 3 for an implementation that could not be run.
 
 let options = parse(Array(CommandLine.arguments.dropFirst()))
 
@@ -135,7 +136,7 @@ func started(_ command: String) -> Result<ExternalSubject, ConformanceFormatErro
         try ExternalSubject(
             command: command, timeout: options.timeout, protocolVersion: options.protocolVersion,
             window: options.window)
-    }.mapError { ConformanceFormatError("the implementation did not start properly: \($0)") }
+    }.mapError { ConformanceFormatError("\(notStartedPrefix)\($0)") }
 }
 
 /// Runs the suite against `command` (or the reference): the report, the protocol version
@@ -407,9 +408,47 @@ if explores, let command = options.exec {
     (report, version, extras) = runSuite(
         command: options.exec, http: selectedFeedbackCases, scenarios: selectedScenarios, options: suiteOptions)
 }
+/// Every finding of the run as the regression gate sees it (CONF-12), with how to replay those
+/// of exploration.
+let explorationFindings: [(Expectation, replay: String)] =
+    (exploration?.exhaustive.strategies ?? []).flatMap { strategy in
+        strategy.findings.map { finding in
+            (
+                Expectation(scope: "exhaustive \(strategy.strategy)", cause: finding.cause, kind: finding.kind.name),
+                finding.shrunk.map(replay) ?? "ratelimit-conformance --exhaustive \(explorationDepth)"
+            )
+        }
+    }
+    + (exploration?.scenarios?.machines ?? []).flatMap { machine in
+        zip(ScenarioExplorationReport.findings(of: machine), machine.findings).map {
+            ($0, replayScenario((machine.machine, $1.index)))
+        }
+    }
+let findings = report.findings(at: options.level) + extras.flatMap(\.findings) + explorationFindings.map(\.0)
+if let path = options.writeExpect {
+    write(ExpectationFile(implementation: report.implementation, expectations: findings).text, to: path)
+}
+/// The run against --expect's file, if one was given.
+let gate: ExpectationVerdict? = options.expect.map { path in
+    let text: String
+    do { text = try String(contentsOfFile: path, encoding: .utf8) } catch { fail("cannot read \(path): \(error)") }
+    switch Result(catching: { () throws(ConformanceFormatError) in try ExpectationFile(parsing: text) }) {
+    case .success(let file): return file.verdict(findings)
+    case .failure(let error): fail("\(path): \(error.message)")
+    }
+}
 /// Whether the run passes: every strategy at the level asked, every HTTP case and scenario asked as
-/// the Spec says, every exhaustive path explored.
-let passed = runPasses(report, extras, exploration: exploration)
+/// the Spec says, every exhaustive path explored; with --expect, something ran and every finding
+/// was expected.
+let passed =
+    gate.map { $0.passes && somethingRan(report, extras) } ?? runPasses(report, extras, exploration: exploration)
+if let path = options.junit {
+    var junit = JUnitReport(name: "ratelimit-conformance: \(report.implementation)")
+    junit.add(report, at: options.level, replay: replayCase)
+    junit.add(extras)
+    if exploration != nil { junit.addExploration(explorationFindings) }
+    write(junit.xml, to: path)
+}
 if let path = options.html {
     let entry = ConformanceMatrix.Entry(
         name: report.implementation, version: version.map { "protocol \($0)" } ?? "", command: options.exec ?? "")
@@ -426,6 +465,18 @@ if options.json {
         members += extras.map { ($0.label, $0.json) }
         if let version { members.insert(("protocol", .integer(version)), at: 1) }
         if options.vectors != nil { members.append(("ignoredFiles", .array(ignoredFiles.map(JSONValue.string)))) }
+        if let gate {
+            members.append(
+                (
+                    "expectations",
+                    .object([
+                        ("passed", .bool(gate.passes)),
+                        ("unexpected", .array(gate.unexpected.map { .string($0.finding.description) })),
+                        ("expected", .integer(Int64(gate.expected.count))),
+                        ("noLongerObserved", .array(gate.noLongerObserved.map { .string($0.description) })),
+                    ])
+                ))
+        }
         members.append(("seed", .string(String(seed))))
         members.append(("randomSteps", .integer(Int64(options.randomSteps))))
         if let exploration {
@@ -448,6 +499,15 @@ if options.json {
     print(json.prettyText, terminator: "")
 } else {
     printReport(report, version: version, extras: extras, exploration: exploration)
+    if let gate {
+        print("")
+        for line in gate.lines { print(line) }
+        print(
+            passed
+                ? "GATE PASS: every finding is expected (--expect \(options.expect ?? ""))"
+                : "GATE FAIL: \(gate.unexpected.count) finding\(gate.unexpected.count == 1 ? "" : "s") new or worse than --expect \(options.expect ?? "") expects"
+        )
+    }
 }
 withExtendedLifetime(signalSources) {}
 ChildProcess.endHarness(status: passed ? 0 : 1)

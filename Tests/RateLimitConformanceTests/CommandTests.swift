@@ -184,13 +184,17 @@ struct CommandTests {
         }
     }
 
-    @Test("A broken handshake stops the run before any case")
+    @Test("A broken handshake stops the run before any case: exit status 3, the implementation could not be run")
     func badHello() async throws {
         let run = try await runCommand(["--exec", misbehaving("bad-hello")])
-        #expect(run.status == 2)
+        #expect(run.status == 3)
         #expect(run.errors.contains("did not start properly"), "\(run.errors)")
+        #expect(!run.errors.contains("--help"), "not a usage error: \(run.errors)")
+        let missing = try await runCommand(["--exec", "no-such-command-\(UInt32.random(in: 0...UInt32.max))"])
+        #expect(missing.status == 3, "\(missing.errors)")
+        #expect(missing.errors.contains("not found"), "the shell's line is shown: \(missing.errors)")
         let window = try await runCommand(["--exec", misbehaving("bad-window")])
-        #expect(window.status == 2)
+        #expect(window.status == 3)
         #expect(window.errors.contains("\"window\" is an integer from 1 to the 64 offered"), "\(window.errors)")
     }
 
@@ -500,7 +504,7 @@ struct FeedbackExtensionTests {
             ])
         #expect(report["passed"] == .bool(false))
         let unknown = try await runCommand(["--exec", "\(retryAfterOnly) --extensions server-feedback,telepathy"])
-        #expect(unknown.status == 2)
+        #expect(unknown.status == 3, "an invalid hello: the implementation could not be run")
         #expect(unknown.errors.contains(#"unknown extension "telepathy""#), "\(unknown.errors)")
     }
 }
@@ -670,7 +674,7 @@ struct VerdictTests {
         #expect(crash["step"] == .integer(2))
         #expect(crash["explanation"]?.string?.contains("step") == false, "the message names no other step: \(crash)")
         let early = try await runCommand(["--exec", "python3 \(fixtures)/misbehave.py --mode bad-hello", "--json"])
-        #expect(early.status == 2)
+        #expect(early.status == 3)
         let document = try JSONValue(parsing: early.output)
         #expect(document["passed"] == .bool(false))
         #expect(document["error"]?.string?.contains("did not start properly") == true)
@@ -701,12 +705,12 @@ struct VerdictTests {
             columns[1] == "exact" && columns[columns.count - 2] == "exact",
             "refusal cases ran, scaled to the unit: \(columns)")
         let bad = try await runCommand(["--quick", "--exec", hostile("none", profile: #"{"timeUnit":1000}"#)])
-        #expect(bad.status == 2)
+        #expect(bad.status == 3, "an invalid hello: the implementation could not be run")
         #expect(bad.errors.contains("unknown profile member \"timeUnit\""), "\(bad.errors)")
         let loose = try await runCommand([
             "--quick", "--exec", hostile("none", profile: #"{"toleranceNanoseconds":2000000000}"#),
         ])
-        #expect(loose.status == 2)
+        #expect(loose.status == 3)
         #expect(loose.errors.contains("must be at most 1000000000 (one second)"), "\(loose.errors)")
         #expect(try await runCommand(["--tolerance", "1000000001"]).status == 2)
     }

@@ -50,6 +50,8 @@ public struct ExhaustiveOptions: Sendable {
 public struct ExhaustiveFinding: Sendable {
     /// `TB-6 early retry`: the clause and the kind of the primary finding, or the misbehaviour.
     public var cause: String
+    /// The kind of the first path's primary finding (``FindingKind/misbehaved`` for a protocol failure).
+    public var kind: FindingKind
     public var firstPath: Int
     public var paths: Int
     public var shrunk: ShrunkFailure?
@@ -181,7 +183,10 @@ extension ConformanceSuite {
                     var shrunk = Shrinker.shrink(
                         outcome, strategy: strategy, seed: 0, index: index, randomSteps: 0, run: &run, on: &subject)
                     shrunk.exhaustiveDepth = options.depth
-                    report.findings.append(ExhaustiveFinding(cause: cause, firstPath: index, paths: 1, shrunk: shrunk))
+                    let kind =
+                        outcome.subjectFailure != nil ? FindingKind.misbehaved : outcome.primary?.kind ?? .difference
+                    report.findings.append(
+                        ExhaustiveFinding(cause: cause, kind: kind, firstPath: index, paths: 1, shrunk: shrunk))
                 }
                 if report.failure == nil {
                     report.failure = outcome

@@ -453,7 +453,7 @@ if let path = options.html {
     let entry = ConformanceMatrix.Entry(
         name: report.implementation, version: version.map { "protocol \($0)" } ?? "", command: options.exec ?? "")
     write(
-        ConformanceMatrix(rows: [.init(entry: entry, report: report, failure: nil)], runDescription: runDescription())
+        ConformanceMatrix(report: .init(entry: entry, report: report, failure: nil), runDescription: runDescription())
             .html,
         to: path)
 }

@@ -35,9 +35,18 @@ package struct ConformanceMatrix: Sendable {
     /// How the suite ran: the date, the vectors, the random traces and the seed.
     package var runDescription: String
 
+    /// The HTML page's title: the matrix's, or a single run's (`Conformance report: NAME`).
+    package var title = "Rate limiter conformance matrix"
+
     package init(rows: [Row], runDescription: String) {
         self.rows = rows
         self.runDescription = runDescription
+    }
+
+    /// One run's report, as a page of its own (`--html` without `--matrix`).
+    package init(report row: Row, runDescription: String) {
+        self.init(rows: [row], runDescription: runDescription)
+        title = "Conformance report: \(row.entry.name)"
     }
 
     /// The implementations a matrix file lists: a JSON object `{"implementations": [{"name",
@@ -311,7 +320,7 @@ package struct ConformanceMatrix: Sendable {
     package var html: String {
         var out = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><title>Rate limiter conformance matrix</title>
+            <html lang="en"><head><meta charset="utf-8"><title>\(HTML.escape(title))</title>
             <style>
             body{font-family:sans-serif;margin:2em;color:#111;max-width:1400px}
             table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}
@@ -319,7 +328,7 @@ package struct ConformanceMatrix: Sendable {
             .none{color:#888}.figure{overflow-x:auto;border:1px solid #eee;margin:0.5em 0 1.5em}
             code{font-size:12px}
             </style></head><body>
-            <h1>Rate limiter conformance matrix</h1>
+            <h1>\(HTML.escape(title))</h1>
 
             """
         out +=

@@ -127,11 +127,27 @@ public struct FindingGroup: Sendable {
     public var kind: FindingKind
     /// The ids of the cases.
     public var cases: [String]
+    /// The kind of each case's primary finding, in the order of ``cases``: a group of one cause
+    /// can hold a case that fails safety beside others that only differ.
+    public var caseKinds: [FindingKind]
     /// The worst of every finding of those cases.
     public var severity: FindingSeverity
     /// The case of the most severe kind with the fewest steps up to its primary finding, and that finding.
     public var example: CaseOutcome
     public var exampleFinding: StepFinding
+
+    /// How many cases of each kind, the most severe first: `[(retry forever, 1), (difference, 15)]`.
+    public var casesByKind: [(kind: FindingKind, count: Int)] {
+        Dictionary(grouping: caseKinds, by: { $0 }).map { ($0.key, $0.value.count) }.sorted { $0.kind > $1.kind }
+    }
+
+    /// `16 cases: 1 retry forever, 15 difference`, or `3 cases` when all are of the group's kind.
+    public var casesText: String {
+        let total = cases.count == 1 ? "1 case" : "\(cases.count) cases"
+        let kinds = casesByKind
+        guard kinds.count > 1 else { return total }
+        return total + ": " + kinds.map { "\($0.count) \($0.kind.name)" }.joined(separator: ", ")
+    }
 }
 
 /// The results for one strategy.
@@ -235,13 +251,14 @@ public struct StrategyReport: Sendable {
             guard var group = groups[primary.cause] else {
                 groups[primary.cause] = FindingGroup(
                     strategy: strategy, cause: primary.cause, kind: primary.kind, cases: [outcome.id],
-                    severity: severity, example: outcome, exampleFinding: primary)
+                    caseKinds: [primary.kind], severity: severity, example: outcome, exampleFinding: primary)
                 order.append(primary.cause)
                 continue
             }
             group.kind = max(group.kind, primary.kind)
             group.severity = group.severity.worst(severity)
             group.cases.append(outcome.id)
+            group.caseKinds.append(primary.kind)
             let example = group.exampleFinding
             if primary.kind > example.kind || (primary.kind == example.kind && primary.step < example.step) {
                 (group.example, group.exampleFinding) = (outcome, primary)

@@ -93,8 +93,8 @@ extension ConformanceReport {
         for report in strategies {
             for group in report.groups {
                 let mark = group.kind.failsSafety ? "FAIL" : "DIFF"
-                let cases = group.cases.count == 1 ? "1 case" : "\(group.cases.count) cases"
-                var line = "\(mark) \(report.strategy) \(group.cause.description): \(group.kind.name), \(cases)"
+                var line =
+                    "\(mark) \(report.strategy) \(group.cause.description): \(group.kind.name), \(group.casesText)"
                 if let worst = group.severity.text { line += "; worst: \(worst)" }
                 lines.append(line)
                 let finding = group.exampleFinding
@@ -268,6 +268,10 @@ extension StrategyReport {
                             ("clause", .string(group.cause.clause)), ("cause", .string(group.cause.title)),
                             ("kind", .string(group.kind.name)),
                             ("cases", .array(group.cases.map(JSONValue.string))),
+                            (
+                                "casesByKind",
+                                .object(group.casesByKind.map { ($0.kind.name, .integer(Int64($0.count))) })
+                            ),
                         ]
                         fields.append(("worst", group.severity.json))
                         fields.append(

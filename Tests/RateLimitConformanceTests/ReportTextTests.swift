@@ -1,0 +1,53 @@
+import Foundation
+import RateLimitConformance
+import RateLimitTestSupport
+import Testing
+
+// What the report says of its findings (Spec/Conformance.md, CONF-10): headers that do not
+// mislead.
+
+@Suite("CONF-10 the report's headers say what the cases are")
+struct ReportTextTests {
+    @Test(
+        "CONF-10 a group's header counts its cases by kind: an over-admission does not hide among malformed answers, nor a failure among differences"
+    )
+    func groupCountsByKind() async throws {
+        let run = try await runCommand([
+            "--exec", "\(Repository.python) --bug window-edge-off-by-one", "--quick", "--strategy", "fixed-window",
+            "--json",
+        ])
+        #expect(run.status == 1)
+        let report = try JSONValue(parsing: run.output)
+        let findings = report["strategies"]?.array?.first?["findings"]?.array ?? []
+        let edges = try #require(findings.first { $0["clause"] == .string("FW-3") }, "\(findings)")
+        let cases = edges["cases"]?.array?.count ?? 0
+        guard case .object(let byKind)? = edges["casesByKind"] else {
+            Issue.record("no casesByKind: \(edges)")
+            return
+        }
+        #expect(byKind.reduce(0) { $0 + Int($1.1.int64 ?? 0) } == cases, "\(byKind) of \(cases)")
+        #expect(byKind.contains { $0.0 == "over-admission" }, "\(byKind)")
+        #expect(byKind.count > 1, "the group mixes kinds: \(byKind)")
+
+        let text = try await runCommand([
+            "--exec", "\(Repository.python) --bug window-edge-off-by-one", "--quick", "--strategy", "fixed-window",
+        ])
+        let header = try #require(text.output.split(separator: "\n").first { $0.hasPrefix("FAIL fixed-window FW-3") })
+        let counts = byKind.map { "\($0.1.int64 ?? 0) \($0.0)" }.joined(separator: ", ")
+        #expect(header.contains("\(cases) cases: \(counts)"), "\(header)")
+    }
+
+    @Test("CONF-2 --html of one run is titled as that implementation's report, not as the matrix")
+    func singleRunTitle() async throws {
+        let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
+        let page = "\(folder)/report.html"
+        let run = try await runCommand([
+            "--exec", Repository.python, "--quick", "--strategy", "gcra", "--html", page,
+        ])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("<title>Conformance report: python-example"), "\(html.prefix(400))")
+        #expect(!html.contains("conformance matrix"))
+    }
+}

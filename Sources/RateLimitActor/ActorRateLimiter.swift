@@ -17,10 +17,14 @@ public final actor ActorRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Acto
 where C.Duration == Duration {
     @usableFromInline package let shell: ActorShell<WaitQueue<Strategy>, C>
 
-    /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`.
+    /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits (by default
+    /// ``WaitQueue/defaultQueueLimit``, so that `acquire` waits; 0 refuses whatever would wait),
+    /// on `clock`.
     ///
     /// - Throws: `RateLimitInputError` when `queueLimit` is negative.
-    public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C) throws(RateLimitInputError) {
+    public init(_ strategy: Strategy, queueLimit: Int64 = WaitQueue<Strategy>.defaultQueueLimit, clock: C)
+        throws(RateLimitInputError)
+    {
         let shell = ActorShell(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
         self.shell = shell
         timeline = shell.timeline
@@ -111,7 +115,9 @@ where C.Duration == Duration {
 
 extension ActorRateLimiter where C == ContinuousClock {
     /// A limiter of `strategy` on the continuous clock.
-    public init(_ strategy: Strategy, queueLimit: Int64 = 0) throws(RateLimitInputError) {
+    public init(_ strategy: Strategy, queueLimit: Int64 = WaitQueue<Strategy>.defaultQueueLimit)
+        throws(RateLimitInputError)
+    {
         try self.init(strategy, queueLimit: queueLimit, clock: ContinuousClock())
     }
 }

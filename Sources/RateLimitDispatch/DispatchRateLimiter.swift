@@ -14,11 +14,16 @@ import RateLimitShell
 public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sendable where C.Duration == Duration {
     @usableFromInline let shell: DispatchShell<WaitQueue<Strategy>, C>
 
-    /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`;
+    /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits (by default
+    /// ``WaitQueue/defaultQueueLimit``, so that `acquire` waits; 0 refuses whatever would wait),
+    /// on `clock`;
     /// completion handlers run on `callbackQueue`.
     ///
     /// - Throws: `RateLimitInputError` when `queueLimit` is negative.
-    public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C, callbackQueue: DispatchQueue = .global())
+    public init(
+        _ strategy: Strategy, queueLimit: Int64 = WaitQueue<Strategy>.defaultQueueLimit, clock: C,
+        callbackQueue: DispatchQueue = .global()
+    )
         throws(RateLimitInputError)
     {
         shell = DispatchShell(
@@ -93,7 +98,10 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: S
 
 extension DispatchRateLimiter where C == ContinuousClock {
     /// A limiter of `strategy` on the continuous clock.
-    public convenience init(_ strategy: Strategy, queueLimit: Int64 = 0, callbackQueue: DispatchQueue = .global())
+    public convenience init(
+        _ strategy: Strategy, queueLimit: Int64 = WaitQueue<Strategy>.defaultQueueLimit,
+        callbackQueue: DispatchQueue = .global()
+    )
         throws(RateLimitInputError)
     {
         try self.init(strategy, queueLimit: queueLimit, clock: ContinuousClock(), callbackQueue: callbackQueue)

@@ -16,10 +16,14 @@ import RateLimitShell
 public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sendable where C.Duration == Duration {
     @usableFromInline let shell: LockShell<WaitQueue<Strategy>, C>
 
-    /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits, on `clock`.
+    /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits (by default
+    /// ``WaitQueue/defaultQueueLimit``, so that `acquire` waits; 0 refuses whatever would wait),
+    /// on `clock`.
     ///
     /// - Throws: `RateLimitInputError` when `queueLimit` is negative.
-    public init(_ strategy: Strategy, queueLimit: Int64 = 0, clock: C) throws(RateLimitInputError) {
+    public init(_ strategy: Strategy, queueLimit: Int64 = WaitQueue<Strategy>.defaultQueueLimit, clock: C)
+        throws(RateLimitInputError)
+    {
         shell = LockShell(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
     }
 
@@ -108,7 +112,9 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
 
 extension LockedRateLimiter where C == ContinuousClock {
     /// A limiter of `strategy` on the continuous clock.
-    public convenience init(_ strategy: Strategy, queueLimit: Int64 = 0) throws(RateLimitInputError) {
+    public convenience init(_ strategy: Strategy, queueLimit: Int64 = WaitQueue<Strategy>.defaultQueueLimit)
+        throws(RateLimitInputError)
+    {
         try self.init(strategy, queueLimit: queueLimit, clock: ContinuousClock())
     }
 }

@@ -123,7 +123,43 @@ func memory(plan: Plan) throws -> [Measurement] {
             section: "memory", name: "sliding-window-log at its limit of \(limit) (heap)", unit: "B",
             samples: [logBytes],
             note: String(format: "%.1f B per logged admission", logBytes / Double(limit))))
+    results += try waiterMemory(plan: plan)
     return results
+}
+
+/// What a waiting request costs, at the adapters' default queue limit (`WaitQueue.defaultQueueLimit`,
+/// 1,000 one-permit waiters): in the pure queue, and in the Dispatch adapter with its callbacks
+/// (no task: the callback is all a caller leaves with it).
+func waiterMemory(plan: Plan) throws -> [Measurement] {
+    let count = plan.smoke ? 100 : WaitQueue<GCRA>.defaultQueueLimit
+    // Nothing is ever admitted again within the test: every request waits.
+    let never = try GCRA(burst: 1, emissionIntervalNanoseconds: Int64.max / 4)
+    let beforeQueue = ratelimit_heap_bytes_in_use()
+    var queue = try WaitQueue(never, queueLimit: count, at: .origin)
+    _ = queue.tryAcquire(1, priority: .normal, at: .origin)
+    for _ in 0..<count { _ = queue.acquire(1, at: .origin) }
+    let afterQueue = ratelimit_heap_bytes_in_use()
+    let waiting = queue.waitingCount
+    withExtendedLifetime(queue) {}
+    let queueBytes = Double(Int(afterQueue) - Int(beforeQueue))
+
+    let clock = StoppedClock(now: ContinuousClock.now)
+    let beforeDispatch = ratelimit_heap_bytes_in_use()
+    let limiter = try DispatchRateLimiter(never, queueLimit: count, clock: clock)
+    _ = limiter.tryAcquire()
+    for _ in 0..<count { limiter.acquire { _ in } }
+    let afterDispatch = ratelimit_heap_bytes_in_use()
+    withExtendedLifetime(limiter) {}
+    let dispatchBytes = Double(Int(afterDispatch) - Int(beforeDispatch))
+    limiter.close()
+    return [
+        Measurement(
+            section: "memory", name: "wait queue with \(count) waiters (heap)", unit: "B", samples: [queueBytes],
+            note: String(format: "%.1f B per waiter; %d waiting", queueBytes / Double(count), waiting)),
+        Measurement(
+            section: "memory", name: "Dispatch limiter with \(count) waiting callbacks (heap)", unit: "B",
+            samples: [dispatchBytes], note: String(format: "%.1f B per waiter", dispatchBytes / Double(count))),
+    ]
 }
 
 extension Measurement {

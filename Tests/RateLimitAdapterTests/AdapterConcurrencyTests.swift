@@ -171,7 +171,9 @@ struct AdapterConcurrencyTests {
                 case .success(let grant):
                     granted += grant.permits
                     outcomes["granted", default: 0] += 1
-                case .failure(let error): outcomes["\(error)", default: 0] += 1
+                case .failure(.timedOut): outcomes["timedOut", default: 0] += 1
+                case .failure(.cancelled): outcomes["cancelled", default: 0] += 1
+                case .failure(let error): outcomes[error.description, default: 0] += 1
                 }
             }
             #expect(outcomes.values.reduce(0, +) == count, "\(adapter.name): \(outcomes)")

@@ -105,4 +105,48 @@ struct AdapterConvenienceTests {
         await #expect(throws: BodyFailed.self) { try await lock.withPermits("db") { throw BodyFailed() } }
         #expect(await actor.quota(of: "db")?.remaining == 2 && lock.quota(of: "db")?.remaining == 2)
     }
+
+    @Test(
+        "WQ-4 acquire waits by default on every adapter: the sixth request on a bucket of five waits for its token (the default queue limit), and a full queue's error names the limit to raise"
+    )
+    func acquireWaitsByDefault() async throws {
+        // "10 per second, bursts of 5, wait when over, give up after 2 s".
+        let bucket = try TokenBucket(capacity: 5, permitsPerPeriod: 10, period: .seconds(1))
+        let clocks = (0..<3).map { _ in ManualClock() }
+        let actor = try ActorRateLimiter(bucket, clock: clocks[0])
+        let lock = try LockedRateLimiter(bucket, clock: clocks[1])
+        let dispatch = try DispatchRateLimiter(bucket, clock: clocks[2])
+        for _ in 0..<5 {
+            #expect(
+                await actor.tryAcquire().isGranted && lock.tryAcquire().isGranted && dispatch.tryAcquire().isGranted)
+        }
+        let sixth = (
+            actor: Task { try await actor.acquire(timeout: .seconds(2)) },
+            lock: Task { try await lock.acquire(timeout: .seconds(2)) },
+            dispatch: Task {
+                await withCheckedContinuation { continuation in
+                    dispatch.acquire(timeout: .seconds(2)) { continuation.resume(returning: $0) }
+                }
+            }
+        )
+        #expect(
+            await eventually { await actor.waitingCount == 1 && lock.waitingCount == 1 && dispatch.waitingCount == 1 },
+            "each sixth request waits instead of being refused")
+        // Its token comes 100 ms later (10 per second).
+        for clock in clocks { clock.advance(by: .milliseconds(100)) }
+        #expect(try await sixth.actor.value.permits == 1)
+        #expect(try await sixth.lock.value.permits == 1)
+        #expect(try await sixth.dispatch.value.get().permits == 1)
+
+        let none = try ActorRateLimiter(bucket, queueLimit: 0, clock: ManualClock())
+        for _ in 0..<5 { _ = await none.tryAcquire() }
+        do {
+            _ = try await none.acquire(timeout: .seconds(2))
+            Issue.record("a queue limit of 0 refuses what would wait")
+        } catch {
+            #expect(error == .rejected(.queueFull))
+            #expect(error.description.contains("queueLimit") && error.description.contains("tryAcquire"), "\(error)")
+        }
+        #expect(WaitQueue<TokenBucket>.defaultQueueLimit == 1_000)
+    }
 }

@@ -146,6 +146,28 @@ public enum RateLimitAcquireError: Error, Hashable, Sendable {
     }
 }
 
+extension RateLimitAcquireError: CustomStringConvertible {
+    /// What happened, and for a refusal which limit refused and what to change.
+    public var description: String {
+        switch self {
+        case .rejected(.queueFull):
+            "rejected: the queue is full: the permits already waiting plus these exceed the queue limit (a limiter's `queueLimit`, by default \(WaitQueue<ConcurrencyLimiter>.defaultQueueLimit); a registry rule's `.queue(limit:)`); raise it, or call `tryAcquire` to never wait"
+        case .rejected(.neverAllowed):
+            "rejected: no instant admits this many permits (CORE-7); do not retry the same request"
+        case .rejected(.limited(let nanoseconds)): "rejected: limited, retry after \(nanoseconds) ns"
+        case .rejected(.untilRelease(let shortfall)): "rejected: \(shortfall) more permits must be released first"
+        case .rejected(.waitersAhead): "rejected: waiters of the same or a higher priority are ahead"
+        case .rejected(.invalid(let error)): "rejected: \(error)"
+        case .rejected(.unknownKey): "rejected: no rule of the registry matches the key and there is no default rule"
+        case .rejected(.tooManyKeys):
+            "rejected: the registry holds its maximumKeys and none is idle; raise maximumKeys or remove keys"
+        case .timedOut: "timed out while waiting; nothing was taken"
+        case .cancelled: "cancelled while waiting; nothing was taken"
+        case .closed: "the limiter was closed while the request waited"
+        }
+    }
+}
+
 extension WaitOutcome {
     /// The grant for a request of `permits`, or the error that ends it.
     package func grant(permits: Int64) -> Result<RateLimitGrant, RateLimitAcquireError> {

@@ -13,11 +13,13 @@ let usage = """
 
       (no options)            run every vector against the Swift reference model: the strategies'
                               vectors, the HTTP vectors (Spec/vectors/http) and the scenarios of
-                              composite limits and the wait queue (Spec/vectors/scenarios)
+                              composite limits, the wait queue, the registry and the adaptive
+                              rate and concurrency (Spec/vectors/scenarios)
       --exec "COMMAND"        run against an implementation started as `/bin/sh -c COMMAND`,
                               speaking the JSON-lines protocol of Spec/protocol.md (the HTTP
                               vectors and each machine's scenarios too when its hello declares the
-                              server-feedback, composite or wait-queue extension); then explore
+                              server-feedback, composite, wait-queue, registry, adaptive-rate or
+                              adaptive-concurrency extension); then explore
                               within the budget: the exhaustive pass to depth \(explorationDepth), generated
                               scenarios of the extensions it declares, then random traces
                               (Spec/Conformance.md, "What a run explores")

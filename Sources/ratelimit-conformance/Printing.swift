@@ -18,7 +18,13 @@ func runDescription() -> String {
 
 /// Writes `text` to `path`, or ends the run saying why it could not.
 func write(_ text: String, to path: String) {
-    do { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) } catch { fail("cannot write \(path): \(error)") }
+    // With the C library, so that a failure reads as its POSIX reason ("No such file or
+    // directory"), not as Foundation's error object.
+    guard let file = fopen(path, "w") else { fail("cannot write \(path): \(String(cString: strerror(errno)))") }
+    let bytes = Array(text.utf8)
+    let written = fwrite(bytes, 1, bytes.count, file)
+    let closed = fclose(file)
+    if written != bytes.count || closed != 0 { fail("cannot write \(path): \(String(cString: strerror(errno)))") }
 }
 
 /// `"COMMAND"` for the shell, single-quoted when double quotes would not keep it as it is.

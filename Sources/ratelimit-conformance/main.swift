@@ -107,8 +107,11 @@ if let cases = options.cases {
         selected.flatMap { $0.stories.map(\.id) + $0.refusals.map(\.id) }
         + (options.strategies == nil ? feedbackCases.map(\.id) + scenarioFiles.flatMap { $0.cases.map(\.id) } : [])
     for pattern in cases.sorted() where !ids.contains(where: { $0 == pattern || $0.hasPrefix(pattern + "/") }) {
+        // --draw sets --case to the one case it draws: name the flag the user gave.
+        let flag = options.draw != nil ? "--draw" : "--case"
         fail(
-            "--case \(pattern) matches no vector case\(options.strategies == nil ? "" : " of the selected strategies")")
+            "\(flag) \(pattern) matches no vector case\(options.strategies == nil ? "" : " of the selected strategies")"
+        )
     }
 }
 

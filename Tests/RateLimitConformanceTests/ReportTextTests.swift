@@ -50,4 +50,19 @@ struct ReportTextTests {
         #expect(html.contains("<title>Conformance report: python-example"), "\(html.prefix(400))")
         #expect(!html.contains("conformance matrix"))
     }
+
+    @Test("Messages name the flag given and the reason, not an error object; --help names every extension")
+    func messages() async throws {
+        let draw = try await runCommand(["--draw", "nonexistent/case"])
+        #expect(draw.status == 2)
+        #expect(draw.errors.contains("--draw nonexistent/case matches no vector case"), "\(draw.errors)")
+        let html = try await runCommand(["--quick", "--exec", Repository.python, "--html", "/nonexistent/dir/x.html"])
+        #expect(html.status == 2)
+        #expect(
+            html.errors.contains("cannot write /nonexistent/dir/x.html: No such file or directory"), "\(html.errors)")
+        #expect(!html.errors.contains("NSCocoaErrorDomain"), "\(html.errors)")
+        let help = try await runCommand(["--help"])
+        for machine in ScenarioMachine.allCases { #expect(help.output.contains(machine.rawValue), "\(machine)") }
+        #expect(help.output.contains("server-feedback"))
+    }
 }

@@ -18,7 +18,7 @@ where C.Duration == Duration {
     @usableFromInline package let shell: ActorShell<WaitQueue<Strategy>, C>
 
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits (by default
-    /// ``WaitQueue/defaultQueueLimit``, so that `acquire` waits; 0 refuses whatever would wait),
+    /// `WaitQueue.defaultQueueLimit`, so that `acquire` waits; 0 refuses whatever would wait),
     /// on `clock`.
     ///
     /// - Throws: `RateLimitInputError` when `queueLimit` is negative.

@@ -15,7 +15,7 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: S
     @usableFromInline let shell: DispatchShell<WaitQueue<Strategy>, C>
 
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits (by default
-    /// ``WaitQueue/defaultQueueLimit``, so that `acquire` waits; 0 refuses whatever would wait),
+    /// `WaitQueue.defaultQueueLimit`, so that `acquire` waits; 0 refuses whatever would wait),
     /// on `clock`;
     /// completion handlers run on `callbackQueue`.
     ///

@@ -17,7 +17,7 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
     @usableFromInline let shell: LockShell<WaitQueue<Strategy>, C>
 
     /// A limiter of `strategy` whose waiters may hold up to `queueLimit` permits (by default
-    /// ``WaitQueue/defaultQueueLimit``, so that `acquire` waits; 0 refuses whatever would wait),
+    /// `WaitQueue.defaultQueueLimit`, so that `acquire` waits; 0 refuses whatever would wait),
     /// on `clock`.
     ///
     /// - Throws: `RateLimitInputError` when `queueLimit` is negative.

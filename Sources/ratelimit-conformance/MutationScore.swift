@@ -123,8 +123,24 @@ func runMutationScore(command: String) -> Never {
     let (clean, _, cleanCaughtBy) = judged(command, level: options.level)
     let passes = explores ? ["vectors", "exhaustive", "extensions", "random"] : ["vectors"]
     var alone = Dictionary(uniqueKeysWithValues: passes.map { ($0, 0) })
+    var didNotStart: [(bug: String, reason: String)] = []
     for bug in bugs {
         progress("mutation score: \(bug.name)")
+        // A bug whose implementation does not start (or whose hello is too slow on a loaded
+        // machine) is recorded as such, and the run goes on to the next bug.
+        switch started("\(command) --bug \(bug.name)") {
+        case .success(let probe): probe.close()
+        case .failure(let error):
+            let reason = String(error.message.dropFirst(notStartedPrefix.count))
+            didNotStart.append((bug.name, reason))
+            rows.append([bug.name, bug.level.rawValue, "NO START", "-", "(below)"])
+            results.append(
+                .object([
+                    ("bug", .string(bug.name)), ("level", .string(bug.level.rawValue)), ("caught", .bool(false)),
+                    ("didNotStart", .string(reason)),
+                ]))
+            continue
+        }
         let (report, scenarios, caughtBy) = judged("\(command) --bug \(bug.name)", level: bug.level)
         let differing = scenarios.filter { !$0.passed }
         let failing =
@@ -137,9 +153,12 @@ func runMutationScore(command: String) -> Never {
             report.strategies.lazy.compactMap { strategy in
                 strategy.groups.first.map { "\(strategy.strategy) \($0.cause.clause) \($0.kind.name)" }
             }.first ?? differing.first.flatMap { $0.failures.first.map { "\($0.id) differs" } } ?? "-"
+        // The passes abbreviated, so that the table fits 100 columns (--json has them whole, and
+        // the strategies failing).
+        let abbreviations = ["vectors": "vec", "exhaustive": "exh", "extensions": "ext", "random": "rnd"]
         rows.append([
-            bug.name, bug.level.rawValue, isCaught ? "caught" : "MISSED", caughtBy.joined(separator: ","),
-            failing.joined(separator: ","), first,
+            bug.name, bug.level.rawValue, isCaught ? "caught" : "MISSED",
+            caughtBy.map { abbreviations[$0] ?? $0 }.joined(separator: ","), first,
         ])
         results.append(
             .object([
@@ -156,25 +175,32 @@ func runMutationScore(command: String) -> Never {
             JSONValue.object([
                 ("implementation", .string(clean.implementation)), ("run", .string(run)),
                 ("cleanPasses", .bool(cleanPasses)), ("caught", .integer(Int64(caught))),
-                ("bugs", .integer(Int64(bugs.count))),
+                ("bugs", .integer(Int64(bugs.count))), ("didNotStart", .integer(Int64(didNotStart.count))),
                 ("caughtAlone", .object(passes.map { ($0, .integer(Int64(alone[$0] ?? 0))) })),
                 ("seed", .string(String(seed))), ("results", .array(results)),
             ]).prettyText, terminator: "")
     } else {
-        print("ratelimit-conformance: mutation score for \(clean.implementation), \(run), seed \(seed)")
+        print("ratelimit-conformance: mutation score for \(clean.implementation)")
+        print("each bug gets \(run), seed \(seed)")
         print(
             "the implementation without bugs: \(cleanPasses ? "passes" : "FAILS (\(cleanCaughtBy.joined(separator: ", ")))") at level \(options.level.rawValue)"
         )
         print("")
-        for line in TextTable.render(
-            header: ["bug", "must fail", "result", "caught by", "strategies failing", "most severe finding"],
-            rows: rows)
-        { print(line) }
+        // The last column clipped to what is left of 100 columns.
+        let header = ["bug", "level", "result", "caught by", "most severe finding"]
+        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let left = max(20, 100 - zip(widths, header).map { max($0, $1.count) }.reduce(0, +) - 2 * 4)
+        let clippedRows = rows.map { Array($0.prefix(4)) + [TextTable.clipped($0[4], to: left)] }
+        for line in TextTable.render(header: header, rows: clippedRows) { print(line) }
+        print("caught by: vec vectors, exh the exhaustive pass, ext the extensions' scenarios, rnd random traces")
+        for (bug, reason) in didNotStart { print("DID NOT START \(bug): \(reason)") }
         print("")
         print(
             "each pass alone: "
                 + passes.map { "\($0) \(alone[$0] ?? 0)/\(bugs.count)" }.joined(separator: ", "))
-        print("mutation score: \(caught)/\(bugs.count) injected bugs caught, each at the level it declares")
+        print(
+            "mutation score: \(caught)/\(bugs.count) injected bugs caught at the level each declares"
+                + (didNotStart.isEmpty ? "" : "; \(didNotStart.count) did not start"))
     }
     ChildProcess.endHarness(status: cleanPasses && caught == bugs.count ? 0 : 1)
 }

@@ -65,4 +65,24 @@ struct ReportTextTests {
         for machine in ScenarioMachine.allCases { #expect(help.output.contains(machine.rawValue), "\(machine)") }
         #expect(help.output.contains("server-feedback"))
     }
+
+    @Test(
+        "--mutation-score records a bug whose implementation does not start and goes on to the next; its table fits 100 columns"
+    )
+    func mutationScoreGoesOn() async throws {
+        let command = "python3 Tests/RateLimitConformanceTests/Fixtures/bug-does-not-start.py"
+        let run = try await runCommand(
+            ["--exec", command, "--mutation-score", "--quick", "--strategy", "fixed-window"], limit: .seconds(300))
+        #expect(run.status == 1, "not every bug is in fixed-window: \(run.output)\(run.errors)")
+        let lines = run.output.split(separator: "\n")
+        let row = try #require(lines.first { $0.hasPrefix("window-edge-off-by-one ") }, "\(run.output)")
+        #expect(row.contains("NO START"), "\(row)")
+        let reason = try #require(lines.first { $0.hasPrefix("DID NOT START window-edge-off-by-one: ") })
+        #expect(reason.contains("exit status 3"), "\(reason)")
+        #expect(lines.contains { $0.hasPrefix("window-aligned-to-creation ") && $0.contains(" caught ") }, "went on")
+        #expect(run.output.contains("; 1 did not start"), "\(run.output)")
+        #expect(
+            lines.filter { !$0.hasPrefix("DID NOT START") }.allSatisfy { $0.count <= 100 },
+            "\(lines.filter { $0.count > 100 })")
+    }
 }

@@ -510,6 +510,45 @@ struct ConformanceSuiteTests {
     }
 
     @Test(
+        "CONF-11 CONF-7 a STOP after three cases that each broke at a reconfigure suggests declaring the profile's events without it"
+    )
+    func stopSuggestsTheProfile() async throws { try await offThePool { try stopSuggestsTheProfileOnThread() } }
+
+    private func stopSuggestsTheProfileOnThread() throws {
+        /// The reference, except that it answers an error to every reconfigure.
+        struct NoReconfigure: ConformanceSubject {
+            /// Not zero-sized: ThreadSanitizer crashes on a zero-sized inout subject (ReferenceSubject says why).
+            private var notZeroSized: UInt8 = 0
+            var name: String { "no reconfigure" }
+            var strategies: Set<String> { [TokenBucket.identifier] }
+            func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<ReferenceLimiter> {
+                ReferenceSubject().create(request, at: now)
+            }
+            func apply(_ event: ConformanceEvent, to limiter: inout ReferenceLimiter, at now: Int64)
+                throws(SubjectFailure) -> RateLimitResult
+            {
+                if case .reconfigure = event {
+                    throw SubjectFailure("reconfigure is not supported", kind: .brokeProtocol)
+                }
+                return ReferenceSubject().apply(event, to: &limiter, at: now)
+            }
+        }
+        let ids = ["reconfigure-keeps-tokens", "reconfigure-keeps-fraction", "reconfigure-scales-fraction-up"]
+        let report = try run(
+            NoReconfigure(), ConformanceOptions(cases: Set(ids.map { "token-bucket/\($0)" }), randomTraces: 0))
+        let stopped = try #require(report.strategies.first?.stoppedBecause)
+        #expect(
+            stopped.contains(
+                "broke the protocol, each time at a reconfigure event: an implementation without it declares the profile's \"events\" without \"reconfigure\""
+            ), "\(stopped)")
+        // The optional events of a profile, read from a step's description.
+        #expect(ConformanceSuite.profileEvent(of: "acquire(0)") == .query)
+        #expect(ConformanceSuite.profileEvent(of: "acquire(-2)") == .invalid)
+        #expect(ConformanceSuite.profileEvent(of: "acquire(3)") == .weighted)
+        #expect(ConformanceSuite.profileEvent(of: "acquire(1)") == nil)
+    }
+
+    @Test(
         "CONF-11 a crash at the 40th event of a random trace ends that trace only: the implementation is restarted and every other trace is judged"
     )
     func crashEndsOneTrace() async throws { try await offThePool { try crashEndsOneTraceOnThread() } }

@@ -76,6 +76,16 @@ public enum ConformanceSuite {
     /// implementation that cannot run the strategy at all) stop it.
     package static let consecutiveRandomFailureLimit = 20
 
+    /// The optional event of the profile (CONF-7) that `event`, a step's description, is.
+    package static func profileEvent(of event: String) -> ImplementationProfile.Event? {
+        if event == "reset" { return .reset }
+        if event.hasPrefix("reconfigure") { return .reconfigure }
+        guard event.hasPrefix("acquire("), let permits = Int64(event.dropFirst(8).prefix { $0 != ")" }) else {
+            return nil
+        }
+        return permits == 0 ? .query : permits < 0 ? .invalid : permits > 1 ? .weighted : nil
+    }
+
     /// Runs every vector of `vectors` (the built-in ones when `nil`) against `subject`, then its
     /// random traces: `options.randomTraces` per strategy, or, with `options.randomSeconds`, as many
     /// as that many seconds allow, one strategy after the other in turn. `progress` receives a line
@@ -234,6 +244,9 @@ struct StrategyRun {
     let profile: ImplementationProfile
     let tolerance: Int64
     private var misbehaviours: (kind: SubjectFailure.Kind, count: Int)?
+    /// The profile event each of those misbehaviours happened at (`nil`: a create, or an
+    /// `acquire(1)`), to suggest declaring the profile when it was always the same one.
+    private var misbehavingEvents: [ImplementationProfile.Event?] = []
 
     init(strategy: String, profile: ImplementationProfile, tolerance: Int64) {
         self.strategy = strategy
@@ -247,12 +260,23 @@ struct StrategyRun {
         guard outcome.skippedBecause == nil else { return nil }
         guard let failure = outcome.subjectFailure else {
             misbehaviours = nil
+            misbehavingEvents = []
             return nil
         }
         let count = misbehaviours?.kind == failure.kind ? (misbehaviours?.count ?? 0) + 1 : 1
+        if count == 1 { misbehavingEvents = [] }
         misbehaviours = (failure.kind, count)
+        let event = outcome.findings.last { $0.kind == .misbehaved }.flatMap {
+            ConformanceSuite.profileEvent(of: $0.event)
+        }
+        misbehavingEvents.append(event)
         guard count >= limit else { return nil }
-        return "stopped after \(count) consecutive cases in which the implementation \(failure.kind.pastTense)"
+        var reason = "stopped after \(count) consecutive cases in which the implementation \(failure.kind.pastTense)"
+        if let event, misbehavingEvents.allSatisfy({ $0 == event }) {
+            reason +=
+                ", each time at a \(event.rawValue) event: an implementation without it declares the profile's \"events\" without \"\(event.rawValue)\" (Spec/protocol.md, \"Profiles\"), and those cases are skipped, not failed"
+        }
+        return reason
     }
 
     /// Runs a vector story, adapted to the profile (CONF-7).

@@ -33,27 +33,33 @@ func quoted(_ command: String) -> String {
     return "'" + command.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
-/// The command that runs exactly the shrunk trace (or exhaustive path) again, with everything
-/// that decides its verdict.
-func replay(_ shrunk: ShrunkFailure) -> String {
+/// `ratelimit-conformance --exec COMMAND ARGUMENTS`, with every other option that decides the
+/// verdict where it is not the default: the level and tolerance (`judged`; a scenario is judged
+/// exactly and takes neither) and the protocol's options.
+func replayCommand(_ arguments: [String], judged: Bool = true) -> String {
     var parts = ["ratelimit-conformance"]
     if let exec = options.exec { parts += ["--exec", quoted(exec)] }
-    if let depth = shrunk.exhaustiveDepth {
-        parts += ["--exhaustive", String(depth), "--strategy", shrunk.strategy, "--path", String(shrunk.traceIndex)]
-    } else {
-        parts += [
-            "--strategy", shrunk.strategy, "--seed", String(shrunk.seed), "--random-steps",
-            String(shrunk.randomSteps), "--trace", String(shrunk.traceIndex),
-        ]
-    }
-    if options.level != .exact { parts += ["--level", options.level.rawValue] }
-    if let tolerance = options.tolerance { parts += ["--tolerance", String(tolerance)] }
+    parts += arguments
+    if judged, options.level != .exact { parts += ["--level", options.level.rawValue] }
+    if judged, let tolerance = options.tolerance { parts += ["--tolerance", String(tolerance)] }
     if options.protocolVersion != ExternalSubject.protocolVersion {
         parts += ["--protocol", String(options.protocolVersion)]
     }
     if options.timeout != 5 { parts += ["--timeout", String(options.timeout)] }
     if options.window != ExternalSubject.defaultWindow { parts += ["--window", String(options.window)] }
     return parts.joined(separator: " ")
+}
+
+/// The command that runs exactly the shrunk trace (or exhaustive path) again.
+func replay(_ shrunk: ShrunkFailure) -> String {
+    replayCommand(
+        shrunk.exhaustiveDepth.map {
+            ["--exhaustive", String($0), "--strategy", shrunk.strategy, "--path", String(shrunk.traceIndex)]
+        }
+            ?? [
+                "--strategy", shrunk.strategy, "--seed", String(shrunk.seed), "--random-steps",
+                String(shrunk.randomSteps), "--trace", String(shrunk.traceIndex),
+            ])
 }
 
 /// Whether a run passes: something ran (a strategy, HTTP cases or scenarios), every strategy that
@@ -74,33 +80,26 @@ func somethingRan(_ report: ConformanceReport, _ extras: [CaseRunReport]) -> Boo
 /// The command that runs one case of `report` again: a vector case by its id, a random trace
 /// by its seed and index, an exhaustive path by its depth and index.
 func replayCase(_ outcome: CaseOutcome) -> String {
-    var parts = ["ratelimit-conformance"]
-    if let exec = options.exec { parts += ["--exec", quoted(exec)] }
     let strategy = String(outcome.id.prefix { $0 != "/" })
     switch outcome.origin {
-    case .story, .refusal: parts += ["--case", outcome.id]
+    case .story, .refusal: return replayCommand(["--case", outcome.id])
     case .random(let index):
-        parts += [
+        return replayCommand([
             "--strategy", strategy, "--seed", String(seed), "--random-steps", String(options.randomSteps), "--trace",
             String(index),
-        ]
+        ])
     case .exhaustive(let depth, let path):
-        parts += ["--exhaustive", String(depth), "--strategy", strategy, "--path", String(path)]
+        return replayCommand(["--exhaustive", String(depth), "--strategy", strategy, "--path", String(path)])
     }
-    if options.level != .exact { parts += ["--level", options.level.rawValue] }
-    if let tolerance = options.tolerance { parts += ["--tolerance", String(tolerance)] }
-    return parts.joined(separator: " ")
 }
 
-/// The command that replays a generated scenario.
-func replayScenario(_ scenario: (machine: ScenarioMachine, index: Int)) -> String {
-    var parts = ["ratelimit-conformance"]
-    if let exec = options.exec { parts += ["--exec", quoted(exec)] }
-    parts += ["--scenario", "\(scenario.machine.rawValue)/\(scenario.index)", "--seed", String(seed)]
+/// The command that replays a generated scenario of `seed` (the run's).
+func replayScenario(_ scenario: (machine: ScenarioMachine, index: Int), seed runSeed: UInt64 = seed) -> String {
+    var arguments = ["--scenario", "\(scenario.machine.rawValue)/\(scenario.index)", "--seed", String(runSeed)]
     if options.randomSteps != ConformanceOptions.defaultRandomSteps {
-        parts += ["--random-steps", String(options.randomSteps)]
+        arguments += ["--random-steps", String(options.randomSteps)]
     }
-    return parts.joined(separator: " ")
+    return replayCommand(arguments, judged: false)
 }
 
 /// What a run with --exec explored beyond the vectors, within its budget.
@@ -168,13 +167,7 @@ func printScenarioFindings(_ report: ScenarioExplorationReport) {
                 "\(machine.machine.rawValue): generated scenario \(finding.index) (seed \(report.seed)) fails (\(finding.cause)); shrunk from \(finding.originalSteps) to \(finding.shrunk.stepCount) steps:"
             )
             print(finding.difference)
-            var parts = ["replay: ratelimit-conformance"]
-            if let exec = options.exec { parts += ["--exec", quoted(exec)] }
-            parts += ["--scenario", "\(machine.machine.rawValue)/\(finding.index)", "--seed", String(report.seed)]
-            if options.randomSteps != ConformanceOptions.defaultRandomSteps {
-                parts += ["--random-steps", String(options.randomSteps)]
-            }
-            print(parts.joined(separator: " "))
+            print("replay: " + replayScenario((machine.machine, finding.index), seed: report.seed))
             print("as a regression scenario (--vectors DIR):")
             let file = ScenarioVectorFile(
                 machine: machine.machine, generator: ScenarioVectorGenerator.version, cases: [finding.shrunk])

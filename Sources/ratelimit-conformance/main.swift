@@ -415,11 +415,8 @@ if explores, let command = options.exec {
 /// of exploration.
 let explorationFindings: [(Expectation, replay: String)] =
     (exploration?.exhaustive.strategies ?? []).flatMap { strategy in
-        strategy.findings.map { finding in
-            (
-                Expectation(scope: "exhaustive \(strategy.strategy)", cause: finding.cause, kind: finding.kind.name),
-                finding.shrunk.map(replay) ?? "ratelimit-conformance --exhaustive \(explorationDepth)"
-            )
+        zip(ExhaustiveReport.findings(of: strategy), strategy.findings).map {
+            ($0, $1.shrunk.map(replay) ?? replayCommand(["--exhaustive", String(explorationDepth)]))
         }
     }
     + (exploration?.scenarios?.machines ?? []).flatMap { machine in

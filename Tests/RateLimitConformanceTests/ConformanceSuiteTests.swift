@@ -541,11 +541,12 @@ struct ConformanceSuiteTests {
             stopped.contains(
                 "broke the protocol, each time at a reconfigure event: an implementation without it declares the profile's \"events\" without \"reconfigure\""
             ), "\(stopped)")
-        // The optional events of a profile, read from a step's description.
-        #expect(ConformanceSuite.profileEvent(of: "acquire(0)") == .query)
-        #expect(ConformanceSuite.profileEvent(of: "acquire(-2)") == .invalid)
-        #expect(ConformanceSuite.profileEvent(of: "acquire(3)") == .weighted)
-        #expect(ConformanceSuite.profileEvent(of: "acquire(1)") == nil)
+        // The optional events of a profile, by the event's form.
+        #expect(ImplementationProfile.Event(optional: .acquire(0)) == .query)
+        #expect(ImplementationProfile.Event(optional: .acquire(-2)) == .invalid)
+        #expect(ImplementationProfile.Event(optional: .acquire(3)) == .weighted)
+        #expect(ImplementationProfile.Event(optional: .acquire(1)) == nil)
+        #expect(ImplementationProfile.Event(optional: .release(1)) == nil)
     }
 
     @Test(

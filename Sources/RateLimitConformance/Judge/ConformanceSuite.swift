@@ -76,16 +76,6 @@ public enum ConformanceSuite {
     /// implementation that cannot run the strategy at all) stop it.
     package static let consecutiveRandomFailureLimit = 20
 
-    /// The optional event of the profile (CONF-7) that `event`, a step's description, is.
-    package static func profileEvent(of event: String) -> ImplementationProfile.Event? {
-        if event == "reset" { return .reset }
-        if event.hasPrefix("reconfigure") { return .reconfigure }
-        guard event.hasPrefix("acquire("), let permits = Int64(event.dropFirst(8).prefix { $0 != ")" }) else {
-            return nil
-        }
-        return permits == 0 ? .query : permits < 0 ? .invalid : permits > 1 ? .weighted : nil
-    }
-
     /// Runs every vector of `vectors` (the built-in ones when `nil`) against `subject`, then its
     /// random traces: `options.randomTraces` per strategy, or, with `options.randomSeconds`, as many
     /// as that many seconds allow, one strategy after the other in turn. `progress` receives a line
@@ -266,8 +256,15 @@ struct StrategyRun {
         let count = misbehaviours?.kind == failure.kind ? (misbehaviours?.count ?? 0) + 1 : 1
         if count == 1 { misbehavingEvents = [] }
         misbehaviours = (failure.kind, count)
-        let event = outcome.findings.last { $0.kind == .misbehaved }.flatMap {
-            ConformanceSuite.profileEvent(of: $0.event)
+        // The step it misbehaved at (0: the create), as the trace ran it.
+        let step = outcome.findings.last { $0.kind == .misbehaved }?.step ?? 0
+        let steps = outcome.trace?.mergedSteps ?? []
+        var event: ImplementationProfile.Event?
+        if steps.indices.contains(step - 1) {
+            switch steps[step - 1] {
+            case .event(let run): event = ImplementationProfile.Event(optional: run.event)
+            case .refusedReconfigure: event = .reconfigure
+            }
         }
         misbehavingEvents.append(event)
         guard count >= limit else { return nil }

@@ -22,6 +22,19 @@ public struct ImplementationProfile: Hashable, Sendable {
         public static func < (lhs: Event, rhs: Event) -> Bool {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
         }
+
+        /// The optional event `event` is: `nil` for `acquire(1)` and a release, which every
+        /// profile has. (A release the Spec refuses is `invalid` by its answer, not its form.)
+        package init?(optional event: ConformanceEvent) {
+            switch event {
+            case .acquire(0): self = .query
+            case .acquire(let permits) where permits < 0: self = .invalid
+            case .acquire(let permits) where permits > 1: self = .weighted
+            case .acquire, .release: return nil
+            case .reset: self = .reset
+            case .reconfigure: self = .reconfigure
+            }
+        }
     }
 
     /// The resolution of the implementation's clock: every instant and every span of a

@@ -154,23 +154,25 @@ extension ConformanceReport {
     /// every strategy too little checked to judge (CONF-7), as expectations.
     public func findings(at level: ConformanceLevel) -> [Expectation] {
         strategies.flatMap { strategy in
-            strategy.groups.filter { level == .exact || $0.kind.failsSafety }.map {
+            var found = strategy.groups.filter { level == .exact || $0.kind.failsSafety }.map {
                 Expectation(scope: strategy.strategy, cause: $0.cause.description, kind: $0.kind.name)
             }
-                + (strategy.belowFloor.map { _ in
-                    [Expectation(scope: strategy.strategy, cause: "CONF-7 too little checked", kind: "thin")]
-                } ?? [])
+            if strategy.belowFloor != nil {
+                found.append(Expectation(scope: strategy.strategy, cause: "CONF-7 too little checked", kind: "thin"))
+            }
+            return found
         }
     }
 }
 
 extension ExhaustiveReport {
     /// Every cause the exhaustive pass found (below the level it was asked for), as expectations.
-    public var findings: [Expectation] {
-        strategies.flatMap { strategy in
-            strategy.findings.map {
-                Expectation(scope: "exhaustive \(strategy.strategy)", cause: $0.cause, kind: $0.kind.name)
-            }
+    public var findings: [Expectation] { strategies.flatMap(Self.findings(of:)) }
+
+    /// One strategy's causes, in order, as expectations.
+    public static func findings(of strategy: ExhaustiveStrategyReport) -> [Expectation] {
+        strategy.findings.map {
+            Expectation(scope: "exhaustive \(strategy.strategy)", cause: $0.cause, kind: $0.kind.name)
         }
     }
 }

@@ -97,21 +97,15 @@ package struct JUnitReport: Sendable {
 
     /// The XML document.
     package var xml: String {
+        // HTML's escapes, after the control characters XML 1.0 has no place for, even escaped.
         func escaped(_ text: String) -> String {
-            var out = ""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "&": out += "&amp;"
-                case "<": out += "&lt;"
-                case ">": out += "&gt;"
-                case "\"": out += "&quot;"
-                case "\n", "\t": out.unicodeScalars.append(scalar)
-                // XML 1.0 has no other control characters, even escaped.
-                case _ where scalar.value < 0x20 || (0xFFFE...0xFFFF).contains(scalar.value): out += "?"
-                default: out.unicodeScalars.append(scalar)
-                }
-            }
-            return out
+            HTML.escape(
+                String(
+                    String.UnicodeScalarView(
+                        text.unicodeScalars.map {
+                            $0.value < 0x20 && $0 != "\n" && $0 != "\t" || (0xFFFE...0xFFFF).contains($0.value)
+                                ? "?" : $0
+                        })))
         }
         let failures = suites.reduce(0) { $0 + $1.cases.filter { $0.failure != nil }.count }
         let total = suites.reduce(0) { $0 + $1.cases.count }

@@ -95,16 +95,6 @@ struct CoarseClockSubject: ConformanceSubject {
     }
 }
 
-extension CreateOutcome {
-    fileprivate func map<T>(_ transform: (Limiter) -> T) -> CreateOutcome<T> {
-        switch self {
-        case .created(let limiter): .created(transform(limiter))
-        case .unsupported(let reason): .unsupported(reason: reason)
-        case .refused(let field, let problem): .refused(field: field, problem: problem)
-        }
-    }
-}
-
 extension RateLimitInstant {
     fileprivate static func generated(_ nanoseconds: Int64) -> RateLimitInstant {
         (try? RateLimitInstant(nanoseconds: nanoseconds)) ?? .origin

@@ -654,8 +654,10 @@ struct VerdictTests {
             String(replay).replacingOccurrences(
                 of: "ratelimit-conformance", with: Repository.command, options: .anchored))
         #expect(again.status == 1, "\(again.output)")
+        // The limiters' protocol ids ("id":"L113") count the limiters made before: not part of the failure.
         func table(_ output: String) -> String? {
-            output.components(separatedBy: "fails (").dropFirst().first?.components(separatedBy: "replay:").first
+            output.components(separatedBy: "fails (").dropFirst().first?.components(separatedBy: "replay:").first?
+                .replacing(/"id":"L[0-9]+"/, with: "\"id\":\"L\"")
         }
         #expect(table(again.output) != nil && table(again.output) == table(run.output), "\(again.output)")
     }

@@ -259,39 +259,43 @@ package enum ScenarioExploration {
         }
         cutSteps(driver: &driver)
         // Then the configuration's numbers, each towards 0 (a queue limit of 1 needs fewer waiters
-        // to fill than one of 8), and the steps again if one got smaller.
-        var smaller = false
-        for path in configuration.integerPaths where tries < shrinkAttempts && clock() < deadline {
-            guard case .integer(let value)? = configuration[path: path] else { continue }
-            for candidate in [0, 1, value / 2, value - 1] where candidate >= 0 && candidate < value {
-                let changed = configuration.replacing(path, with: .integer(candidate))
-                tries += 1
-                if attempt(events, configuration: changed, driver: &driver) {
-                    (configuration, smaller) = (changed, true)
-                    events = Array(events.prefix(best.failure.step + 1))
-                    break
-                }
-            }
-        }
-        // Then each event's numbers (permits, instants of a deadline, a reconfigure's sizes) but
-        // its ticket, towards 1 and 0, and the steps again.
-        for index in events.indices where tries < shrinkAttempts && clock() < deadline {
-            guard index < events.count else { break }
-            for path in events[index].1.integerPaths where path.first != .member("ticket") {
-                guard case .integer(let value)? = events[index].1[path: path] else { continue }
-                for candidate in [0, 1, value / 2] where candidate >= 0 && candidate < value {
-                    var changed = events
-                    changed[index].1 = events[index].1.replacing(path, with: .integer(candidate))
+        // to fill than one of 8), then each event's numbers, then the steps again, until a round
+        // makes nothing smaller: a smaller number often lets more steps go.
+        var smaller = true
+        while smaller, tries < shrinkAttempts, clock() < deadline {
+            smaller = false
+            for path in configuration.integerPaths where tries < shrinkAttempts && clock() < deadline {
+                guard case .integer(let value)? = configuration[path: path] else { continue }
+                for candidate in [0, 1, value / 2, value - 1] where candidate >= 0 && candidate < value {
+                    let changed = configuration.replacing(path, with: .integer(candidate))
                     tries += 1
-                    if attempt(changed, driver: &driver) {
-                        (events, smaller) = (Array(changed.prefix(best.failure.step + 1)), true)
+                    if attempt(events, configuration: changed, driver: &driver) {
+                        (configuration, smaller) = (changed, true)
+                        events = Array(events.prefix(best.failure.step + 1))
                         break
                     }
                 }
-                guard index < events.count else { break }
             }
+            // Each event's numbers (permits, instants of a deadline, a reconfigure's sizes) but its
+            // ticket, towards 1 and 0.
+            for index in events.indices where tries < shrinkAttempts && clock() < deadline {
+                guard index < events.count else { break }
+                for path in events[index].1.integerPaths where path.first != .member("ticket") {
+                    guard case .integer(let value)? = events[index].1[path: path] else { continue }
+                    for candidate in [0, 1, value / 2] where candidate >= 0 && candidate < value {
+                        var changed = events
+                        changed[index].1 = events[index].1.replacing(path, with: .integer(candidate))
+                        tries += 1
+                        if attempt(changed, driver: &driver) {
+                            (events, smaller) = (Array(changed.prefix(best.failure.step + 1)), true)
+                            break
+                        }
+                    }
+                    guard index < events.count else { break }
+                }
+            }
+            if smaller { cutSteps(driver: &driver) }
         }
-        if smaller { cutSteps(driver: &driver) }
         return ScenarioFinding(
             machine: machine, index: index, cause: failure.cause, occurrences: 1, originalSteps: steps.count,
             shrunk: best.case, difference: best.failure.line)

@@ -173,12 +173,20 @@ package enum TraceGenerator {
     /// (drawn the same way, so the Spec's own profile draws what it always drew). A swarm other
     /// than ``Swarm/classic`` draws only its own events and sizes, and acquires sized against
     /// `remaining`, the last answer's (its neighbours are where off-by-ones live).
+    /// With `bounded`, a strategy that admits any size (pay later, warm-up: PL-7, WU-7) is asked
+    /// at most four bursts, a debt the rest of a long history can pay.
     package static func event(
         for configuration: AnyRateLimitStrategy, profile: ImplementationProfile = .full, swarm: Swarm = .classic,
-        remaining: Int64? = nil, using rng: inout SeededGenerator
+        remaining: Int64? = nil, bounded: Bool = false, using rng: inout SeededGenerator
     ) -> ConformanceEvent {
         guard swarm != .classic else { return classicEvent(for: configuration, profile: profile, using: &rng) }
-        let maximum = configuration.maximumPermits
+        var maximum = configuration.maximumPermits
+        if bounded {
+            var burst: Int64?
+            if case .payLater(let strategy) = configuration { burst = strategy.burst }
+            if case .warmUp(let strategy) = configuration { burst = strategy.burst }
+            if let burst { maximum = burst > Int64.max / 4 ? .max : burst * 4 }
+        }
         let events = swarm.events.intersection(profile.events)
         let roll = rng.int(in: 0...99)
         let concurrency = configuration.kind == ConcurrencyLimiter.identifier
@@ -200,7 +208,9 @@ package enum TraceGenerator {
                 : rng.chance(50) ? (held ?? 1) : rng.logUniform(in: 0...max(1, maximum), edges: held.map { [$0] } ?? [])
             return .release(min(amount, profile.largestPermits))
         }
-        let permits = min(Self.permits(maximum: maximum, remaining: remaining, using: &rng), profile.largestPermits)
+        let permits = min(
+            Self.permits(maximum: maximum, remaining: remaining, using: &rng), profile.largestPermits,
+            maximum == configuration.maximumPermits ? .max : maximum)
         if permits > 1, !events.contains(.weighted) { return .acquire(1) }
         if permits == 0, !events.contains(.query) { return .acquire(1) }
         if permits < 0, !events.contains(.invalid) { return .acquire(1) }
@@ -353,27 +363,52 @@ package enum TraceGenerator {
         _ strategy: String, steps: Int, profile: ImplementationProfile = .full, swarm: Swarm = .classic,
         using rng: inout SeededGenerator
     ) -> Trace? {
+        generated(strategy, steps: steps, profile: profile, swarm: swarm, using: &rng)?.trace
+    }
+
+    /// ``trace(_:steps:profile:swarm:using:)``, with the reference's answers to it as drawn, in
+    /// the profile's time unit, and the trace in that unit (what coverage is measured on).
+    package static func generated(
+        _ strategy: String, steps: Int, profile: ImplementationProfile = .full, swarm: Swarm = .classic,
+        using rng: inout SeededGenerator
+    ) -> (trace: Trace, answers: [RateLimitResult], unscaled: Trace)? {
         let unit = profile.timeUnitNanoseconds
         let last = profile.largestInstantNanoseconds / unit
         guard let initial = Self.configuration(strategy, unit: unit, sizes: swarm.sizes, using: &rng) else {
             return nil
         }
         var configuration = initial
-        let createdAt = firstInstant(last: last, using: &rng)
+        // The end of the timeline absorbs a trace: nothing moves past it, a monotonic clock never
+        // comes back, and there a limiter can only refuse. A long history (more than 100 steps)
+        // starts near the origin and stays within the first half of the timeline until its last
+        // tenth, so that its thousands of steps exercise a limiter that still admits; the short
+        // traces and the last tenth visit the end.
+        let long = steps > 100
+        let createdAt = long ? min(last, rng.int(in: 0...100)) : firstInstant(last: last, using: &rng)
+        let finalStretch = long ? steps - steps / 10 : 0
+        let halfway = last / 2
         var reference = ReferenceLimiter(configuration, at: .generated(createdAt))
         var now = createdAt
         var retryAfter: Int64?
         var remaining: Int64?
         var result: [TraceStep] = []
+        var answers: [RateLimitResult] = []
+        result.reserveCapacity(steps)
+        answers.reserveCapacity(steps)
         let invalid = profile.events.contains(.invalid) && swarm.events.contains(.invalid)
-        for _ in 0..<steps {
+        for position in 0..<steps {
+            // A debt past the end of the timeline absorbs a trace as the end itself does (PL-7).
             var event = Self.event(
-                for: configuration, profile: profile, swarm: swarm, remaining: remaining, using: &rng)
-            let next = min(
-                last,
-                nextInstant(
-                    after: now, span: characteristicNanoseconds(configuration), retryAfter: retryAfter,
-                    times: swarm.times, using: &rng))
+                for: configuration, profile: profile, swarm: swarm, remaining: remaining,
+                bounded: position < finalStretch, using: &rng)
+            let span = characteristicNanoseconds(configuration)
+            var next = min(
+                last, nextInstant(after: now, span: span, retryAfter: retryAfter, times: swarm.times, using: &rng))
+            if position < finalStretch, next > halfway {
+                // Past halfway too early: a step of the span instead, or a repeat.
+                let (stepped, overflow) = now.addingReportingOverflow(span)
+                next = !overflow && stepped <= halfway ? stepped : now
+            }
             now = profile.monotonic ? max(now, next) : next
             var answer = reference.apply(event, at: .generated(now))
             if answer.isInvalid, !invalid {
@@ -381,13 +416,15 @@ package enum TraceGenerator {
                 answer = reference.apply(event, at: .generated(now))
             }
             result.append(TraceStep(now: now, event: event))
+            answers.append(answer)
             if case .rejected(let wait) = answer { retryAfter = wait }
             if let left = answer.remaining { remaining = left }
             if case .reconfigure(let replacement) = event, case .allowed = answer { configuration = replacement }
         }
         var trace = Trace(configuration: initial, createdAt: createdAt, steps: result)
         if profile.createdAtFirstEvent, let first = result.first { trace.createdAt = first.now }
-        return trace.scaled(by: unit)
+        guard let scaled = trace.scaled(by: unit) else { return nil }
+        return (scaled, answers, trace)
     }
 }
 

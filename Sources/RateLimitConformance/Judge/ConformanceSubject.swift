@@ -88,6 +88,16 @@ public enum CreateOutcome<Limiter> {
     case unsupported(reason: String)
     /// The configuration is refused as bad input (CORE-3), naming the field and the problem.
     case refused(field: String, problem: RateLimitInputError.Problem)
+
+    /// The same outcome with the created limiter transformed: how a subject that wraps another
+    /// one's limiter (the reference's, with a fault or a clock of its own) answers a `create`.
+    public func map<Other>(_ transform: (Limiter) -> Other) -> CreateOutcome<Other> {
+        switch self {
+        case .created(let limiter): .created(transform(limiter))
+        case .unsupported(let reason): .unsupported(reason: reason)
+        case .refused(let field, let problem): .refused(field: field, problem: problem)
+        }
+    }
 }
 
 /// The implementation misbehaved (crashed, hung, answered garbage); the message says how and

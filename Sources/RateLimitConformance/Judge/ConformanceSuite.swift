@@ -144,6 +144,7 @@ public enum ConformanceSuite {
         // count, or the seconds are spent.
         let deadline = options.randomSeconds.map { clock() + $0 }
         let indexes = options.traceIndexes
+        var steerings = reports.map { TraceSteering(strategy: $0.strategy) }
         var position = 0
         var more = true
         while more {
@@ -160,8 +161,8 @@ public enum ConformanceSuite {
                 if let deadline, clock() >= deadline { break }
                 let strategy = reports[slot].strategy
                 let started = clock()
-                guard let trace = Self.randomTrace(strategy, index: index, options: options, profile: run.profile)
-                else { continue }
+                steerings[slot].skip(to: index, options: options, profile: run.profile)
+                guard let (trace, _) = steerings[slot].draw(options: options, profile: run.profile) else { continue }
                 let id = "\(strategy)/random-seed-\(options.seed)-trace-\(index)"
                 progress(
                     "\(strategy) random \(index + 1)\(deadline == nil ? "/\(indexes.count)" : "") (\(trace.steps.count) steps)"
@@ -187,6 +188,7 @@ public enum ConformanceSuite {
             }
             position += 1
         }
+        for slot in reports.indices { reports[slot].coverageFeatures = steerings[slot].seen.count }
 
         // Shrink each strategy's first random trace of the most severe kind.
         for slot in reports.indices {
@@ -206,18 +208,6 @@ public enum ConformanceSuite {
             runs[slot] = run
         }
         return ConformanceReport(implementation: subject.name, strategies: reports)
-    }
-
-    /// Random trace `index` of `strategy`: its swarm, its length (at most `options.randomSteps`),
-    /// then its events, all drawn from the stream of `(options.seed, strategy, index)`, so that
-    /// `--seed S --random-steps N --trace K` replays it.
-    static func randomTrace(
-        _ strategy: String, index: Int, options: ConformanceOptions, profile: ImplementationProfile
-    ) -> Trace? {
-        var rng = SeededGenerator(seed: options.seed, stream: strategy, index: index)
-        let swarm = Swarm.draw(using: &rng)
-        let steps = TraceGenerator.length(of: index, maximum: options.randomSteps, times: swarm.times, using: &rng)
-        return TraceGenerator.trace(strategy, steps: steps, profile: profile, swarm: swarm, using: &rng)
     }
 
     /// The reference model's answers to every step of `trace`.

@@ -172,6 +172,9 @@ public struct StrategyReport: Sendable {
     /// (`VectorGenerator.clausesReached`): what exploration covered, beside the vectors'
     /// ``clausesChecked``.
     public var clauseHits: [String: Int] = [:]
+    /// Coverage features the random traces reached (`Steering.swift`): outcomes with a quantity
+    /// of their step bucketed by bit length, what steered them.
+    public var coverageFeatures = 0
     /// Whether only some vector cases were asked for (`--case`): then no floor applies to what
     /// was checked (``belowFloor``), the run being about those cases.
     public var casesSelected = false
@@ -298,6 +301,8 @@ extension ConformanceReport {
             merged.strategies[index].randomRequested += other.randomRequested
             merged.strategies[index].seconds += other.seconds
             merged.strategies[index].clauseHits.merge(other.clauseHits, uniquingKeysWith: +)
+            merged.strategies[index].coverageFeatures = max(
+                merged.strategies[index].coverageFeatures, other.coverageFeatures)
             merged.strategies[index].shrunk = merged.strategies[index].shrunk ?? other.shrunk
             merged.strategies[index].stoppedBecause = merged.strategies[index].stoppedBecause ?? other.stoppedBecause
         }

@@ -84,6 +84,7 @@ extension ConformanceReport {
             let missed = reachable.filter { report.clauseHits[$0] == nil }
             return "COVERAGE \(report.strategy): \(hits.joined(separator: ", "))"
                 + (missed.isEmpty ? "" : "; not reached: \(missed.joined(separator: ", "))")
+                + "; \(report.coverageFeatures) coverage features"
         }
     }
 
@@ -246,6 +247,7 @@ extension StrategyReport {
                             ($0, .integer(Int64(clauseHits[$0] ?? 0)))
                         })
                 ))
+            members.append(("coverageFeatures", .integer(Int64(coverageFeatures))))
         }
         if let reason = stoppedBecause { members.append(("stoppedBecause", .string(reason))) }
         members.append(

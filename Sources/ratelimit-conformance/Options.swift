@@ -28,7 +28,8 @@ let usage = """
       --quick                 with --exec: the vectors only, no exploration
       --scenario MACHINE/K    with --exec and --seed: replay generated scenario K of an extension
                               (composite, wait-queue, registry, adaptive-rate,
-                              adaptive-concurrency) and shrink it if it fails
+                              adaptive-concurrency) and shrink it if it fails;
+                              wait-queue/walk-K replays path K of the wait-queue walk
       --random N              run N random traces per strategy (at most \(maximumRandomTraces)) after
                               the vectors instead of exploring within the budget
       --seed S                seed of the random traces (default: a fresh one, printed)
@@ -120,8 +121,9 @@ struct Options {
     var window = ExternalSubject.defaultWindow
     var budget: Double?
     var quick = false
-    /// --scenario MACHINE/INDEX: one generated scenario of an extension, replayed.
-    var scenario: (machine: ScenarioMachine, index: Int)?
+    /// --scenario MACHINE/INDEX: one generated scenario of an extension, replayed; `walk` for
+    /// --scenario wait-queue/walk-INDEX, a path of the exhaustive wait-queue walk.
+    var scenario: (machine: ScenarioMachine, index: Int, walk: Bool)?
     /// --write-expect, --expect, --junit: the regression gate's files (CONF-12).
     var writeExpect: String?
     var expect: String?
@@ -236,14 +238,16 @@ func parse(_ arguments: [String]) -> Options {
         case "--scenario":
             let text = value(argument)
             let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
+            let walk = parts.count == 2 && parts[0] == ScenarioMachine.waitQueue.rawValue && parts[1].hasPrefix("walk-")
             guard parts.count == 2, let machine = ScenarioMachine(rawValue: parts[0]),
-                ScenarioGenerator.machines.contains(machine), let index = Int(parts[1]), index >= 0
+                ScenarioGenerator.machines.contains(machine),
+                let index = Int(walk ? String(parts[1].dropFirst("walk-".count)) : parts[1]), index >= 0
             else {
                 fail(
-                    "--scenario needs MACHINE/INDEX, MACHINE one of \(ScenarioGenerator.machines.map(\.rawValue).joined(separator: ", "))"
+                    "--scenario needs MACHINE/INDEX (or wait-queue/walk-INDEX, a path of the wait-queue walk), MACHINE one of \(ScenarioGenerator.machines.map(\.rawValue).joined(separator: ", "))"
                 )
             }
-            options.scenario = (machine, index)
+            options.scenario = (machine, index, walk)
         case "--window": options.window = Int64(count(argument, 1...1_024))
         case "--help", "-h":
             print(usage)
@@ -297,7 +301,7 @@ func parse(_ arguments: [String]) -> Options {
         }
     }
     if options.scenario != nil {
-        guard options.exec != nil, options.seed != nil else {
+        guard options.exec != nil, options.seed != nil || options.scenario?.walk == true else {
             fail("--scenario replays a generated scenario of an implementation: give --exec and --seed")
         }
         if options.random > 0 || options.trace != nil || options.exhaustive != nil || options.cases != nil

@@ -94,7 +94,12 @@ func replayCase(_ outcome: CaseOutcome) -> String {
 }
 
 /// The command that replays a generated scenario of `seed` (the run's).
-func replayScenario(_ scenario: (machine: ScenarioMachine, index: Int), seed runSeed: UInt64 = seed) -> String {
+func replayScenario(
+    _ scenario: (machine: ScenarioMachine, index: Int), walked: Bool = false, seed runSeed: UInt64 = seed
+) -> String {
+    guard !walked else {
+        return replayCommand(["--scenario", "\(scenario.machine.rawValue)/walk-\(scenario.index)"], judged: false)
+    }
     var arguments = ["--scenario", "\(scenario.machine.rawValue)/\(scenario.index)", "--seed", String(runSeed)]
     if options.randomSteps != ConformanceOptions.defaultRandomSteps {
         arguments += ["--random-steps", String(options.randomSteps)]
@@ -164,10 +169,14 @@ func printScenarioFindings(_ report: ScenarioExplorationReport) {
         for finding in machine.findings {
             print("")
             print(
-                "\(machine.machine.rawValue): generated scenario \(finding.index) (seed \(report.seed)) fails (\(finding.cause)); shrunk from \(finding.originalSteps) to \(finding.shrunk.stepCount) steps:"
+                finding.walked
+                    ? "\(machine.machine.rawValue): walk path \(finding.index) fails (\(finding.cause)), \(finding.shrunk.stepCount) steps:"
+                    : "\(machine.machine.rawValue): generated scenario \(finding.index) (seed \(report.seed)) fails (\(finding.cause)); shrunk from \(finding.originalSteps) to \(finding.shrunk.stepCount) steps:"
             )
             print(finding.difference)
-            print("replay: " + replayScenario((machine.machine, finding.index), seed: report.seed))
+            print(
+                "replay: " + replayScenario((machine.machine, finding.index), walked: finding.walked, seed: report.seed)
+            )
             print("as a regression scenario (--vectors DIR):")
             let file = ScenarioVectorFile(
                 machine: machine.machine, generator: ScenarioVectorGenerator.version, cases: [finding.shrunk])

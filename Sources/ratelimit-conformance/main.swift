@@ -324,9 +324,10 @@ if options.mutationScore, let command = options.exec { runMutationScore(command:
 
 /// Explores the extensions `command` declares with generated scenarios until `deadline` (or only
 /// scenario `only` of `machines`); `nil` when it declares none of them.
+/// With `walkUntil`, the wait-queue walk first (WaitQueueWalk.swift), until then.
 func exploreScenarios(
     command: String, until deadline: Double, machines: [ScenarioMachine] = ScenarioGenerator.machines,
-    only: Int? = nil
+    only: Int? = nil, walkUntil: Double? = nil
 ) -> ScenarioExplorationReport? {
     let subject: ExternalSubject
     switch started(command) {
@@ -338,15 +339,46 @@ func exploreScenarios(
     guard !declared.isEmpty else { return nil }
     var driver = ExternalScenarioDriver(subject: subject)
     defer { endProgress() }
-    return ScenarioExploration.run(
+    let walked = walkUntil.flatMap { walkDeadline in
+        declared.contains(.waitQueue)
+            ? ScenarioExploration.walk(
+                depth: WaitQueueWalk.defaultDepth, driver: &driver, until: walkDeadline, clock: elapsed,
+                progress: progress) : nil
+    }
+    var report = ScenarioExploration.run(
         declared, driver: &driver, seed: seed, maximumSteps: options.randomSteps, only: only, until: deadline,
         shrinkSeconds: max(2, 0.05 * (options.budget ?? defaultBudget)), clock: elapsed, progress: progress)
+    if let walked { report.machines.insert(walked, at: 0) }
+    return report
 }
 
-if let (machine, index) = options.scenario, let command = options.exec {
-    guard let report = exploreScenarios(command: command, until: 0, machines: [machine], only: index) else {
-        fail("the implementation does not declare the \(machine.rawValue) extension")
+/// Path `index` of the wait-queue walk sent to `command`, as the run that found it sent it.
+func replayWalk(command: String, index: Int) -> ScenarioExplorationReport {
+    let subject: ExternalSubject
+    switch started(command) {
+    case .success(let running): subject = running
+    case .failure(let error): fail(error.message)
     }
+    defer { subject.close() }
+    guard subject.extensions.contains(ScenarioMachine.waitQueue.rawValue) else {
+        fail("the implementation does not declare the wait-queue extension")
+    }
+    var driver = ExternalScenarioDriver(subject: subject)
+    return ScenarioExplorationReport(
+        seed: seed,
+        machines: [
+            ScenarioExploration.walk(
+                depth: WaitQueueWalk.defaultDepth, driver: &driver, only: index, until: 0, clock: elapsed)
+        ])
+}
+
+if let (machine, index, walk) = options.scenario, let command = options.exec {
+    let replayed =
+        walk
+        ? replayWalk(command: command, index: index)
+        : exploreScenarios(
+            command: command, until: 0, machines: [machine], only: index)
+    guard let report = replayed else { fail("the implementation does not declare the \(machine.rawValue) extension") }
     if options.json {
         print(
             JSONValue.object([("passed", .bool(report.passed)), ("scenarios", report.json)]).prettyText, terminator: "")
@@ -383,7 +415,11 @@ func exploringRun(
     case .success(let run): exhaustive = run
     case .failure(let error): fail(error.message)
     }
-    let generated = exploreScenarios(command: command, until: elapsed() + max(0.05, 0.125 * budget))
+    // The wait-queue walk takes the first 40% of the scenarios' eighth of the budget.
+    let scenariosStart = elapsed()
+    let generated = exploreScenarios(
+        command: command, until: scenariosStart + max(0.05, 0.125 * budget),
+        walkUntil: scenariosStart + max(0.02, 0.05 * budget))
     var randomOptions = ConformanceOptions(
         strategies: options.strategies, cases: [], randomSteps: options.randomSteps, seed: seed,
         toleranceNanoseconds: options.tolerance, randomSeconds: max(0.1 * budget, start + budget - elapsed()))
@@ -421,7 +457,7 @@ let explorationFindings: [(Expectation, replay: String)] =
     }
     + (exploration?.scenarios?.machines ?? []).flatMap { machine in
         zip(ScenarioExplorationReport.findings(of: machine), machine.findings).map {
-            ($0, replayScenario((machine.machine, $1.index)))
+            ($0, replayScenario((machine.machine, $1.index), walked: $1.walked))
         }
     }
 let findings = report.findings(at: options.level) + extras.flatMap(\.findings) + explorationFindings.map(\.0)

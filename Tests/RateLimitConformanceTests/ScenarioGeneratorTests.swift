@@ -157,6 +157,52 @@ struct ScenarioExplorationTests {
         }
     }
 
+    @Test("WQ-13 the wait-queue walk, sent as scenarios, is answered by the reference on every path")
+    func walkOfTheReference() {
+        var driver = ReferenceScenarioDriver()
+        let report = ScenarioExploration.walk(depth: 3, driver: &driver, until: .infinity, clock: { 0 })
+        #expect(report.walkDepth == 3 && report.walkPaths > 1_000, "\(report.walkPaths) paths")
+        #expect(report.scenarios == report.walkPaths && report.failed == 0, "\(report.findings.map(\.difference))")
+        #expect(Set(ScenarioExploration.walkOrder(depth: 1).map(\.space.name)) == ["token-bucket", "concurrency"])
+    }
+
+    @Test("WQ-3 a walked cancel names the ticket of the waiter at its position in service order")
+    func walkCancelNamesTheServiceOrder() throws {
+        // Two tokens taken, then a low and a high waiter: the high one (ticket 3) is first in
+        // service order, so cancelling position 0 cancels ticket 3.
+        let steps: [WaitQueuePath.Step] = [
+            .acquire(permits: 2, priority: .low, timeout: nil), .acquire(permits: 1, priority: .low, timeout: nil),
+            .acquire(permits: 1, priority: .high, timeout: nil), .cancel(position: 0),
+        ].map { WaitQueuePath.Step(now: 0, operation: $0) }
+        let space = WaitQueueWalk.Space(
+            name: "token-bucket",
+            strategy: .tokenBucket(try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 2)),
+            paths: [WaitQueuePath(steps: steps)])
+        let scenario = try #require(WaitQueueWalk.scenario(space, index: 0))
+        guard case .story(_, let answered) = scenario.body else { return #expect(Bool(false)) }
+        #expect(answered.map { $0.event["ticket"]?.int64 } == [1, 2, 3, 3])
+        let completion = try #require(answered.last?.expected["completions"]?.array?.first)
+        #expect(completion["ticket"]?.int64 == 3 && completion["outcome"]?["kind"]?.string == "cancelled")
+    }
+
+    @Test("WQ-3 WQ-13 the wait-queue walk finds a queue that serves its waiters in reverse order on a shortest path")
+    func walkFindsReversedCompletions() {
+        var driver = FaultyScenarioDriver { _, answer, _ in
+            guard let completions = answer["completions"]?.array else { return answer }
+            return replacing(answer, "completions", with: .array(completions.reversed()))
+        }
+        let report = ScenarioExploration.walk(depth: 3, driver: &driver, until: .infinity, clock: { 0 })
+        let finding = report.findings.first
+        #expect(finding?.walked == true && finding?.cause.contains("[completions]") == true)
+        // Two completions at once need two waiters and the event that serves both: three steps.
+        #expect(finding?.shrunk.stepCount == 3, "\(String(describing: finding?.difference))")
+        if let finding {
+            let again = ScenarioExploration.walk(
+                depth: 3, driver: &driver, only: finding.index, until: 0, clock: { 1 })
+            #expect(again.scenarios == 1 && again.failed == 1, "replaying the path fails again")
+        }
+    }
+
     @Test("CONF-11 a crash at the 150th event of a scenario ends that scenario only: every other one is judged")
     func crashEndsOneScenario() {
         var driver = FaultyScenarioDriver { _, answer, applied throws(ConformanceFormatError) in

@@ -42,7 +42,8 @@ struct RedisLimiterRealTimeTests {
             let server = try await RedisServer.start()
             defer { server.stop() }
             var subject = RedisSubject(connection: try RESPConnection(port: server.port))
-            let report = try ConformanceSuite.run(&subject, options: ConformanceOptions(randomTraces: 10, seed: 7))
+            let report = try ConformanceSuite.run(
+                &subject, options: ConformanceOptions(randomTraces: 10, randomSteps: 100, seed: 7))
             let ran = report.strategies.filter { $0.skippedBecause == nil }
             #expect(Set(ran.map(\.strategy)) == subject.strategies)
             for strategy in ran {

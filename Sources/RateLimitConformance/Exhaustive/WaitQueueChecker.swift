@@ -101,7 +101,14 @@ package struct WaitQueuePath: Hashable, Sendable {
     package struct Step: Hashable, Sendable {
         package var now: Int64
         package var operation: WaitOperation
+
+        package init(now: Int64, operation: WaitOperation) {
+            self.now = now
+            self.operation = operation
+        }
     }
+
+    package init(steps: [Step]) { self.steps = steps }
 }
 
 package enum WaitQueueChecker {

@@ -21,6 +21,9 @@ package struct ScenarioFinding: Sendable {
     package var shrunk: ScenarioCase
     /// The shrunk scenario's first difference.
     package var difference: String
+    /// Whether it is a path of the exhaustive wait-queue walk (`--scenario wait-queue/walk-INDEX`
+    /// replays it), not a generated scenario.
+    package var walked = false
 }
 
 /// What exploring the extensions covered and found.
@@ -36,10 +39,19 @@ package struct ScenarioExplorationReport: Sendable {
         package var findings: [ScenarioFinding] = []
         /// Why exploration of this machine stopped before its deadline, if it did.
         package var stoppedBecause: String?
+        /// For the exhaustive wait-queue walk: its depth and how many paths it has (``scenarios``
+        /// counts those sent); `nil` for generated scenarios.
+        package var walkDepth: Int?
+        package var walkPaths = 0
     }
 
     package var seed: UInt64
     package var machines: [Machine]
+
+    package init(seed: UInt64, machines: [Machine]) {
+        self.seed = seed
+        self.machines = machines
+    }
 
     package var passed: Bool { machines.allSatisfy { $0.failed == 0 } }
 
@@ -47,12 +59,17 @@ package struct ScenarioExplorationReport: Sendable {
     package var lines: [String] {
         machines.flatMap { machine -> [String] in
             let counts =
-                "\(machine.machine.rawValue): \(machine.scenarios) generated scenarios (\(machine.steps) steps, the longest \(machine.longest))"
+                machine.walkDepth.map {
+                    "\(machine.machine.rawValue) walk to depth \($0): \(machine.scenarios) of \(machine.walkPaths) paths to every state of a token bucket and a concurrency limit with 3 waiters (\(machine.steps) steps)"
+                }
+                ?? "\(machine.machine.rawValue): \(machine.scenarios) generated scenarios (\(machine.steps) steps, the longest \(machine.longest))"
             let stopped = machine.stoppedBecause.map { "; stopped: \($0)" } ?? ""
             guard machine.failed > 0 else { return ["\(counts), all as \(machine.machine.specFile) says\(stopped)"] }
             return ["\(counts), \(machine.failed) failed, \(machine.findings.count) distinct causes\(stopped):"]
                 + machine.findings.map { finding in
-                    "DIFF \(finding.shrunk.id) (\(finding.cause); \(finding.occurrences) scenarios, shrunk from \(finding.originalSteps) to \(finding.shrunk.stepCount) steps): \(finding.difference)"
+                    finding.walked
+                        ? "DIFF \(finding.shrunk.id) (\(finding.cause); \(finding.occurrences) paths, the first \(finding.shrunk.stepCount) steps): \(finding.difference)"
+                        : "DIFF \(finding.shrunk.id) (\(finding.cause); \(finding.occurrences) scenarios, shrunk from \(finding.originalSteps) to \(finding.shrunk.stepCount) steps): \(finding.difference)"
                 }
         }
     }
@@ -70,12 +87,15 @@ package struct ScenarioExplorationReport: Sendable {
                             ("steps", .integer(Int64(machine.steps))),
                             ("longest", .integer(Int64(machine.longest))), ("failed", .integer(Int64(machine.failed))),
                             ("stoppedBecause", machine.stoppedBecause.map(JSONValue.string) ?? .null),
+                            ("walkDepth", machine.walkDepth.map { .integer(Int64($0)) } ?? .null),
+                            ("walkPaths", .integer(Int64(machine.walkPaths))),
                             (
                                 "findings",
                                 .array(
                                     machine.findings.map { finding in
                                         .object([
                                             ("index", .integer(Int64(finding.index))),
+                                            ("walked", .bool(finding.walked)),
                                             ("cause", .string(finding.cause)),
                                             ("occurrences", .integer(Int64(finding.occurrences))),
                                             ("originalSteps", .integer(Int64(finding.originalSteps))),
@@ -99,6 +119,58 @@ package enum ScenarioExploration {
     package static let unansweredInARowAllowed = 20
     /// Candidate scenarios tried while shrinking one finding.
     package static let shrinkAttempts = 3_000
+
+    /// The paths of the wait-queue walk to `depth` (WaitQueueWalk.swift) in the order they are
+    /// sent: the spaces' paths in turn, the shortest first.
+    package static func walkOrder(depth: Int) -> [(space: WaitQueueWalk.Space, path: Int)] {
+        let spaces = WaitQueueWalk.spaces(depth: depth)
+        let longest = spaces.map(\.paths.count).max() ?? 0
+        return (0..<longest).flatMap { path in
+            spaces.filter { $0.paths.indices.contains(path) }.map { (space: $0, path: path) }
+        }
+    }
+
+    /// Sends the wait-queue walk's paths to `driver` until `clock()` reaches `deadline` (with
+    /// `only`, that one path, a replay), comparing each step with the reference. Breadth first,
+    /// so a cause's first path is one of its shortest: it is kept as it is, not shrunk.
+    package static func walk<Driver: ScenarioDriver>(
+        depth: Int, driver: inout Driver, only: Int? = nil, until deadline: Double, clock: () -> Double,
+        progress: (String) -> Void = { _ in }
+    ) -> ScenarioExplorationReport.Machine {
+        let order = walkOrder(depth: depth)
+        var report = ScenarioExplorationReport.Machine(machine: .waitQueue)
+        (report.walkDepth, report.walkPaths) = (depth, order.count)
+        var unanswered = 0
+        for index in only.map({ [$0] }) ?? Array(order.indices) {
+            guard only != nil || clock() < deadline, order.indices.contains(index) else { break }
+            guard let scenario = WaitQueueWalk.scenario(order[index].space, index: order[index].path) else { continue }
+            if index % 100 == 0 { progress("wait-queue walk: path \(index + 1) of \(order.count)") }
+            report.scenarios += 1
+            report.steps += scenario.stepCount
+            report.longest = max(report.longest, scenario.stepCount)
+            guard let failure = failure(of: scenario, .waitQueue, driver: &driver) else {
+                unanswered = 0
+                continue
+            }
+            report.failed += 1
+            unanswered = failure.answered ? 0 : unanswered + 1
+            if let known = report.findings.firstIndex(where: { $0.cause == failure.cause }) {
+                report.findings[known].occurrences += 1
+            } else if report.findings.count < findingsPerMachine {
+                var shown = scenario
+                shown.id = "wait-queue/walk-\(index)"
+                report.findings.append(
+                    ScenarioFinding(
+                        machine: .waitQueue, index: index, cause: failure.cause, occurrences: 1,
+                        originalSteps: scenario.stepCount, shrunk: shown, difference: failure.line, walked: true))
+            }
+            if unanswered >= unansweredInARowAllowed {
+                report.stoppedBecause = "\(unanswered) paths in a row had no answer"
+                break
+            }
+        }
+        return report
+    }
 
     /// How a scenario went on `driver`: `nil` when every answer is the reference's.
     struct Failure {

@@ -5,15 +5,17 @@ import RateLimitCore
 // log capped at 64 entries needs 65 admissions in one window. So each strategy's traces are
 // planned from what the traces before them reached, as coverage-guided fuzzers (AFL, libFuzzer)
 // keep the inputs that reach something new: after its first four short traces, each trace's
-// regimes (of instants with one of sizes) and history length are chosen, every value tried once
-// first, then favouring the values whose recent traces reached features no trace had reached. A feature is an
+// regimes (of instants with one of sizes) are chosen, every pair tried once first, then favouring
+// the pairs whose recent traces reached features no trace had reached. History lengths are not
+// steered, since a longer history always reaches higher counts and would take the whole run: the
+// first steered trace is a long march (at least a quarter of the most steps), the next two a
+// medium and a short one, then 65% short, 22% medium and 13% long, as blind traces are. A feature is an
 // outcome (the event and the Spec's answer, so a clause branch: TB-4 admitted, TB-6 refused, ...)
 // with one quantity of its step bucketed by bit length, as AFL buckets its edge counts: how many
 // steps of the trace had that outcome, how many in a row, the permits asked, the remaining
 // answered, the wait, the time since the last step, the configuration's largest acquire. A
 // trace that admits 1,024 times, or 70 times in a row, or answers a remaining above 64, reaches a
-// bucket the short ones did not, and the history lengths and regimes that got there are drawn
-// more. Everything is drawn from the seed and the reference's answers, never the implementation's:
+// bucket the short ones did not, and the regimes that got there are drawn more. Everything is drawn from the seed and the reference's answers, never the implementation's:
 // trace K of a seed is the same against every implementation, and `--trace K` replays it by
 // planning traces 0 to K − 1 again.
 
@@ -149,7 +151,6 @@ package struct TraceSteering: Sendable {
     /// The steered traces whose features were all seen before.
     package private(set) var barren = 0
     private var regimes: [Regimes: Arm] = [:]
-    private var histories: [HistoryLength: Arm] = [:]
 
     package init(strategy: String) { self.strategy = strategy }
 
@@ -167,7 +168,7 @@ package struct TraceSteering: Sendable {
     static let regimeOrder: [Regimes] = [SizeRegime.medium, .large, .small, .mixed].flatMap { sizes in
         [TimeRegime.march, .burst, .dense, .edges, .classic, .idle, .backwards].map { Regimes(times: $0, sizes: sizes) }
     }
-    /// The history lengths in the order they are first tried.
+    /// The history lengths of the first steered traces.
     static let historyOrder: [HistoryLength] = [.long, .medium, .short]
 
     /// Trace ``next`` within `profile` (`options` give the seed and the most steps), and what it
@@ -195,11 +196,10 @@ package struct TraceSteering: Sendable {
             of: unscaled.steps, answers: answers, initial: unscaled.configuration, createdAt: unscaled.createdAt)
         let new = Int64(reached.subtracting(seen).count)
         seen.formUnion(reached)
-        if let history = plan.history {
+        if plan.history != nil {
             if new == 0 { barren += 1 }
             func credit(_ arm: inout Arm?) { arm = Arm(score: (arm?.score ?? 0) / 2 + new) }
             credit(&regimes[Regimes(times: plan.swarm.times, sizes: plan.swarm.sizes)])
-            credit(&histories[history])
         }
         return (trace, plan)
     }
@@ -210,9 +210,9 @@ package struct TraceSteering: Sendable {
         next = max(next, index)
     }
 
-    /// A steered plan: regimes (of instants and sizes) and a history length, each a value not yet
-    /// tried, else one drawn in proportion to its score (plus one, so that none is ever starved);
-    /// the events kept as a blind swarm keeps them.
+    /// A steered plan: regimes (of instants and sizes) not yet tried, else drawn in proportion to
+    /// their score (plus one, so that none is ever starved); a history length as the file's
+    /// comment says; the events kept as a blind swarm keeps them.
     private func plan(maximum: Int, using rng: inout SeededGenerator) -> TracePlan {
         func choose<Value: Hashable>(_ order: [Value], _ arms: [Value: Arm]) -> Value {
             if let untried = order.first(where: { arms[$0] == nil }) { return untried }
@@ -225,12 +225,22 @@ package struct TraceSteering: Sendable {
             return order[0]
         }
         let regime = choose(Self.regimeOrder, regimes)
-        let history = choose(Self.historyOrder, histories)
+        let steered = next - 1 - Self.blindTraces
+        let history: HistoryLength
+        if steered < Self.historyOrder.count {
+            history = Self.historyOrder[steered]
+        } else {
+            let roll = rng.int(in: 0...99)
+            history = roll < 65 ? .short : roll < 87 ? .medium : .long
+        }
+        // The first long one has room for 1,000 admissions and 257 windows.
+        var band = history.band(maximum: maximum)
+        if steered == 0 { band = max(band.lowerBound, band.upperBound / 4)...band.upperBound }
         let everything = rng.chance(25)
         let swarm = Swarm(
             events: Set(ImplementationProfile.Event.allCases.filter { _ in everything || rng.chance(50) }),
             releases: everything || rng.chance(50), sizes: regime.sizes, times: regime.times)
         return TracePlan(
-            swarm: swarm, steps: Int(rng.logUniform(in: history.band(maximum: maximum))), history: history)
+            swarm: swarm, steps: Int(rng.logUniform(in: band)), history: history)
     }
 }

@@ -192,7 +192,8 @@ extension ScenarioExplorationReport {
     package static func findings(of machine: Machine) -> [Expectation] {
         machine.findings.map {
             Expectation(
-                scope: "generated \(machine.machine.rawValue)", cause: $0.cause,
+                scope: "\(machine.walkDepth == nil ? "generated" : "walked") \(machine.machine.rawValue)",
+                cause: $0.cause,
                 kind: ($0.cause == "no answer" ? FindingKind.misbehaved : .difference).name)
         }
     }

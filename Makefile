@@ -92,12 +92,12 @@ redis-scripts-check:
 	python3 .ci/redis-scripts.py check
 
 ## The benchmarks in release mode: each cost with its ratio to the bare primitive measured in the
-## same run (README, "Benchmarks"); BENCH_FLAGS=--json for machines, --check to fail on a missed target.
+## same run (Performance.md has the figures); BENCH_FLAGS=--json for machines, --check to fail on a missed target.
 bench:
 	$(SWIFT) run -c release ratelimit-bench $(BENCH_FLAGS)
 
 ## A shared limiter's decision against one round trip of a trivial script on the same connection,
-## on a redis-server the benchmark starts (README, "Shared limits with Redis"); BENCH_FLAGS as above.
+## on a redis-server the benchmark starts (the RateLimitRedis article "Shared limits with Redis"); BENCH_FLAGS as above.
 bench-redis:
 	$(SWIFT) run -c release ratelimit-redis-bench $(BENCH_FLAGS)
 
@@ -134,8 +134,8 @@ matrix: matrix-setup
 vectors:
 	$(SWIFT) run ratelimit-conformance --write-vectors Spec/vectors
 
-## The exhaustive pass deeper than `make verify` runs it (README.md, "Exhaustive checking", has
-## the numbers): the strategies' walks to their fixpoint as in verify, the wait queues to 7
+## The exhaustive pass deeper than `make verify` runs it (Spec/Conformance.md, "Exhaustive checking",
+## has the numbers): the strategies' walks to their fixpoint as in verify, the wait queues to 7
 ## operations (4 in verify) and their paths through the adapters to 4 (3), then the Python
 ## example replayed at the default depth.
 exhaustive:

@@ -58,8 +58,8 @@ let package = Package(
         .executableTarget(
             name: "ratelimit-redis-bench", dependencies: ["RateLimitRedis", "RedisTestSupport"],
             path: "Tests/ratelimit-redis-bench"),
-        // The README's examples, one per product, each built with that product alone; `make
-        // readme-check` keeps the README's copies identical to these files.
+        // The documentation's examples (the README's and the DocC articles'), one per product, each built
+        // with that product alone; `make readme-check` keeps their copies identical to these files.
         .executableTarget(name: "example-core", dependencies: ["RateLimitCore"], path: "Examples/Swift/Core"),
         .executableTarget(name: "example-actor", dependencies: ["RateLimitActor"], path: "Examples/Swift/Actor"),
         .executableTarget(name: "example-lock", dependencies: ["RateLimitLock"], path: "Examples/Swift/Lock"),

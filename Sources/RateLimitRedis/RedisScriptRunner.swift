@@ -1,5 +1,5 @@
 // What the limiters need from a Redis client: two commands. The app implements them with the
-// client it already uses (README, "Shared limits with Redis", shows RediStack and valkey-swift),
+// client it already uses (the article "Shared limits with Redis" shows RediStack and valkey-swift),
 // so this package depends on no Redis client.
 
 /// Sends a script to Redis: `EVALSHA`, and `EVAL` when the server does not know the script.

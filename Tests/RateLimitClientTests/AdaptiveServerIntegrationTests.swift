@@ -313,7 +313,7 @@ private struct LearningRun {
         return (Double(firstRefused) / Double(max(1, first)), Double(retriesRefused) / Double(max(1, retries)))
     }
 
-    /// A row of the README's table.
+    /// A row of the table in the RateLimitClient article "Learning the server's limit".
     func row(_ name: String) -> String {
         let overall = Double(count) / (admitted.last ?? 1)
         return

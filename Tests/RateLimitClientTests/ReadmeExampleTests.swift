@@ -10,13 +10,13 @@ import Testing
     import FoundationNetworking
 #endif
 
-// The README's client example, compiled and run on a manual clock while the server's wait holds
+// The documentation's client example (RateLimitClient's article "Respecting the server"), compiled and run on a manual clock while the server's wait holds
 // the endpoint: the request waits in the queue, times out, and the fallback answers (no network).
 
-@Suite("README: the client wrapping a URLSession request (Spec/HTTP.md HTTP-11)", .patience(.seconds(60)))
+@Suite("The documented client wrapping a URLSession request (Spec/HTTP.md HTTP-11)", .patience(.seconds(60)))
 struct ReadmeExampleTests {
     @Test(
-        "HTTP-11 the README's URLSession client waits its queue's 30 s, then the cached copy answers; without one, timedOut"
+        "HTTP-11 the documented URLSession client waits its queue's 30 s, then the cached copy answers; without one, timedOut"
     )
     func readmeClient() async throws {
         let clock = ManualClock()

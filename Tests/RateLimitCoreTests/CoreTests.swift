@@ -87,7 +87,7 @@ struct CoreTests {
         #expect(limiter.remaining(at: t(10)) == 5)
     }
 
-    @Test("The README example compiles and answers as it says")
+    @Test("The core's documented example compiles and answers as it says")
     func readmeExample() throws {
         let bucket = try TokenBucket(capacity: 5, permitsPerPeriod: 10, period: .seconds(1))
         var limiter = RateLimiter(bucket, at: .origin)

@@ -1,5 +1,5 @@
 // ratelimit-redis-bench: what a shared limiter's decision costs, as a ratio to the floor of one
-// round trip of a trivial script on the same connection (README, "Shared limits with Redis"), and
+// round trip of a trivial script on the same connection (the RateLimitRedis article "Shared limits with Redis"), and
 // the worker processes of the multi-process test.
 //
 //   ratelimit-redis-bench            starts its own redis-server, prints a table (make bench-redis)

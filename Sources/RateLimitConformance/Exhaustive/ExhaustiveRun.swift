@@ -30,7 +30,7 @@ public struct ExhaustiveOptions: Sendable {
 
     /// The depth `--exhaustive default` runs: every transition of every state within 2 events,
     /// which finds every mutant of the model and every bug the Python example injects
-    /// (README.md, "Exhaustive checking"), and replays against that example in under 2 minutes.
+    /// (Spec/Conformance.md, "Exhaustive checking"), and replays against that example in under 2 minutes.
     public static let defaultDepth = 3
 
     public init(

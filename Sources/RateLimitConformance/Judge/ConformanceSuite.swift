@@ -1,7 +1,7 @@
 import RateLimitCore
 
 // Running vectors and random traces against an implementation, and judging it (Spec/vectors/
-// README.md, "Conformance levels", CONF-1 to CONF-11):
+// Spec/Conformance.md, CONF-1 to CONF-12):
 //
 // - every answer is judged by `Judge` against the Spec given the implementation's own history;
 // - `exact` (within the tolerance T) when every answer is the Spec's, `safety` when some differ

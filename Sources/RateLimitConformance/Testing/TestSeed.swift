@@ -28,7 +28,7 @@ package enum TestSeed {
 }
 
 /// How far the exhaustive tests walk: `make verify`'s pass by default, `make exhaustive`'s deeper
-/// one with `RATELIMIT_EXHAUSTIVE=deep` (README.md, "Exhaustive checking", has the numbers). The
+/// one with `RATELIMIT_EXHAUSTIVE=deep` (Spec/Conformance.md, "Exhaustive checking", has the numbers). The
 /// strategies are walked to their fixpoint either way; the wait queues go deeper.
 package enum ExhaustiveBudget {
     package static let deep = ProcessInfo.processInfo.environment["RATELIMIT_EXHAUSTIVE"] == "deep"

@@ -83,7 +83,7 @@ readme:
 readme-check:
 	python3 .ci/readme-examples.py check
 
-## The Redis scripts (Implementations/redis/*.lua, the one source of truth) embedded in the
+## The Redis scripts (Sources/RateLimitRedis/Scripts/*.lua, the one source of truth) embedded in the
 ## RateLimitRedis target: redis-scripts writes Sources/RateLimitRedis/RedisScriptSources.swift,
 ## redis-scripts-check fails when it differs from the files.
 redis-scripts:

@@ -39,9 +39,9 @@ let package = Package(
         .target(
             name: "RateLimitClient",
             dependencies: ["RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitShell"]),
-        // Limits shared through Redis: the scripts of Implementations/redis, run through the app's own
+        // Limits shared through Redis: the scripts of Sources/RateLimitRedis/Scripts (embedded), run through the app's own
         // Redis client (a protocol it implements), so the package still depends on no other package.
-        .target(name: "RateLimitRedis", dependencies: ["RateLimitCore"]),
+        .target(name: "RateLimitRedis", dependencies: ["RateLimitCore"], exclude: ["Scripts"]),
         // Vectors, the reference over any strategy, randomized differential runs, shrinking.
         .target(name: "RateLimitConformance", dependencies: ["RateLimitCore", "RateLimitHTTP"]),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),

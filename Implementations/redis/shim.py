@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Redis rate limiter scripts (Implementations/redis/*.lua) behind the ratelimit-conformance
+"""The Redis rate limiter scripts (Sources/RateLimitRedis/Scripts/*.lua) behind the ratelimit-conformance
 JSON-lines protocol (Spec/protocol.md, version 2) on stdin/stdout.
 
 Each protocol limiter is one Redis key, unique to this run (a random prefix); each event is one
@@ -97,14 +97,18 @@ class Redis:
 # The scripts: prelude.lua followed by the strategy's file, run by EVALSHA, loaded on NOSCRIPT.
 
 
+# The scripts live with the Swift product that embeds them; this shim drives the same files.
+SCRIPTS = os.path.join(HERE, "..", "..", "Sources", "RateLimitRedis", "Scripts")
+
+
 class Scripts:
     def __init__(self, redis):
         self.redis = redis
         self.sources = {}
-        with open(os.path.join(HERE, "prelude.lua"), "rb") as f:
+        with open(os.path.join(SCRIPTS, "prelude.lua"), "rb") as f:
             prelude = f.read()
         for strategy in FIELDS:
-            with open(os.path.join(HERE, strategy + ".lua"), "rb") as f:
+            with open(os.path.join(SCRIPTS, strategy + ".lua"), "rb") as f:
                 source = prelude + b"\n" + f.read()
             self.sources[strategy] = (hashlib.sha1(source).hexdigest(), source)
 

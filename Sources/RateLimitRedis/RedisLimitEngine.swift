@@ -235,7 +235,7 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
         }
     }
 
-    /// A script's reply (a flat array of names and values, Implementations/redis/README.md) as
+    /// A script's reply (a flat array of names and values, Sources/RateLimitRedis/Scripts/README.md) as
     /// the result the in-process limiters give.
     static func answer(_ values: [String], to operation: ScriptOperation<Strategy>) throws(RedisLimitError)
         -> ScriptAnswer

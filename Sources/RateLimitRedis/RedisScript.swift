@@ -1,11 +1,11 @@
-// The strategies the Redis scripts implement (Implementations/redis, Spec/SharedLimits.md), and
+// The strategies the Redis scripts implement (Scripts/*.lua, Spec/SharedLimits.md), and
 // how a configuration and an event travel to a script: ARGV[1] the operation, ARGV[2] the instant
 // ("" for the server's clock, SHARED-2), then the configuration's fields in the order of the
 // strategy's Spec table (SHARED-1), then the operation's arguments.
 
 @_exported import RateLimitCore
 
-/// One of the Lua scripts of `Implementations/redis`, as the server receives it: `prelude.lua`, a
+/// One of the Lua scripts of `Sources/RateLimitRedis/Scripts`, as the server receives it: `prelude.lua`, a
 /// newline, then the strategy's file. The limiters send it with `EVALSHA` and, when the server
 /// does not know it (`NOSCRIPT`), with `EVAL`; an app may also load it ahead (`SCRIPT LOAD`).
 public struct RedisScript: Hashable, Sendable {

@@ -3,7 +3,8 @@ import RateLimitTestSupport
 import RedisTestSupport
 import Testing
 
-// The Redis scripts of Implementations/redis (Spec/SharedLimits.md) on a real redis-server: the
+// The Redis scripts of Sources/RateLimitRedis/Scripts (Spec/SharedLimits.md), driven by
+// Implementations/redis/shim.py, on a real redis-server: the
 // conformance suite through shim.py, and what the suite does not see: keys expiring on the
 // server's clock, and leases. Each test starts its own server on a free port of 127.0.0.1, without
 // persistence (the suite's first as a one-node Redis Cluster that owns every slot, so that a
@@ -23,7 +24,7 @@ private let strategies = [
 private let shim = "python3 Implementations/redis/shim.py"
 
 @Suite(
-    "The Redis scripts (Implementations/redis, Spec/SharedLimits.md)", .serialized, .tags(.realTime), .realTime(),
+    "The Redis scripts (Sources/RateLimitRedis/Scripts, Spec/SharedLimits.md)", .serialized, .tags(.realTime), .realTime(),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
 struct RedisConformanceRealTimeTests {
     @Test("CONF-3 SHARED-1 SHARED-3 SHARED-9 every strategy's script conforms exactly on a Redis Cluster node")
@@ -256,7 +257,7 @@ extension RESPConnection {
     /// Runs a strategy's script (prelude.lua, then the strategy's file, as shim.py sends it) on
     /// `key`; its reply, a flat array of names and values, as a dictionary.
     fileprivate func evaluate(_ strategy: String, key: String, _ argv: [String]) throws -> [String: String] {
-        let folder = Repository.path("Implementations/redis")
+        let folder = Repository.path("Sources/RateLimitRedis/Scripts")
         let source =
             try String(contentsOfFile: "\(folder)/prelude.lua", encoding: .utf8) + "\n"
             + String(contentsOfFile: "\(folder)/\(strategy).lua", encoding: .utf8)

@@ -3,7 +3,7 @@ import RateLimitRedis
 import RedisTestSupport
 import Testing
 
-// The scripts' integers (Implementations/redis/prelude.lua: base-10^7 limbs on Lua's doubles)
+// The scripts' integers (Sources/RateLimitRedis/Scripts/prelude.lua: base-10^7 limbs on Lua's doubles)
 // against Swift's 128-bit integers, inside a real redis-server: the prelude's own functions, run by
 // a chunk appended to it, on boundaries of every fast path (products below 2^52, quotients of
 // numbers below 10^14, divisors below 9·10^8) and on seeded random pairs up to 2^127.

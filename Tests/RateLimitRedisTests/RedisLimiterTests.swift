@@ -15,9 +15,9 @@ import Testing
     "RateLimitRedis: the shared limiters (Spec/SharedLimits.md)", .serialized, .tags(.realTime), .realTime(),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
 struct RedisLimiterRealTimeTests {
-    @Test("SHARED-1 the embedded scripts are Implementations/redis/*.lua, and their SHA-1s the server's")
+    @Test("SHARED-1 the embedded scripts are Sources/RateLimitRedis/Scripts/*.lua, and their SHA-1s the server's")
     func embeddedScripts() async throws {
-        let folder = repositoryRoot.appendingPathComponent("Implementations/redis")
+        let folder = repositoryRoot.appendingPathComponent("Sources/RateLimitRedis/Scripts")
         let prelude = try String(contentsOf: folder.appendingPathComponent("prelude.lua"), encoding: .utf8)
         #expect(
             RedisScript.all.map(\.strategy) == [

@@ -24,7 +24,8 @@ private let strategies = [
 private let shim = "python3 Implementations/redis/shim.py"
 
 @Suite(
-    "The Redis scripts (Sources/RateLimitRedis/Scripts, Spec/SharedLimits.md)", .serialized, .tags(.realTime), .realTime(),
+    "The Redis scripts (Sources/RateLimitRedis/Scripts, Spec/SharedLimits.md)", .serialized, .tags(.realTime),
+    .realTime(),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
 struct RedisConformanceRealTimeTests {
     @Test("CONF-3 SHARED-1 SHARED-3 SHARED-9 every strategy's script conforms exactly on a Redis Cluster node")

@@ -639,6 +639,21 @@ struct VerdictTests {
         #expect(line.contains("answered twice") && line.contains("received: {\"type\":\"result\""), "\(line)")
     }
 
+    @Test(
+        "CONF-7 the quick start's GCRA of about 50 lines (Spec/QuickStart.md) conforms exactly on the vectors and random traces"
+    )
+    func quickStart() async throws {
+        let file = "Examples/quickstart/gcra.py"
+        let lines = try String(contentsOfFile: Repository.path(file), encoding: .utf8).split(separator: "\n").count
+        #expect(lines <= 60, "\(file) has \(lines) lines: the quick start promises about 50")
+        for arguments in [["--quick"], ["--no-vectors", "--random", "40", "--random-steps", "2000", "--seed", "1"]] {
+            let run = try await runCommand(["--exec", "python3 \(file)"] + arguments)
+            #expect(run.status == 0, "\(arguments): \(run.output)\(run.errors)")
+            #expect(run.output.contains("gcra                     exact "), "\(run.output)")
+            #expect(run.output.contains("PASS: 1 of 12 strategies conform at level exact"), "\(run.output)")
+        }
+    }
+
     @Test("The printed replay command reproduces the shrunk failure exactly, --random-steps included")
     func replayReproduces() async throws {
         let buggy = Repository.python + " --bug float-accumulation"

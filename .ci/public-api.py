@@ -4,8 +4,8 @@ documentation: Sources/<Product>/<Product>.docc/API.md.
 
 The listing is rendered from the toolchain's symbol graphs (swift-symbolgraph-extract over the
 modules `swift build` left in .build/debug/Modules): every public declaration, nested under its
-type, with the protocols each type conforms to. Doc comments are left out, so the listing changes
-only when the API does.
+type, with the protocols each type conforms to, and above it the first sentence of its doc comment
+(so a summary that changes shows in review, as the API does).
 
     public-api.py write  [--build-dir .build/debug]   regenerate the listings (make api)
     public-api.py check  [--build-dir .build/debug]   fail when they differ (make api-check)
@@ -83,6 +83,25 @@ def declaration(symbol):
     return text
 
 
+def summary(symbol):
+    """The first sentence of a symbol's doc comment (its first paragraph, up to the first full
+    stop followed by a space), at most 118 characters; "" without one."""
+    lines = [line.get("text", "") for line in symbol.get("docComment", {}).get("lines", [])]
+    paragraph = []
+    for line in lines:
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        if line.lstrip().startswith(("- ", "```")) and paragraph:
+            break
+        paragraph.append(line.strip())
+    text = " ".join(paragraph)
+    match = re.search(r"^(.*?(?<!e\.g)(?<!i\.e)[.!?])(\s|$)", text)
+    sentence = match.group(1) if match else text
+    return sentence if len(sentence) <= 118 else sentence[:117].rstrip() + "…"
+
+
 def constraints_text(constraints):
     parts = []
     for c in constraints or []:
@@ -130,24 +149,27 @@ def render(module, graphs):
             # `struct S<T> : P, Q where T : R`: conformances before the generic where clause.
             head, sep, tail = line.partition(" where ")
             line = head + (" & " if kind == "swift.protocol" and ":" in head else " : ") + ", ".join(conf) + sep + tail
-        entries.append((path, line))
+        entries.append((path, line, summary(s)))
     # Conformances added by this module to other modules' types.
     for precise, conf in conformances.items():
         if precise not in symbols and conf:
             name = extended_types.get(precise, precise)
             for c in sorted(conf):
-                entries.append(([name, ""], f"extension {name} : {c}"))
+                entries.append(([name, ""], f"extension {name} : {c}", ""))
 
     # Members this module adds to another module's type sit under an `extension` line.
     declared = {tuple(e[0]) for e in entries}
-    for path, _ in list(entries):
+    for path, _, _ in list(entries):
         if len(path) > 1 and (path[0],) not in declared:
             declared.add((path[0],))
-            entries.append(([path[0]], f"extension {path[0]}"))
+            entries.append(([path[0]], f"extension {path[0]}", ""))
     entries.sort(key=lambda e: ([(p.lower(), p) for p in e[0]], e[1]))
     lines = []
-    for path, line in entries:
-        lines.append("    " * (len(path) - 1) + line)
+    for path, line, text in entries:
+        indent = "    " * (len(path) - 1)
+        if text:
+            lines.append(f"{indent}/// {text}")
+        lines.append(indent + line)
     return lines
 
 
@@ -160,9 +182,10 @@ def listing(module, build_dir):
         "",
         f"Every public declaration of `{module}` on one page.",
         "",
-        "Generated from the toolchain's symbol graph by `make api` (the doc comments are in the",
-        "source and the rest of this documentation). `make verify` fails when the API and this",
-        "listing differ, so a change to the API shows here, in review.",
+        "Generated from the toolchain's symbol graph by `make api`: each declaration under the first",
+        "sentence of its doc comment (the rest is in the source and the rest of this documentation).",
+        "`make verify` fails when the API and this listing differ, so a change to the API or to a",
+        "summary shows here, in review.",
         "",
         "```swift",
     ]

@@ -66,6 +66,24 @@ struct CoreTests {
         #expect(rejection(admittedAt: Wide(high: 1, low: 0), now: t(0)) == .neverAllowed)
     }
 
+    @Test("CORE-11 CORE-12 CORE-13 RateLimiter's release, reset and reconfigure answer as step does")
+    func namedEvents() throws {
+        let limit = try ConcurrencyLimiter(limit: 3)
+        var named = RateLimiter(limit, at: .origin)
+        var stepped = named
+        let at = try RateLimitInstant(nanoseconds: 5)
+        #expect(named.acquire(2, at: at) == stepped.step(.acquire(2), at: at))
+        #expect(named.release(1, at: at) == stepped.step(.release(1), at: at))
+        #expect(named.reconfigure(to: try ConcurrencyLimiter(limit: 1), at: at) == .allowed(remaining: 0))
+        _ = stepped.step(.reconfigure(try ConcurrencyLimiter(limit: 1)), at: at)
+        #expect(named == stepped && named.strategy.limit == 1)
+        #expect(named.reset(at: at) == stepped.step(.reset, at: at) && named == stepped)
+        var bucket = RateLimiter(try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 10), at: .origin)
+        guard case .invalid = bucket.release(1, at: at) else {
+            return #expect(Bool(false), "a token bucket holds no permits")
+        }
+    }
+
     @Test("CORE-5 results report admission, remaining and retry-after")
     func resultAccessors() {
         #expect(RateLimitResult.allowed(remaining: 2).isAdmitted)

@@ -103,4 +103,23 @@ public struct RateLimiter<Strategy: RateLimitStrategy>: Hashable, Sendable {
         var copy = storedState
         return storedStrategy.step(&copy, .acquire(0), at: now).remaining ?? 0
     }
+
+    /// Gives back `permits` at `now`: `step(.release(permits), at: now)`. Only a concurrency
+    /// limiter holds permits; every other strategy answers `invalid` (CORE-11).
+    @inlinable
+    public mutating func release(_ permits: Int64, at now: RateLimitInstant) -> RateLimitResult {
+        step(.release(permits), at: now)
+    }
+
+    /// Returns to the state of a limiter created at `now` (CORE-12): `step(.reset, at: now)`.
+    @inlinable
+    public mutating func reset(at now: RateLimitInstant) -> RateLimitResult { step(.reset, at: now) }
+
+    /// Replaces the configuration at `now`, carrying the state over as the strategy's clause 10
+    /// says (CORE-13): `step(.reconfigure(strategy), at: now)`. A configuration the Spec refuses
+    /// is answered `invalid` and changes nothing.
+    @inlinable
+    public mutating func reconfigure(to strategy: Strategy, at now: RateLimitInstant) -> RateLimitResult {
+        step(.reconfigure(strategy), at: now)
+    }
 }

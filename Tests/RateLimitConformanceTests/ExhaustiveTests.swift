@@ -189,6 +189,22 @@ struct ExhaustiveTests {
         #expect(report.lines.contains { $0.hasPrefix("token-bucket: 3 distinct causes on ") }, "\(report.lines)")
     }
 
+    @Test("The exhaustive pass says what it does before its walk and during its paths, and times each strategy")
+    func progressAndTime() {
+        var subject = ReferenceSubject()
+        var lines: [String] = []
+        var tick = 0.0
+        let report = ConformanceSuite.exhaustive(
+            &subject, options: ExhaustiveOptions(depth: 2, strategies: [GCRA.identifier]),
+            clock: {
+                tick += 0.001
+                return tick
+            }, progress: { lines.append($0) })
+        #expect(lines.first == "gcra exhaustive depth 2: walking the reference's states", "\(lines)")
+        #expect(lines.dropFirst().first?.hasPrefix("gcra exhaustive depth 2: path 1/") == true, "\(lines)")
+        #expect(report.strategies[0].seconds > 0 && report.table.first?.hasSuffix("time") == true)
+    }
+
     @Test("CORE-7 CORE-8 the walk finds a retry-after rounded down and a refusal that records its refill")
     func relationsAreChecked() async throws {
         let tokenBucket = try #require(ExhaustiveSpace.standard(TokenBucket.identifier))

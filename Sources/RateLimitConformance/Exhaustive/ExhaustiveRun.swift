@@ -136,6 +136,8 @@ extension ConformanceSuite {
             let started = clock()
             let profile = subject.profile(for: strategy)
             report.profile = profile
+            // Walking the reference's states comes first, and to a fixpoint it takes seconds.
+            progress("\(strategy) exhaustive depth \(options.depth): walking the reference's states")
             guard let cover = ExhaustiveCover(strategy, profile: profile, depth: options.depth) else {
                 report.skippedBecause = "no exhaustive space for \(strategy)"
                 reports.append(report)

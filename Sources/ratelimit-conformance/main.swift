@@ -323,11 +323,11 @@ if let depth = options.exhaustive, !options.mutationScore {
 if options.mutationScore, let command = options.exec { runMutationScore(command: command) }
 
 /// Explores the extensions `command` declares with generated scenarios until `deadline` (or only
-/// scenario `only` of `machines`); `nil` when it declares none of them.
-/// With `walkUntil`, the wait-queue walk first (WaitQueueWalk.swift), until then.
+/// scenario `only` of `machines`); `nil` when it declares none of them. With `walkUntil`, the
+/// wait-queue walk first (WaitQueueWalk.swift), until then; with `walkOnly`, only that path of it.
 func exploreScenarios(
     command: String, until deadline: Double, machines: [ScenarioMachine] = ScenarioGenerator.machines,
-    only: Int? = nil, walkUntil: Double? = nil
+    only: Int? = nil, walkUntil: Double? = nil, walkOnly: Int? = nil
 ) -> ScenarioExplorationReport? {
     let subject: ExternalSubject
     switch started(command) {
@@ -339,12 +339,12 @@ func exploreScenarios(
     guard !declared.isEmpty else { return nil }
     var driver = ExternalScenarioDriver(subject: subject)
     defer { endProgress() }
-    let walked = walkUntil.flatMap { walkDeadline in
-        declared.contains(.waitQueue)
-            ? ScenarioExploration.walk(
-                depth: WaitQueueWalk.defaultDepth, driver: &driver, until: walkDeadline, clock: elapsed,
-                progress: progress) : nil
-    }
+    let walked =
+        declared.contains(.waitQueue) && (walkUntil != nil || walkOnly != nil)
+        ? ScenarioExploration.walk(
+            depth: WaitQueueWalk.defaultDepth, driver: &driver, only: walkOnly, until: walkUntil ?? 0, clock: elapsed,
+            progress: progress) : nil
+    if let walked, walkOnly != nil { return ScenarioExplorationReport(seed: seed, machines: [walked]) }
     var report = ScenarioExploration.run(
         declared, driver: &driver, seed: seed, maximumSteps: options.randomSteps, only: only, until: deadline,
         shrinkSeconds: max(2, 0.05 * (options.budget ?? defaultBudget)), clock: elapsed, progress: progress)
@@ -352,32 +352,9 @@ func exploreScenarios(
     return report
 }
 
-/// Path `index` of the wait-queue walk sent to `command`, as the run that found it sent it.
-func replayWalk(command: String, index: Int) -> ScenarioExplorationReport {
-    let subject: ExternalSubject
-    switch started(command) {
-    case .success(let running): subject = running
-    case .failure(let error): fail(error.message)
-    }
-    defer { subject.close() }
-    guard subject.extensions.contains(ScenarioMachine.waitQueue.rawValue) else {
-        fail("the implementation does not declare the wait-queue extension")
-    }
-    var driver = ExternalScenarioDriver(subject: subject)
-    return ScenarioExplorationReport(
-        seed: seed,
-        machines: [
-            ScenarioExploration.walk(
-                depth: WaitQueueWalk.defaultDepth, driver: &driver, only: index, until: 0, clock: elapsed)
-        ])
-}
-
 if let (machine, index, walk) = options.scenario, let command = options.exec {
-    let replayed =
-        walk
-        ? replayWalk(command: command, index: index)
-        : exploreScenarios(
-            command: command, until: 0, machines: [machine], only: index)
+    let replayed = exploreScenarios(
+        command: command, until: 0, machines: [machine], only: walk ? nil : index, walkOnly: walk ? index : nil)
     guard let report = replayed else { fail("the implementation does not declare the \(machine.rawValue) extension") }
     if options.json {
         print(

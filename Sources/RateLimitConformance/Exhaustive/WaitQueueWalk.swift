@@ -35,29 +35,24 @@ package enum WaitQueueWalk {
     /// Every path of the two spaces to `depth` operations, each space's in breadth-first order.
     /// The scenarios' clock never goes back (WQ-11), so the walk moves it forward or not at all.
     package static func spaces(depth: Int) -> [Space] {
-        func space<S: RateLimitStrategy>(_ name: String, _ strategy: S, json: AnyRateLimitStrategy, releases: Bool)
-            -> Space?
-        {
+        func space(_ name: String, _ strategy: AnyRateLimitStrategy?, releases: Bool) -> Space? {
+            guard let strategy else { return nil }
             let walked = WaitQueueSpace(
                 strategy: strategy, queueLimit: queueLimit, horizon: 10, offsets: [0, 1, 2, 3],
-                operations: WaitQueueSpace<S>.operations(releases: releases, waiters: 3))
+                operations: WaitQueueSpace<AnyRateLimitStrategy>.operations(releases: releases, waiters: 3))
             guard let (_, paths) = try? WaitQueueChecker.walk(walked, name: name, depthLimit: depth, recordPaths: true)
             else { return nil }
             // The first path is the empty one (the queue as made): nothing to send.
-            return Space(name: name, strategy: json, paths: paths.filter { !$0.steps.isEmpty })
+            return Space(name: name, strategy: strategy, paths: paths.filter { !$0.steps.isEmpty })
         }
-        var spaces: [Space] = []
-        if let bucket = try? TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 2),
-            let walked = space("token-bucket", bucket, json: .tokenBucket(bucket), releases: false)
-        {
-            spaces.append(walked)
-        }
-        if let limit = try? ConcurrencyLimiter(limit: 2),
-            let walked = space("concurrency", limit, json: .concurrency(limit), releases: true)
-        {
-            spaces.append(walked)
-        }
-        return spaces
+        return [
+            space(
+                "token-bucket",
+                (try? TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 2)).map {
+                    .tokenBucket($0)
+                }, releases: false),
+            space("concurrency", (try? ConcurrencyLimiter(limit: 2)).map { .concurrency($0) }, releases: true),
+        ].compactMap { $0 }
     }
 
     /// The queue limit of every space: three waiters of one permit.

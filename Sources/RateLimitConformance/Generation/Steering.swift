@@ -148,8 +148,6 @@ package struct TraceSteering: Sendable {
     package private(set) var next = 0
     /// Every feature the traces so far reached.
     package private(set) var seen: Set<CoverageFeature> = []
-    /// The steered traces whose features were all seen before.
-    package private(set) var barren = 0
     private var regimes: [Regimes: Arm] = [:]
 
     package init(strategy: String) { self.strategy = strategy }
@@ -197,9 +195,8 @@ package struct TraceSteering: Sendable {
         let new = Int64(reached.subtracting(seen).count)
         seen.formUnion(reached)
         if plan.history != nil {
-            if new == 0 { barren += 1 }
-            func credit(_ arm: inout Arm?) { arm = Arm(score: (arm?.score ?? 0) / 2 + new) }
-            credit(&regimes[Regimes(times: plan.swarm.times, sizes: plan.swarm.sizes)])
+            let key = Regimes(times: plan.swarm.times, sizes: plan.swarm.sizes)
+            regimes[key] = Arm(score: (regimes[key]?.score ?? 0) / 2 + new)
         }
         return (trace, plan)
     }

@@ -181,11 +181,16 @@ package enum TraceGenerator {
     ) -> ConformanceEvent {
         guard swarm != .classic else { return classicEvent(for: configuration, profile: profile, using: &rng) }
         var maximum = configuration.maximumPermits
+        // The most an acquire may ask for: the maximum, or four bursts when bounded.
+        var ceiling = Int64.max
         if bounded {
             var burst: Int64?
             if case .payLater(let strategy) = configuration { burst = strategy.burst }
             if case .warmUp(let strategy) = configuration { burst = strategy.burst }
-            if let burst { maximum = burst > Int64.max / 4 ? .max : burst * 4 }
+            if let burst {
+                maximum = burst > Int64.max / 4 ? .max : burst * 4
+                ceiling = maximum
+            }
         }
         let events = swarm.events.intersection(profile.events)
         let roll = rng.int(in: 0...99)
@@ -209,8 +214,7 @@ package enum TraceGenerator {
             return .release(min(amount, profile.largestPermits))
         }
         let permits = min(
-            Self.permits(maximum: maximum, remaining: remaining, using: &rng), profile.largestPermits,
-            maximum == configuration.maximumPermits ? .max : maximum)
+            Self.permits(maximum: maximum, remaining: remaining, using: &rng), profile.largestPermits, ceiling)
         if permits > 1, !events.contains(.weighted) { return .acquire(1) }
         if permits == 0, !events.contains(.query) { return .acquire(1) }
         if permits < 0, !events.contains(.invalid) { return .acquire(1) }

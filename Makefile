@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify tools test tsan tsan-all build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance exhaustive matrix matrix-setup bench bench-smoke bench-redis bench-peers clean
+.PHONY: verify tools test tsan tsan-all build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance exhaustive matrix matrix-setup bench bench-smoke bench-redis bench-peers fuzz fuzz-long clean
 
 ## Check the formatting, the core's purity and that the Redis scripts embedded in RateLimitRedis are
 ## the files, build everything with warnings as errors, run every test, check the public API
@@ -38,7 +38,7 @@ tsan-all:
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
 
 ## The toolchain's swift-format with the team's configuration (.swift-format: 4 spaces, 120 columns).
-FORMATTED = Sources Tests Examples Package.swift
+FORMATTED = Sources Tests Examples Package.swift Fuzz/Sources Fuzz/Package.swift
 format:
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMATTED)
 lint:
@@ -142,10 +142,22 @@ exhaustive:
 	RATELIMIT_EXHAUSTIVE=deep $(SWIFT) test --filter Exhaustive $(SWIFT_FLAGS)
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-conformance --exec "python3 Examples/python/ratelimiter.py" --exhaustive default
 
+## Coverage-guided fuzzing (libFuzzer, AddressSanitizer) of every parser of input the package does
+## not control: response fields, the protocol's answers, JSON, vector and expectation files,
+## configurations, Redis replies. Fuzz/ is a package of its own (the main package's products are
+## unchanged); each target runs FUZZ_SECONDS, and a crash, leak or hang fails with its input kept.
+FUZZ_SECONDS ?= 30
+fuzz:
+	Fuzz/run.sh $(FUZZ_SECONDS)
+
+## The same, ten minutes per target; the corpora grow in Fuzz/corpus between runs.
+fuzz-long:
+	Fuzz/run.sh 600
+
 ## The conformance suite against the reference and against the Python example (random traces too).
 conformance:
 	$(SWIFT) run ratelimit-conformance
 	$(SWIFT) run ratelimit-conformance --exec "python3 Examples/python/ratelimiter.py" --random 50 --seed 1
 
 clean:
-	rm -rf .build .build-tsan
+	rm -rf .build .build-tsan Fuzz/.build

@@ -20,11 +20,12 @@ let usage = """
                               vectors and each machine's scenarios too when its hello declares the
                               server-feedback, composite, wait-queue, registry, adaptive-rate or
                               adaptive-concurrency extension); then explore
-                              within the budget: the exhaustive pass to depth \(explorationDepth), generated
+                              within the budget: the exhaustive pass to depth \(ConformanceRun.explorationDepth), generated
                               scenarios of the extensions it declares, then random traces
                               (Spec/Conformance.md, "What a run explores")
-      --budget SECONDS        the time the run with --exec aims at (default \(Int(defaultBudget)); the
-                              vectors always run whole)
+      --budget SECONDS        the time the run with --exec aims at (default \(Int(ConformanceRun.defaultBudget)); the
+                              vectors always run whole); with --exhaustive, the time its strategies
+                              share (default: every path of each)
       --quick                 with --exec: the vectors only, no exploration
       --scenario MACHINE/K    with --exec and --seed: replay generated scenario K of an extension
                               (composite, wait-queue, registry, adaptive-rate,
@@ -130,23 +131,13 @@ struct Options {
     var junit: String?
 }
 
-/// The time a run with --exec aims at, unless --budget says otherwise.
-let defaultBudget = 60.0
-/// The depth of the exhaustive pass of a run that explores: every path of every strategy's cover
-/// at depth 2 fits in about a third of the default budget against the Python example; depth 3
-/// (`--exhaustive default`) has ten times as many.
-let explorationDepth = 2
-
 /// With --json, even a failure before any case prints a JSON document.
 let jsonRequested = CommandLine.arguments.contains("--json")
-
-/// How a message from `started` begins: the implementation could not be run (exit status 3).
-let notStartedPrefix = "the implementation did not start properly: "
 
 /// Ends the run with `message`: exit status 3 when the implementation could not be run (the
 /// message of `started`), 2 for a usage error or a file that cannot be read.
 func fail(_ message: String) -> Never {
-    let cannotRun = message.hasPrefix(notStartedPrefix)
+    let cannotRun = message.hasPrefix(ConformanceRun.notStartedPrefix)
     let hint = message.hasPrefix("usage") || cannotRun ? "" : "run with --help for usage\n"
     FileHandle.standardError.write(Data("ratelimit-conformance: \(message)\n\(hint)".utf8))
     if jsonRequested {
@@ -285,9 +276,10 @@ func parse(_ arguments: [String]) -> Options {
     if options.noVectors, options.cases != nil { fail("--no-vectors and --case do not go together") }
     if options.quick, options.exec == nil { fail("--quick runs the vectors of an implementation: give --exec") }
     if options.budget != nil || options.quick {
+        // --budget also bounds an exhaustive pass of an implementation: its strategies share it.
         let explicit = [
             ("--random", options.random > 0), ("--trace", options.trace != nil),
-            ("--exhaustive", options.exhaustive != nil),
+            ("--exhaustive", options.exhaustive != nil && (options.quick || options.mutationScore)),
             ("--case", options.cases != nil), ("--no-vectors", options.noVectors),
             ("--matrix", options.matrix != nil), ("--draw", options.draw != nil),
         ].filter(\.1).map(\.0)
@@ -299,6 +291,7 @@ func parse(_ arguments: [String]) -> Options {
         if options.mutationScore, options.exhaustive != nil {
             fail("--mutation-score with --exhaustive walks each depth in turn: it takes no --budget or --quick")
         }
+        if options.budget != nil, options.path != nil { fail("--path replays one path: it takes no --budget") }
     }
     if options.scenario != nil {
         guard options.exec != nil, options.seed != nil || options.scenario?.walk == true else {

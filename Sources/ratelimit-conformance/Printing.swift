@@ -107,62 +107,6 @@ func replayScenario(
     return replayCommand(arguments, judged: false)
 }
 
-/// What a run with --exec explored beyond the vectors, within its budget.
-struct Exploration {
-    var budget: Double
-    /// The vectors' report, before the random traces were added.
-    var vectors: ConformanceReport
-    var exhaustive: ExhaustiveReport
-    /// The generated scenarios of the extensions the implementation declares (none: `nil`).
-    var scenarios: ScenarioExplorationReport?
-    /// The random traces' report.
-    var random: ConformanceReport
-    /// When the run began and when it ended, on the run's clock.
-    var seconds: Double
-
-    /// Random traces run, and the longest, over every strategy.
-    static func randomCounts(_ report: ConformanceReport) -> (traces: Int, steps: Int, longest: Int) {
-        let traces = report.strategies.flatMap(\.randomTraces)
-        return (traces.count, traces.reduce(0) { $0 + $1.steps }, traces.map(\.steps).max() ?? 0)
-    }
-
-    /// The lines that say what the run explored.
-    func lines(_ report: ConformanceReport) -> [String] {
-        let random = Self.randomCounts(report)
-        let paths = exhaustive.strategies.reduce((run: 0, all: 0)) { ($0.run + $1.pathsRun, $0.all + $1.paths) }
-        let complete = exhaustive.strategies.filter { $0.skippedBecause == nil && $0.pathsRun == $0.paths }.count
-        let ran = exhaustive.strategies.filter { $0.skippedBecause == nil }.count
-        return [
-            "explored for \(String(format: "%.1f", seconds)) s of a \(Int(budget)) s budget (--budget; --quick for the vectors alone):",
-            "  the exhaustive pass to depth \(exhaustive.depth): \(paths.run) of \(paths.all) paths, every path for \(complete) of \(ran) strategies",
-            "  \(random.traces) random traces of up to \(options.randomSteps) steps (\(random.steps) steps, the longest \(random.longest)), seed \(seed); each trace draws its own sizes, instants and events (--trace K --seed \(seed) replays trace K)",
-        ]
-            + (scenarios.map { scenarios in
-                [
-                    "  generated scenarios of the extensions declared (--scenario MACHINE/K --seed \(seed) replays scenario K):"
-                ]
-                    + scenarios.lines.map { "    " + $0 }
-            } ?? [
-                "  no generated scenarios: the implementation declares no composite, wait-queue or adaptive extension"
-            ])
-    }
-
-    /// The passes that found something at `level`, each judged alone: `vectors` (with the HTTP and
-    /// scenario vectors in `extras`), `exhaustive`, `extensions` (generated scenarios), `random`.
-    func caughtBy(at level: ConformanceLevel, extras: [CaseRunReport]) -> [String] {
-        [
-            ("vectors", !vectors.passes(at: level) || !extras.allSatisfy(\.passed)),
-            ("exhaustive", !exhaustive.passesOrSkipped(at: level)), ("extensions", scenarios?.passed == false),
-            ("random", !random.passes(at: level)),
-        ].filter(\.1).map(\.0)
-    }
-
-    /// Whether the exhaustive pass and the generated scenarios found nothing at `level`.
-    func passes(at level: ConformanceLevel) -> Bool {
-        exhaustive.passesOrSkipped(at: level) && (scenarios?.passed ?? true)
-    }
-}
-
 /// Each finding's shrunk scenario, as a scenario vector file to keep as a regression case.
 func printScenarioFindings(_ report: ScenarioExplorationReport) {
     for machine in report.machines {
@@ -182,13 +126,6 @@ func printScenarioFindings(_ report: ScenarioExplorationReport) {
                 machine: machine.machine, generator: ScenarioVectorGenerator.version, cases: [finding.shrunk])
             print(file.json.prettyText, terminator: "")
         }
-    }
-}
-
-extension ExhaustiveReport {
-    /// Whether every strategy that ran reached `level` on every path (true when none ran).
-    func passesOrSkipped(at level: ConformanceLevel) -> Bool {
-        strategies.allSatisfy { $0.skippedBecause != nil || ($0.failure == nil && $0.worstPassing >= level) }
     }
 }
 

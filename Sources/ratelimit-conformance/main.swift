@@ -133,120 +133,30 @@ func endProgress() {
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 }
 
-/// The implementation `command` started, or why it did not start properly.
-func started(_ command: String) -> Result<ExternalSubject, ConformanceFormatError> {
-    Result { () throws(SubjectFailure) in
-        try ExternalSubject(
-            command: command, timeout: options.timeout, protocolVersion: options.protocolVersion,
-            window: options.window)
-    }.mapError { ConformanceFormatError("\(notStartedPrefix)\($0)") }
-}
+/// The run the arguments ask for: every pass is the library's (ConformanceRun.swift); this file
+/// parses, prints and sets the exit status.
+let run: ConformanceRun = {
+    var run = ConformanceRun(vectors: vectors, seed: seed, clock: elapsed)
+    run.feedbackCases = selectedFeedbackCases
+    run.scenarios = selectedScenarios
+    run.strategies = options.strategies
+    run.toleranceNanoseconds = options.tolerance
+    run.randomSteps = options.randomSteps
+    run.level = options.level
+    run.onlyPath = options.path
+    run.budget = options.budget
+    run.timeout = options.timeout
+    run.protocolVersion = options.protocolVersion
+    run.window = options.window
+    run.progress = progress
+    run.endProgress = endProgress
+    return run
+}()
 
-/// Runs the suite against `command` (or the reference): the report, the protocol version
-/// spoken and the reports of the cases judged exactly (the HTTP cases in `http`, the scenarios in
-/// `scenarios`: how it answered them, or why it was not asked), or why the implementation could
-/// not be run.
-func suiteResult(
-    command: String?, http: [FeedbackCase] = [], scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = [],
-    options suiteOptions: ConformanceOptions = suiteOptions
-) -> Result<(ConformanceReport, Int64?, [CaseRunReport]), ConformanceFormatError> {
-    let result: Result<ConformanceReport, ConformanceFormatError>
-    var version: Int64?
-    var extras: [CaseRunReport] = []
-    if let command {
-        var subject: ExternalSubject
-        switch started(command) {
-        case .success(let running): subject = running
-        case .failure(let error): return .failure(error)
-        }
-        defer { subject.close() }
-        version = subject.version
-        result = Result { () throws(ConformanceFormatError) in
-            try ConformanceSuite.run(
-                &subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
-        }
-        if !http.isEmpty {
-            if subject.extensions.contains("server-feedback") {
-                progress("http: server feedback")
-                extras.append(
-                    FeedbackRunReport.run(http) { feedbackCase in
-                        Result { () throws(SubjectFailure) in try subject.feedback(feedbackCase) }
-                            .mapError { ConformanceFormatError($0.description) }
-                    })
-            } else {
-                extras.append(.notRun("the implementation does not declare the server-feedback extension"))
-            }
-        }
-        for (machine, cases) in scenarios {
-            guard subject.extensions.contains(machine.rawValue) else {
-                extras.append(
-                    .notRun(
-                        label: machine.rawValue, specFile: machine.specFile,
-                        "the implementation does not declare the \(machine.rawValue) extension"))
-                continue
-            }
-            progress("\(machine.rawValue): scenarios")
-            var driver = ExternalScenarioDriver(subject: subject)
-            extras.append(.run(machine, cases, driver: &driver))
-        }
-    } else {
-        var subject = ReferenceSubject()
-        result = Result { () throws(ConformanceFormatError) in
-            try ConformanceSuite.run(
-                &subject, vectors: vectors, options: suiteOptions, clock: elapsed, progress: progress)
-        }
-        if !http.isEmpty {
-            extras.append(
-                FeedbackRunReport.run(http) { feedbackCase in
-                    Result { () throws(ConformanceFormatError) in try feedbackCase.referenceResult() }
-                })
-        }
-        for (machine, cases) in scenarios {
-            var driver = ReferenceScenarioDriver()
-            extras.append(.run(machine, cases, driver: &driver))
-        }
-    }
-    endProgress()
-    return result.map { ($0, version, extras) }
-}
-
-/// ``suiteResult(command:http:scenarios:)``, or the end of the run when the implementation could
-/// not be run.
-func runSuite(
-    command: String?, http: [FeedbackCase] = [], scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = [],
-    options suiteOptions: ConformanceOptions = suiteOptions
-) -> (ConformanceReport, Int64?, [CaseRunReport]) {
-    switch suiteResult(command: command, http: http, scenarios: scenarios, options: suiteOptions) {
-    case .success(let run): return run
-    case .failure(let error): fail(error.message)
-    }
-}
-
-/// Runs the exhaustive pass to `depth` against `command` (or the reference), or says why the
-/// implementation could not be run.
-func exhaustiveResult(
-    command: String?, depth: Int, level: ConformanceLevel = options.level, stopAtFirstFailure: Bool = false,
-    secondsPerStrategy: Double? = nil
-) -> Result<ExhaustiveReport, ConformanceFormatError> {
-    var exhaustiveOptions = ExhaustiveOptions(
-        depth: depth, strategies: options.strategies, level: level, toleranceNanoseconds: options.tolerance,
-        onlyPath: options.path)
-    exhaustiveOptions.stopAtFirstFailure = stopAtFirstFailure
-    exhaustiveOptions.secondsPerStrategy = secondsPerStrategy
-    defer { endProgress() }
-    guard let command else {
-        var subject = ReferenceSubject()
-        return .success(
-            ConformanceSuite.exhaustive(&subject, options: exhaustiveOptions, clock: elapsed, progress: progress))
-    }
-    var subject: ExternalSubject
-    switch started(command) {
-    case .success(let running): subject = running
-    case .failure(let error): return .failure(error)
-    }
-    defer { subject.close() }
-    return .success(
-        ConformanceSuite.exhaustive(&subject, options: exhaustiveOptions, clock: elapsed, progress: progress))
+/// What `body` answers, or the end of the run with its error (exit status 3 when the
+/// implementation could not be run, 2 otherwise).
+func orFail<T>(_ body: () throws(ConformanceFormatError) -> T) -> T {
+    do { return try body() } catch { fail(error.message) }
 }
 
 if let file = options.matrix {
@@ -258,9 +168,11 @@ if let file = options.matrix {
     var rows: [ConformanceMatrix.Row] = []
     for entry in entries {
         progress("matrix: \(entry.name)")
-        switch suiteResult(command: entry.command) {
-        case .success(let (report, _, _)): rows.append(.init(entry: entry, report: report, failure: nil))
-        case .failure(let error): rows.append(.init(entry: entry, report: nil, failure: error.message))
+        do {
+            let report = try run.suite(command: entry.command, options: suiteOptions).report
+            rows.append(.init(entry: entry, report: report, failure: nil))
+        } catch {
+            rows.append(.init(entry: entry, report: nil, failure: error.message))
         }
     }
     let matrix = ConformanceMatrix(rows: rows, runDescription: runDescription())
@@ -276,7 +188,9 @@ if let file = options.matrix {
 }
 
 if let id = options.draw {
-    let (report, _, _) = runSuite(command: options.exec)
+    let report = orFail { () throws(ConformanceFormatError) in
+        try run.suite(command: options.exec, options: suiteOptions).report
+    }
     let found = report.strategies.lazy.flatMap { strategy in strategy.outcomes.map { (strategy, $0) } }
         .first { $0.1.id == id }
     guard let (strategy, outcome) = found,
@@ -289,10 +203,11 @@ if let id = options.draw {
 }
 
 if let depth = options.exhaustive, !options.mutationScore {
-    let report: ExhaustiveReport
-    switch exhaustiveResult(command: options.exec, depth: depth) {
-    case .success(let run): report = run
-    case .failure(let error): fail(error.message)
+    // With --budget, the strategies share it equally (a strategy's paths are walked shortest first).
+    let strategies = Double(options.strategies?.count ?? AnyRateLimitStrategy.identifiers.count)
+    let report = orFail { () throws(ConformanceFormatError) in
+        try run.exhaustive(
+            command: options.exec, depth: depth, secondsPerStrategy: options.budget.map { $0 / strategies })
     }
     let passed = report.passes(at: options.level)
     if options.json {
@@ -311,50 +226,40 @@ if let depth = options.exhaustive, !options.mutationScore {
         print("")
         printExhaustive(report)
         print("")
-        let ran = report.strategies.filter { $0.skippedBecause == nil }.count
+        let ran = report.strategies.filter { $0.skippedBecause == nil }
+        let every = ran.contains { $0.pathsRun < $0.paths } ? "every path run (NOT RUN: the rest)" : "every path"
         print(
             passed
-                ? "PASS: \(ran) of \(report.strategies.count) strategies conform on every path at level \(options.level.rawValue)"
+                ? "PASS: \(ran.count) of \(report.strategies.count) strategies conform on \(every) at level \(options.level.rawValue)"
                 : "FAIL: not every strategy that ran conforms on every path at level \(options.level.rawValue)")
     }
     ChildProcess.endHarness(status: passed ? 0 : 1)
 }
 
-if options.mutationScore, let command = options.exec { runMutationScore(command: command) }
-
-/// Explores the extensions `command` declares with generated scenarios until `deadline` (or only
-/// scenario `only` of `machines`); `nil` when it declares none of them. With `walkUntil`, the
-/// wait-queue walk first (WaitQueueWalk.swift), until then; with `walkOnly`, only that path of it.
-func exploreScenarios(
-    command: String, until deadline: Double, machines: [ScenarioMachine] = ScenarioGenerator.machines,
-    only: Int? = nil, walkUntil: Double? = nil, walkOnly: Int? = nil
-) -> ScenarioExplorationReport? {
-    let subject: ExternalSubject
-    switch started(command) {
-    case .success(let running): subject = running
-    case .failure(let error): fail(error.message)
+if options.mutationScore, let command = options.exec {
+    let score = orFail { () throws(ConformanceFormatError) in
+        let bugs = try MutationScore.bugs(of: command, defaultLevel: options.level)
+        if let depth = options.exhaustive {
+            return try MutationScore.exhaustive(
+                run, command: command, bugs: bugs, depth: depth, suiteOptions: suiteOptions)
+        }
+        return try MutationScore.exploring(
+            run, command: command, bugs: bugs, explores: !options.quick && options.random == 0,
+            suiteOptions: suiteOptions)
     }
-    defer { subject.close() }
-    let declared = machines.filter { subject.extensions.contains($0.rawValue) }
-    guard !declared.isEmpty else { return nil }
-    var driver = ExternalScenarioDriver(subject: subject)
-    defer { endProgress() }
-    let walked =
-        declared.contains(.waitQueue) && (walkUntil != nil || walkOnly != nil)
-        ? ScenarioExploration.walk(
-            depth: WaitQueueWalk.defaultDepth, driver: &driver, only: walkOnly, until: walkUntil ?? 0, clock: elapsed,
-            progress: progress) : nil
-    if let walked, walkOnly != nil { return ScenarioExplorationReport(seed: seed, machines: [walked]) }
-    var report = ScenarioExploration.run(
-        declared, driver: &driver, seed: seed, maximumSteps: options.randomSteps, only: only, until: deadline,
-        shrinkSeconds: max(2, 0.05 * (options.budget ?? defaultBudget)), clock: elapsed, progress: progress)
-    if let walked { report.machines.insert(walked, at: 0) }
-    return report
+    if options.json {
+        print(score.json.prettyText, terminator: "")
+    } else {
+        for line in score.lines { print(line) }
+    }
+    ChildProcess.endHarness(status: score.passes ? 0 : 1)
 }
 
 if let (machine, index, walk) = options.scenario, let command = options.exec {
-    let replayed = exploreScenarios(
-        command: command, until: 0, machines: [machine], only: walk ? nil : index, walkOnly: walk ? index : nil)
+    let replayed = orFail { () throws(ConformanceFormatError) in
+        try run.exploreScenarios(
+            command: command, until: 0, machines: [machine], only: walk ? nil : index, walkOnly: walk ? index : nil)
+    }
     guard let report = replayed else { fail("the implementation does not declare the \(machine.rawValue) extension") }
     if options.json {
         print(
@@ -369,45 +274,6 @@ if let (machine, index, walk) = options.scenario, let command = options.exec {
     ChildProcess.endHarness(status: report.passed ? 0 : 1)
 }
 
-/// The run that explores `command` within `budget` seconds from now: the vectors (always whole),
-/// then the exhaustive pass (until a quarter of the budget, shared by the strategies), generated
-/// scenarios of the extensions it declares (an eighth), then random traces until the budget is
-/// spent (at least a tenth of it): long histories and mid-range sizes are found there.
-func exploringRun(
-    command: String, budget: Double, http: [FeedbackCase],
-    scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])]
-)
-    -> (ConformanceReport, Int64?, [CaseRunReport], Exploration)
-{
-    let start = elapsed()
-    let (vectors, version, extras) = runSuite(
-        command: command, http: http, scenarios: scenarios,
-        options: ConformanceOptions(
-            strategies: options.strategies, cases: nil, randomTraces: 0, randomSteps: options.randomSteps, seed: seed,
-            toleranceNanoseconds: options.tolerance))
-    let strategies = max(1, vectors.strategies.filter { $0.skippedBecause == nil }.count)
-    let share = max(0, start + 0.25 * budget - elapsed()) / Double(strategies)
-    let exhaustive: ExhaustiveReport
-    switch exhaustiveResult(command: command, depth: explorationDepth, secondsPerStrategy: max(share, 0.05)) {
-    case .success(let run): exhaustive = run
-    case .failure(let error): fail(error.message)
-    }
-    // The wait-queue walk takes the first 40% of the scenarios' eighth of the budget.
-    let scenariosStart = elapsed()
-    let generated = exploreScenarios(
-        command: command, until: scenariosStart + max(0.05, 0.125 * budget),
-        walkUntil: scenariosStart + max(0.02, 0.05 * budget))
-    var randomOptions = ConformanceOptions(
-        strategies: options.strategies, cases: [], randomSteps: options.randomSteps, seed: seed,
-        toleranceNanoseconds: options.tolerance, randomSeconds: max(0.1 * budget, start + budget - elapsed()))
-    randomOptions.shrinkSeconds = max(2, 0.05 * budget)
-    let (random, _, _) = runSuite(command: command, options: randomOptions)
-    let exploration = Exploration(
-        budget: budget, vectors: vectors, exhaustive: exhaustive, scenarios: generated, random: random,
-        seconds: elapsed() - start)
-    return (vectors.adding(random: random), version, extras, exploration)
-}
-
 /// With --exec and nothing that asks for one thing only, the run explores within its budget.
 let explores =
     options.exec != nil && !options.quick && options.random == 0 && options.trace == nil && options.exhaustive == nil
@@ -417,19 +283,24 @@ var version: Int64?
 var extras: [CaseRunReport]
 var exploration: Exploration?
 if explores, let command = options.exec {
-    (report, version, extras, exploration) = exploringRun(
-        command: command, budget: options.budget ?? defaultBudget, http: selectedFeedbackCases,
-        scenarios: selectedScenarios)
+    let explored = orFail { () throws(ConformanceFormatError) in
+        try run.exploring(
+            command: command, budget: run.explorationBudget, http: selectedFeedbackCases, scenarios: selectedScenarios)
+    }
+    (report, version, extras, exploration) = (explored.report, explored.version, explored.extras, explored.exploration)
 } else {
-    (report, version, extras) = runSuite(
-        command: options.exec, http: selectedFeedbackCases, scenarios: selectedScenarios, options: suiteOptions)
+    let suite = orFail { () throws(ConformanceFormatError) in
+        try run.suite(
+            command: options.exec, options: suiteOptions, http: selectedFeedbackCases, scenarios: selectedScenarios)
+    }
+    (report, version, extras) = (suite.report, suite.version, suite.extras)
 }
 /// Every finding of the run as the regression gate sees it (CONF-12), with how to replay those
 /// of exploration.
 let explorationFindings: [(Expectation, replay: String)] =
     (exploration?.exhaustive.strategies ?? []).flatMap { strategy in
         zip(ExhaustiveReport.findings(of: strategy), strategy.findings).map {
-            ($0, $1.shrunk.map(replay) ?? replayCommand(["--exhaustive", String(explorationDepth)]))
+            ($0, $1.shrunk.map(replay) ?? replayCommand(["--exhaustive", String(ConformanceRun.explorationDepth)]))
         }
     }
     + (exploration?.scenarios?.machines ?? []).flatMap { machine in

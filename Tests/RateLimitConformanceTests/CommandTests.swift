@@ -278,12 +278,32 @@ struct CommandTests {
                 && strategies.allSatisfy { ($0["transitions"]?.int64 ?? 0) > 10 })
     }
 
+    @Test("--budget bounds an exhaustive pass, and the report says how many paths it left unrun")
+    func exhaustiveBudget() async throws {
+        // Depth 3 of a GCRA is over 80,000 steps over the protocol: more than a second anywhere.
+        let run = try await runCommand([
+            "--exec", Repository.python, "--exhaustive", "default", "--strategy", "gcra", "--budget", "1",
+        ])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.contains("NOT RUN gcra: "), "\(run.output)")
+        #expect(run.output.contains("its share of the budget (1.000s) ran out"), "\(run.output)")
+        #expect(run.output.contains("PASS: 1 of 1 strategies conform on every path run (NOT RUN: the rest)"))
+        let usage = try await runCommand([
+            "--exec", Repository.python, "--exhaustive", "2", "--path", "3", "--budget", "5",
+        ])
+        #expect(usage.status == 2 && usage.errors.contains("--path replays one path: it takes no --budget"))
+    }
+
     @Test(
         "CORE-8 --exhaustive finds an injected bug, shrinks the first failing path, and --path replays it against the bug and the reference"
     )
     func exhaustiveFindsABug() async throws {
         let buggy = Repository.python + " --bug refill-on-rejection"
-        let run = try await runCommand(["--exec", buggy, "--exhaustive", "default", "--strategy", "token-bucket"])
+        // Paths come shortest first and the first failing one is path 19: a budget bounds the rest,
+        // which under ThreadSanitizer beside a busy core took longer than the test's limit.
+        let run = try await runCommand([
+            "--exec", buggy, "--exhaustive", "default", "--strategy", "token-bucket", "--budget", "20",
+        ])
         #expect(run.status == 1, "\(run.output)")
         #expect(run.output.contains("exhaustive pass to depth \(ExhaustiveOptions.defaultDepth)"), "\(run.output)")
         #expect(run.output.contains("FAIL token-bucket: path "), "\(run.output)")

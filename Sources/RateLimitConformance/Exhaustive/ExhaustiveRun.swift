@@ -113,6 +113,11 @@ public struct ExhaustiveReport: Sendable {
         let ran = strategies.filter { $0.skippedBecause == nil }
         return !ran.isEmpty && ran.allSatisfy { $0.failure == nil && $0.worstPassing >= level }
     }
+
+    /// Whether every strategy that ran reached `level` on every path (true when none ran).
+    package func passesOrSkipped(at level: ConformanceLevel) -> Bool {
+        strategies.allSatisfy { $0.skippedBecause != nil || ($0.failure == nil && $0.worstPassing >= level) }
+    }
 }
 
 extension ConformanceSuite {
@@ -152,7 +157,10 @@ extension ConformanceSuite {
                 tolerance: options.toleranceNanoseconds ?? profile.toleranceNanoseconds)
             let indexes = options.onlyPath.map { $0 < cover.paths.count ? [$0] : [] } ?? Array(cover.paths.indices)
             for index in indexes {
-                if let share = options.secondsPerStrategy, clock() - started > share { break }
+                if let share = options.secondsPerStrategy, clock() - started > share {
+                    report.stoppedBecause = "its share of the budget (\(ConformanceReport.seconds(share))) ran out"
+                    break
+                }
                 if index % 200 == 0 {
                     progress(
                         "\(strategy) exhaustive depth \(options.depth): path \(index + 1)/\(cover.paths.count), \(report.steps) steps"
@@ -313,6 +321,11 @@ extension ExhaustiveReport {
             }
             for line in report.profile.notChecked(strategy: report.strategy) {
                 lines.append("NOT CHECKED \(report.strategy): \(line)")
+            }
+            // A stop after a failure is said with the failure (STOP, below).
+            if report.failure == nil, let reason = report.stoppedBecause {
+                lines.append(
+                    "NOT RUN \(report.strategy): \(report.paths - report.pathsRun) of \(report.paths) paths: \(reason)")
             }
         }
         for report in strategies {

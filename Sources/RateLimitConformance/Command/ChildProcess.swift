@@ -10,7 +10,7 @@ import Foundation
 /// lines over stdin/stdout, with a timeout on every read. Anything it writes to stderr is kept.
 /// `close()` asks it to exit, then kills the whole group (the shell and whatever it started, so
 /// no grandchild keeps the pipes open) and reaps it: the harness never hangs on a child.
-final class ChildProcess {
+package final class ChildProcess {
     private let pid: pid_t
     private let stdinWrite: Int32
     private let stdoutRead: Int32
@@ -18,16 +18,16 @@ final class ChildProcess {
     private var buffered: [UInt8] = []
     private var reaped = false
     private var status: Int32 = 0
-    private(set) var errorText = ""
+    package private(set) var errorText = ""
 
     /// The longest line accepted from the child.
-    static let maximumLineBytes = 1 << 20
+    package static let maximumLineBytes = 1 << 20
 
     struct SpawnError: Error, CustomStringConvertible {
         var description: String
     }
 
-    init(command: String) throws {
+    package init(command: String) throws {
         signal(SIGPIPE, SIG_IGN)  // a dead child must surface as an error, not kill the harness
         var input: [Int32] = [0, 0]
         var output: [Int32] = [0, 0]
@@ -100,7 +100,7 @@ final class ChildProcess {
     /// any started from now on), then exits. The first caller, a signal's handler or the run's end,
     /// decides the status; a later one waits for that exit. So no implementation (nor anything it
     /// started) outlives the harness, and a signal is never reported as the run's own failure.
-    static func endHarness(status: Int32, message: String? = nil) -> Never {
+    package static func endHarness(status: Int32, message: String? = nil) -> Never {
         let groups = runningLock.withLock { () -> Set<pid_t>? in
             guard !terminating else { return nil }
             terminating = true
@@ -117,7 +117,7 @@ final class ChildProcess {
     /// Makes SIGINT, SIGTERM and SIGHUP end the harness with status 128 + the signal, its
     /// children first. The handlers run on a Dispatch queue, not in signal context; keep the
     /// sources returned alive.
-    static func endEveryGroupOnSignal() -> [DispatchSourceSignal] {
+    package static func endEveryGroupOnSignal() -> [DispatchSourceSignal] {
         [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -132,7 +132,7 @@ final class ChildProcess {
 
     /// Output the child wrote that nobody asked for yet (a line after its answer, or before the
     /// next request), read without blocking; `nil` when there is none.
-    func pendingOutput() -> String? {
+    package func pendingOutput() -> String? {
         buffered += Self.readAvailable(stdoutRead)
         guard !buffered.isEmpty else { return nil }
         let text = String(decoding: buffered.prefix(200), as: UTF8.self)
@@ -140,13 +140,13 @@ final class ChildProcess {
     }
 
     /// Whether the child (the shell) is still running.
-    var isRunning: Bool {
+    package var isRunning: Bool {
         reap(blocking: false)
         return !reaped
     }
 
     /// Sends one line (a newline is appended).
-    func send(_ line: String) throws(SubjectFailureReason) {
+    package func send(_ line: String) throws(SubjectFailureReason) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
         var offset = 0
@@ -161,7 +161,7 @@ final class ChildProcess {
     }
 
     /// The next line from stdout, waiting at most `timeout` seconds.
-    func receiveLine(timeout: Double) throws(SubjectFailureReason) -> String {
+    package func receiveLine(timeout: Double) throws(SubjectFailureReason) -> String {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
@@ -202,7 +202,7 @@ final class ChildProcess {
     }
 
     /// Reads whatever is waiting on stderr, without blocking.
-    func drainErrors() {
+    package func drainErrors() {
         let bytes = Self.readAvailable(stderrRead)
         if !bytes.isEmpty, errorText.utf8.count < 10_000 { errorText += String(decoding: bytes, as: UTF8.self) }
     }
@@ -248,7 +248,7 @@ final class ChildProcess {
 
     /// Closes stdin (asking the child to exit), waits up to `grace` seconds, then kills its whole
     /// process group and reaps it.
-    func close(grace: Double = 2) {
+    package func close(grace: Double = 2) {
         posixClose(stdinWrite)
         let deadline = Date().addingTimeInterval(grace)
         while !reaped, Date() < deadline {
@@ -274,12 +274,12 @@ final class ChildProcess {
 }
 
 /// What went wrong talking to the child.
-enum SubjectFailureReason: Error {
+package enum SubjectFailureReason: Error {
     case timeout(Double, String)
     case died(String)
     case garbage(String, String)
 
-    var message: String {
+    package var message: String {
         switch self {
         case .timeout(let seconds, let partial):
             "no answer within \(seconds) s" + (partial.isEmpty ? "" : " (partial line: \(partial))")

@@ -1,37 +1,37 @@
 import Foundation
-import RateLimitConformance
 import RateLimitCore
 
 /// An implementation in another process, speaking the JSON-lines protocol of Spec/protocol.md.
 /// Any misbehaviour (a crash, a hang, invalid JSON, a missing field, a wrong id, output on
 /// stderr) is a ``SubjectFailure`` carrying the line received; the child is then killed and a new
 /// one is started for the next case.
-final class ExternalSubject: ConformanceSubject {
+package final class ExternalSubject: ConformanceSubject {
     /// The newest protocol version the harness speaks; an implementation answers the version it
     /// speaks, at most the one offered (Spec/protocol.md, "hello").
-    static let protocolVersion: Int64 = 2
+    package static let protocolVersion: Int64 = 2
 
-    let command: String
-    let timeout: Double
+    package let command: String
+    package let timeout: Double
     /// The version offered in the hello, and the one the implementation answered.
-    let offeredVersion: Int64
-    private(set) var version: Int64 = 1
+    package let offeredVersion: Int64
+    package private(set) var version: Int64 = 1
     private var child: ChildProcess?
     private var counter = 0
-    private(set) var name = "external implementation"
-    private(set) var strategies: Set<String> = []
+    package private(set) var name = "external implementation"
+    package private(set) var strategies: Set<String> = []
     private var profiles: [String: ImplementationProfile] = [:]
     /// The optional parts of the protocol the implementation declares in its hello (protocol.md).
-    private(set) var extensions: Set<String> = []
+    package private(set) var extensions: Set<String> = []
     /// The extensions this harness knows: `server-feedback` (the HTTP vectors, `feedback` messages)
     /// and one per machine of the scenario vectors (`scenario` and `step` messages).
-    static let knownExtensions: Set<String> = Set(["server-feedback"] + ScenarioMachine.allCases.map(\.rawValue))
+    package static let knownExtensions: Set<String> = Set(
+        ["server-feedback"] + ScenarioMachine.allCases.map(\.rawValue))
     /// How many times the child had to be started.
-    private(set) var starts = 0
+    package private(set) var starts = 0
     /// The most requests the harness offers to send ahead of their answers (protocol.md,
     /// "Pipelining"), and the window the implementation accepted (1: one request at a time).
-    let offeredWindow: Int64
-    private(set) var window: Int64 = 1
+    package let offeredWindow: Int64
+    package private(set) var window: Int64 = 1
     /// A request sent or to be sent ahead: what the case will ask, its line, the answer it expects.
     private struct Pending {
         var request: PlannedRequest
@@ -46,13 +46,13 @@ final class ExternalSubject: ConformanceSubject {
 
     /// The default window offered: small enough that the requests in flight (a few hundred bytes
     /// each) and their answers always fit the pipes' buffers, so neither side can block the other.
-    static let defaultWindow: Int64 = 64
+    package static let defaultWindow: Int64 = 64
 
     /// The least time the hello is waited for: starting an interpreter on a loaded 2-core machine
     /// took over a second (the `--timeout 1` tests failed so).
-    static let startupTimeout = 10.0
+    package static let startupTimeout = 10.0
 
-    init(
+    package init(
         command: String, timeout: Double, protocolVersion: Int64 = ExternalSubject.protocolVersion,
         window: Int64 = ExternalSubject.defaultWindow
     ) throws(SubjectFailure) {
@@ -63,7 +63,7 @@ final class ExternalSubject: ConformanceSubject {
         try start()
     }
 
-    func profile(for strategy: String) -> ImplementationProfile { profiles[strategy] ?? .full }
+    package func profile(for strategy: String) -> ImplementationProfile { profiles[strategy] ?? .full }
 
     private func start() throws(SubjectFailure) {
         starts += 1
@@ -154,7 +154,7 @@ final class ExternalSubject: ConformanceSubject {
     }
 
     /// Keeps the requests a case will make, to send them ahead within the window.
-    func plan(_ requests: [PlannedRequest], for limiter: inout String) {
+    package func plan(_ requests: [PlannedRequest], for limiter: inout String) {
         guard window > 1, inFlight.isEmpty else { return }
         planned =
             requests.map { request in
@@ -278,7 +278,7 @@ final class ExternalSubject: ConformanceSubject {
         return answer
     }
 
-    func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<String> {
+    package func create(_ request: CreateRequest, at now: Int64) throws(SubjectFailure) -> CreateOutcome<String> {
         if child == nil || child?.isRunning == false { try start() }
         counter += 1
         let id = "L\(counter)"
@@ -301,14 +301,15 @@ final class ExternalSubject: ConformanceSubject {
         }
     }
 
-    func apply(_ event: ConformanceEvent, to limiter: inout String, at now: Int64) throws(SubjectFailure)
+    package func apply(_ event: ConformanceEvent, to limiter: inout String, at now: Int64) throws(SubjectFailure)
         -> RateLimitResult
     {
         try send(event.json, to: limiter, at: now, planned: .event(event, at: now))
     }
 
     /// A reconfigure to raw fields the Spec refuses goes over the protocol as any reconfigure.
-    func reconfigure(_ limiter: inout String, toRefusedFields fields: JSONValue, at now: Int64) throws(SubjectFailure)
+    package func reconfigure(_ limiter: inout String, toRefusedFields fields: JSONValue, at now: Int64)
+        throws(SubjectFailure)
         -> RateLimitResult?
     {
         try send(reconfiguration(fields), to: limiter, at: now, planned: .refusedReconfigure(fields, at: now))
@@ -344,7 +345,7 @@ final class ExternalSubject: ConformanceSubject {
 
     /// Sends one response of the HTTP vectors (extension `server-feedback`) and reads what the
     /// implementation's server-feedback parsing made of it.
-    func feedback(_ response: FeedbackCase) throws(SubjectFailure) -> FeedbackResult {
+    package func feedback(_ response: FeedbackCase) throws(SubjectFailure) -> FeedbackResult {
         if child == nil || child?.isRunning == false { try start() }
         counter += 1
         let id = "F\(counter)"
@@ -366,7 +367,7 @@ final class ExternalSubject: ConformanceSubject {
     /// Makes a machine of the scenario vectors (extensions `composite`, `wait-queue`, `registry`,
     /// `adaptive-rate`, `adaptive-concurrency`): its id, or
     /// the implementation's refusal of the configuration.
-    func scenario(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64) throws(SubjectFailure)
+    package func scenario(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64) throws(SubjectFailure)
         -> ScenarioMade<String>
     {
         if child == nil || child?.isRunning == false { try start() }
@@ -406,7 +407,7 @@ final class ExternalSubject: ConformanceSubject {
     }
 
     /// Sends one step of a scenario and reads the implementation's answer.
-    func step(_ event: JSONValue, of scenario: String, at now: Int64) throws(SubjectFailure) -> JSONValue {
+    package func step(_ event: JSONValue, of scenario: String, at now: Int64) throws(SubjectFailure) -> JSONValue {
         let answer = try exchange(
             .object([("type", .string("step")), ("id", .string(scenario)), ("now", .integer(now)), ("event", event)]),
             expecting: ["answer"], id: scenario)
@@ -416,13 +417,13 @@ final class ExternalSubject: ConformanceSubject {
         return value
     }
 
-    func finish(_ limiter: inout String) throws(SubjectFailure) {
+    package func finish(_ limiter: inout String) throws(SubjectFailure) {
         guard let child, child.isRunning else { return }
         _ = try exchange(dropMessage(limiter), expecting: ["dropped"], id: limiter, planned: .finish)
     }
 
     /// Says goodbye and reaps the child.
-    func close() {
+    package func close() {
         guard let child else { return }
         try? child.send(JSONValue.object([("type", .string("bye"))]).compactText)
         child.close()
@@ -431,10 +432,11 @@ final class ExternalSubject: ConformanceSubject {
 }
 
 /// The scenario vectors run over the protocol (`scenario`, `step` and `drop` messages).
-struct ExternalScenarioDriver: ScenarioDriver {
-    let subject: ExternalSubject
+package struct ExternalScenarioDriver: ScenarioDriver {
+    package let subject: ExternalSubject
 
-    func make(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64) throws(ConformanceFormatError)
+    package func make(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64)
+        throws(ConformanceFormatError)
         -> ScenarioMade<String>
     {
         do { return try subject.scenario(machine, configuration, at: now) } catch {
@@ -442,13 +444,15 @@ struct ExternalScenarioDriver: ScenarioDriver {
         }
     }
 
-    func apply(_ event: JSONValue, to handle: inout String, at now: Int64) throws(ConformanceFormatError) -> JSONValue {
+    package func apply(_ event: JSONValue, to handle: inout String, at now: Int64) throws(ConformanceFormatError)
+        -> JSONValue
+    {
         do { return try subject.step(event, of: handle, at: now) } catch {
             throw ConformanceFormatError(error.description)
         }
     }
 
-    func drop(_ handle: inout String) throws(ConformanceFormatError) {
+    package func drop(_ handle: inout String) throws(ConformanceFormatError) {
         do { try subject.finish(&handle) } catch { throw ConformanceFormatError(error.description) }
     }
 }

@@ -1,0 +1,281 @@
+import Foundation
+import RateLimitCore
+
+// What the `ratelimit-conformance` command runs, as a library: the suite against an implementation
+// in another process (or the reference), the exhaustive pass, generated scenarios and the run that
+// explores within a budget. The command parses its arguments into a `ConformanceRun` and prints
+// what it answers; nothing here prints or ends the process.
+
+/// One run of the command: the vectors it judges by, the settings every pass shares, its clock and
+/// where it reports progress.
+package struct ConformanceRun {
+    /// How a message of ``started(_:)`` begins: the implementation could not be run (the command's
+    /// exit status 3).
+    package static let notStartedPrefix = "the implementation did not start properly: "
+    /// The time a run with `--exec` aims at, unless `--budget` says otherwise.
+    package static let defaultBudget = 60.0
+    /// The depth of the exhaustive pass of a run that explores: every path of every strategy's
+    /// cover at depth 2 fits in about a third of the default budget against the Python example;
+    /// depth 3 (`--exhaustive default`) has ten times as many.
+    package static let explorationDepth = 2
+
+    /// The strategy vectors, the server-feedback cases and the scenario cases the run asks.
+    package var vectors: [VectorFile]
+    package var feedbackCases: [FeedbackCase] = []
+    package var scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = []
+    /// The run's seed: every random choice of every pass derives from it.
+    package var seed: UInt64
+    /// The strategies asked (`nil`: all), the tolerance, the random traces' length and the level.
+    package var strategies: Set<String>?
+    package var toleranceNanoseconds: Int64?
+    package var randomSteps = ConformanceOptions.defaultRandomSteps
+    package var level = ConformanceLevel.exact
+    /// The exhaustive path asked alone (`--path`).
+    package var onlyPath: Int?
+    /// The budget of a run that explores, in seconds (`nil`: ``defaultBudget``).
+    package var budget: Double?
+    /// How an implementation is started: its answer's timeout, the protocol version and the
+    /// pipelining window offered.
+    package var timeout = 5.0
+    package var protocolVersion = ExternalSubject.protocolVersion
+    package var window = ExternalSubject.defaultWindow
+    /// Seconds since the run began, and where progress lines go (a terminal's status line).
+    package var clock: () -> Double
+    package var progress: (String) -> Void = { _ in }
+    package var endProgress: () -> Void = {}
+
+    package init(vectors: [VectorFile], seed: UInt64, clock: @escaping () -> Double) {
+        self.vectors = vectors
+        self.seed = seed
+        self.clock = clock
+    }
+
+    /// The budget this run explores within.
+    package var explorationBudget: Double { budget ?? Self.defaultBudget }
+
+    /// The implementation `command` started, or why it did not start properly.
+    package func started(_ command: String) -> Result<ExternalSubject, ConformanceFormatError> {
+        Result { () throws(SubjectFailure) in
+            try ExternalSubject(command: command, timeout: timeout, protocolVersion: protocolVersion, window: window)
+        }.mapError { ConformanceFormatError("\(Self.notStartedPrefix)\($0)") }
+    }
+
+    /// What a run of the suite answers: the report, the protocol version spoken (an
+    /// implementation's) and the reports of the cases judged exactly (the HTTP cases, the
+    /// scenarios: how they were answered, or why they were not asked).
+    package struct SuiteRun {
+        package var report: ConformanceReport
+        package var version: Int64?
+        package var extras: [CaseRunReport]
+    }
+
+    /// Runs the suite with `options` against `command` (the reference when `nil`), with the HTTP
+    /// cases `http` and the scenarios `scenarios`.
+    package func suite(
+        command: String?, options: ConformanceOptions, http: [FeedbackCase] = [],
+        scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = []
+    ) throws(ConformanceFormatError) -> SuiteRun {
+        defer { endProgress() }
+        guard let command else {
+            var subject = ReferenceSubject()
+            let report = try ConformanceSuite.run(
+                &subject, vectors: vectors, options: options, clock: clock, progress: progress)
+            var extras: [CaseRunReport] = []
+            if !http.isEmpty {
+                extras.append(
+                    FeedbackRunReport.run(http) { feedbackCase in
+                        Result { () throws(ConformanceFormatError) in try feedbackCase.referenceResult() }
+                    })
+            }
+            for (machine, cases) in scenarios {
+                var driver = ReferenceScenarioDriver()
+                extras.append(.run(machine, cases, driver: &driver))
+            }
+            return SuiteRun(report: report, version: nil, extras: extras)
+        }
+        var subject = try started(command).get()
+        defer { subject.close() }
+        let report = try ConformanceSuite.run(
+            &subject, vectors: vectors, options: options, clock: clock, progress: progress)
+        var extras: [CaseRunReport] = []
+        if !http.isEmpty {
+            if subject.extensions.contains("server-feedback") {
+                progress("http: server feedback")
+                extras.append(
+                    FeedbackRunReport.run(http) { feedbackCase in
+                        Result { () throws(SubjectFailure) in try subject.feedback(feedbackCase) }
+                            .mapError { ConformanceFormatError($0.description) }
+                    })
+            } else {
+                extras.append(.notRun("the implementation does not declare the server-feedback extension"))
+            }
+        }
+        for (machine, cases) in scenarios {
+            guard subject.extensions.contains(machine.rawValue) else {
+                extras.append(
+                    .notRun(
+                        label: machine.rawValue, specFile: machine.specFile,
+                        "the implementation does not declare the \(machine.rawValue) extension"))
+                continue
+            }
+            progress("\(machine.rawValue): scenarios")
+            var driver = ExternalScenarioDriver(subject: subject)
+            extras.append(.run(machine, cases, driver: &driver))
+        }
+        return SuiteRun(report: report, version: subject.version, extras: extras)
+    }
+
+    /// Runs the exhaustive pass to `depth` against `command` (the reference when `nil`), at
+    /// `level` (the run's when `nil`).
+    package func exhaustive(
+        command: String?, depth: Int, level: ConformanceLevel? = nil, stopAtFirstFailure: Bool = false,
+        secondsPerStrategy: Double? = nil
+    ) throws(ConformanceFormatError) -> ExhaustiveReport {
+        var options = ExhaustiveOptions(
+            depth: depth, strategies: strategies, level: level ?? self.level,
+            toleranceNanoseconds: toleranceNanoseconds,
+            onlyPath: onlyPath)
+        options.stopAtFirstFailure = stopAtFirstFailure
+        options.secondsPerStrategy = secondsPerStrategy
+        defer { endProgress() }
+        guard let command else {
+            var subject = ReferenceSubject()
+            return ConformanceSuite.exhaustive(&subject, options: options, clock: clock, progress: progress)
+        }
+        var subject = try started(command).get()
+        defer { subject.close() }
+        return ConformanceSuite.exhaustive(&subject, options: options, clock: clock, progress: progress)
+    }
+
+    /// Explores the extensions `command` declares with generated scenarios until `deadline` (or
+    /// only scenario `only` of `machines`); `nil` when it declares none of them. With `walkUntil`,
+    /// the wait-queue walk first (WaitQueueWalk.swift), until then; with `walkOnly`, only that
+    /// path of it.
+    package func exploreScenarios(
+        command: String, until deadline: Double, machines: [ScenarioMachine] = ScenarioGenerator.machines,
+        only: Int? = nil, walkUntil: Double? = nil, walkOnly: Int? = nil
+    ) throws(ConformanceFormatError) -> ScenarioExplorationReport? {
+        let subject = try started(command).get()
+        defer { subject.close() }
+        let declared = machines.filter { subject.extensions.contains($0.rawValue) }
+        guard !declared.isEmpty else { return nil }
+        var driver = ExternalScenarioDriver(subject: subject)
+        defer { endProgress() }
+        let walked =
+            declared.contains(.waitQueue) && (walkUntil != nil || walkOnly != nil)
+            ? ScenarioExploration.walk(
+                depth: WaitQueueWalk.defaultDepth, driver: &driver, only: walkOnly, until: walkUntil ?? 0,
+                clock: clock, progress: progress) : nil
+        if let walked, walkOnly != nil { return ScenarioExplorationReport(seed: seed, machines: [walked]) }
+        var report = ScenarioExploration.run(
+            declared, driver: &driver, seed: seed, maximumSteps: randomSteps, only: only, until: deadline,
+            shrinkSeconds: max(2, 0.05 * explorationBudget), clock: clock, progress: progress)
+        if let walked { report.machines.insert(walked, at: 0) }
+        return report
+    }
+
+    /// What the run that explores answers: the vectors' and random traces' report, the protocol
+    /// version, the exact cases' reports and what exploration found.
+    package struct ExploringRun {
+        package var report: ConformanceReport
+        package var version: Int64?
+        package var extras: [CaseRunReport]
+        package var exploration: Exploration
+    }
+
+    /// The run that explores `command` within `budget` seconds from now: the vectors (always whole),
+    /// then the exhaustive pass (until a quarter of the budget, shared by the strategies), generated
+    /// scenarios of the extensions it declares (an eighth), then random traces until the budget is
+    /// spent (at least a tenth of it): long histories and mid-range sizes are found there.
+    package func exploring(
+        command: String, budget: Double, http: [FeedbackCase] = [],
+        scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = []
+    ) throws(ConformanceFormatError) -> ExploringRun {
+        let start = clock()
+        let vectorRun = try suite(
+            command: command,
+            options: ConformanceOptions(
+                strategies: strategies, cases: nil, randomTraces: 0, randomSteps: randomSteps, seed: seed,
+                toleranceNanoseconds: toleranceNanoseconds),
+            http: http, scenarios: scenarios)
+        let ran = max(1, vectorRun.report.strategies.filter { $0.skippedBecause == nil }.count)
+        let share = max(0, start + 0.25 * budget - clock()) / Double(ran)
+        let exhaustive = try exhaustive(
+            command: command, depth: Self.explorationDepth, secondsPerStrategy: max(share, 0.05))
+        // The wait-queue walk takes the first 40% of the scenarios' eighth of the budget.
+        let scenariosStart = clock()
+        let generated = try exploreScenarios(
+            command: command, until: scenariosStart + max(0.05, 0.125 * budget),
+            walkUntil: scenariosStart + max(0.02, 0.05 * budget))
+        var randomOptions = ConformanceOptions(
+            strategies: strategies, cases: [], randomSteps: randomSteps, seed: seed,
+            toleranceNanoseconds: toleranceNanoseconds, randomSeconds: max(0.1 * budget, start + budget - clock()))
+        randomOptions.shrinkSeconds = max(2, 0.05 * budget)
+        let random = try suite(command: command, options: randomOptions).report
+        let exploration = Exploration(
+            budget: budget, vectors: vectorRun.report, exhaustive: exhaustive, scenarios: generated, random: random,
+            seconds: clock() - start, randomSteps: randomSteps, seed: seed)
+        return ExploringRun(
+            report: vectorRun.report.adding(random: random), version: vectorRun.version, extras: vectorRun.extras,
+            exploration: exploration)
+    }
+}
+
+/// What a run with `--exec` explored beyond the vectors, within its budget.
+package struct Exploration {
+    package var budget: Double
+    /// The vectors' report, before the random traces were added.
+    package var vectors: ConformanceReport
+    package var exhaustive: ExhaustiveReport
+    /// The generated scenarios of the extensions the implementation declares (none: `nil`).
+    package var scenarios: ScenarioExplorationReport?
+    /// The random traces' report.
+    package var random: ConformanceReport
+    /// How long exploring took, on the run's clock.
+    package var seconds: Double
+    /// The random traces' longest length asked, and the run's seed (for the replay lines).
+    package var randomSteps: Int
+    package var seed: UInt64
+
+    /// Random traces run, and the longest, over every strategy.
+    package static func randomCounts(_ report: ConformanceReport) -> (traces: Int, steps: Int, longest: Int) {
+        let traces = report.strategies.flatMap(\.randomTraces)
+        return (traces.count, traces.reduce(0) { $0 + $1.steps }, traces.map(\.steps).max() ?? 0)
+    }
+
+    /// The lines that say what the run explored.
+    package func lines(_ report: ConformanceReport) -> [String] {
+        let random = Self.randomCounts(report)
+        let paths = exhaustive.strategies.reduce((run: 0, all: 0)) { ($0.run + $1.pathsRun, $0.all + $1.paths) }
+        let complete = exhaustive.strategies.filter { $0.skippedBecause == nil && $0.pathsRun == $0.paths }.count
+        let ran = exhaustive.strategies.filter { $0.skippedBecause == nil }.count
+        return [
+            "explored for \(String(format: "%.1f", seconds)) s of a \(Int(budget)) s budget (--budget; --quick for the vectors alone):",
+            "  the exhaustive pass to depth \(exhaustive.depth): \(paths.run) of \(paths.all) paths, every path for \(complete) of \(ran) strategies",
+            "  \(random.traces) random traces of up to \(randomSteps) steps (\(random.steps) steps, the longest \(random.longest)), seed \(seed); each trace draws its own sizes, instants and events (--trace K --seed \(seed) replays trace K)",
+        ]
+            + (scenarios.map { scenarios in
+                [
+                    "  generated scenarios of the extensions declared (--scenario MACHINE/K --seed \(seed) replays scenario K):"
+                ]
+                    + scenarios.lines.map { "    " + $0 }
+            } ?? [
+                "  no generated scenarios: the implementation declares no composite, wait-queue or adaptive extension"
+            ])
+    }
+
+    /// The passes that found something at `level`, each judged alone: `vectors` (with the HTTP and
+    /// scenario vectors in `extras`), `exhaustive`, `extensions` (generated scenarios), `random`.
+    package func caughtBy(at level: ConformanceLevel, extras: [CaseRunReport]) -> [String] {
+        [
+            ("vectors", !vectors.passes(at: level) || !extras.allSatisfy(\.passed)),
+            ("exhaustive", !exhaustive.passesOrSkipped(at: level)), ("extensions", scenarios?.passed == false),
+            ("random", !random.passes(at: level)),
+        ].filter(\.1).map(\.0)
+    }
+
+    /// Whether the exhaustive pass and the generated scenarios found nothing at `level`.
+    package func passes(at level: ConformanceLevel) -> Bool {
+        exhaustive.passesOrSkipped(at: level) && (scenarios?.passed ?? true)
+    }
+}

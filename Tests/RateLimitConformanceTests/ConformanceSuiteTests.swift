@@ -438,20 +438,54 @@ struct ConformanceSuiteTests {
                 notChecked.contains(
                     "CORE-4 acquires and releases of more than 2147483647 permits, the profile's largest; a remaining above it is judged as 2147483647"
                 ))
+            // A story whose time goes backwards is judged up to that step (or skipped when it is the first).
+            let backwards = "time goes backwards (the profile's clock is monotonic)"
             #expect(
-                strategy.skipped.contains {
-                    $0.outsideProfile && $0.skippedBecause == "time goes backwards (the profile's clock is monotonic)"
-                })
+                strategy.skipped.contains { $0.outsideProfile && $0.skippedBecause == backwards }
+                    || strategy.partial.contains { $0.partialBecause?.hasPrefix(backwards + " (from step ") == true })
             #expect(strategy.randomTraces.count == 10)
         }
-        // Vector stories that ask for more permits than the profile's largest are not run.
+        // Vector stories that ask for more permits than the profile's largest are run up to that step.
+        let tooMany = "uses more than 2147483647 permits (the profile's largest)"
         #expect(
             report.strategies.contains { strategy in
-                strategy.skipped.contains {
-                    $0.outsideProfile
-                        && $0.skippedBecause == "uses more than 2147483647 permits (the profile's largest)"
-                }
+                strategy.skipped.contains { $0.outsideProfile && $0.skippedBecause == tooMany }
+                    || strategy.partial.contains { $0.partialBecause?.hasPrefix(tooMany) == true }
             })
+    }
+
+    @Test(
+        "CONF-7 A story is judged up to its first step outside the profile: a defect before an event the implementation lacks is found, and the report says how many stories ran only in part"
+    )
+    func partialStories() async throws { try await offThePool { try partialStoriesOnThread() } }
+
+    private func partialStoriesOnThread() throws {
+        // A token bucket without reset that admits every acquire it should refuse (and takes it).
+        var subject = OwnHistory(strategies: [TokenBucket.identifier]) { event, state, now, _ in
+            let spec = state.probe(event, at: .generated(now))
+            if case .acquire(let permits) = event, case .rejected = spec, permits > 0 {
+                return (.allowed(remaining: 0), nil)
+            }
+            return (spec, now)
+        }
+        subject.declared = ImplementationProfile(events: [.weighted, .query, .reconfigure, .invalid])
+        let report = try run(subject, ConformanceOptions(strategies: [TokenBucket.identifier]))
+        let strategy = try #require(report.strategies.first)
+        let resetAt = "uses a reset (the profile has none)"
+        let partial = strategy.partial.filter { $0.partialBecause?.hasPrefix(resetAt + " (from step ") == true }
+        #expect(!partial.isEmpty, "the token bucket's stories with a reset after their first step run in part")
+        for outcome in partial {
+            #expect(outcome.skippedBecause == nil && outcome.clauses.isEmpty, "\(outcome.id)")
+            #expect(outcome.trace?.steps.contains { $0.event == .reset } == false, "\(outcome.id) sent its reset")
+        }
+        // Skipped whole, as before, these stories' over-admissions went unseen.
+        #expect(partial.contains { $0.findings.contains { $0.kind == .overAdmission } }, "\(partial.map(\.id))")
+        #expect(
+            report.skippedLines.contains {
+                $0.hasPrefix("PARTIAL token-bucket: \(partial.count) stor")
+                    && $0.hasSuffix("judged up to the step that \(resetAt)")
+            }, "\(report.skippedLines)")
+        #expect(report.json["strategies"]?.array?.first?["partial"]?.array?.count == strategy.partial.count)
     }
 
     @Test(
@@ -639,6 +673,39 @@ struct ConformanceSuiteTests {
         #expect(bucket.skipped.filter(\.outsideProfile).map(\.id) == ["token-bucket/reconfigure-refused"])
         #expect(report.strategies.filter { $0.level == .skipped }.count == AnyRateLimitStrategy.identifiers.count - 1)
         #expect(report.passes(at: .exact))
+    }
+
+    @Test(
+        "CONF-7 CORE-3 A refusal case answered unsupported is never silent: NOT CHECKED names it, in text and JSON, and validation is judged on the others"
+    )
+    func unsupportedRefusalIsNotChecked() async throws {
+        try await offThePool { try unsupportedRefusalIsNotCheckedOnThread() }
+    }
+
+    private func unsupportedRefusalIsNotCheckedOnThread() throws {
+        /// The reference, but a window of 0 is "unsupported" (a library that reads it as no window).
+        struct ZeroWindowUnsupported: ConformanceSubject {
+            var name = "zero window unsupported"
+            var strategies: Set<String> = [FixedWindow.identifier]
+            func create(_ request: CreateRequest, at now: Int64) -> CreateOutcome<ReferenceLimiter> {
+                if request.fields["windowNanoseconds"] == .integer(0) {
+                    return .unsupported(reason: "0 means no window")
+                }
+                return ReferenceSubject().create(request, at: now)
+            }
+            func apply(_ event: ConformanceEvent, to limiter: inout ReferenceLimiter, at now: Int64) -> RateLimitResult
+            {
+                ReferenceSubject().apply(event, to: &limiter, at: now)
+            }
+        }
+        let report = try run(ZeroWindowUnsupported(), ConformanceOptions(strategies: [FixedWindow.identifier]))
+        let window = try #require(report.strategies.first)
+        let line =
+            "CORE-3 the refusal fixed-window/refuse-zero-window, answered unsupported (0 means no window): validation is judged on the other refusals"
+        #expect(window.notChecked == [line], "\(window.notChecked)")
+        #expect(report.skippedLines.contains("NOT CHECKED fixed-window: " + line), "\(report.skippedLines)")
+        #expect(report.json["strategies"]?.array?.first?["notChecked"] == .array([.string(line)]))
+        #expect(window.validation == .exact && window.refusals.contains { $0.skippedBecause == nil })
     }
 
     @Test(

@@ -282,6 +282,12 @@ struct StrategyRun {
             var outcome = self.trace(adapted, id: story.id, origin: .story, on: &subject)
             outcome.clauses = story.clausesChecked
             return outcome
+        case .partial(let prefix, let judged, let total, let reason):
+            // The steps before the first the profile cannot take are judged as any story's; the
+            // story's clauses are checked by the whole of it, so its prefix claims none.
+            var outcome = self.trace(prefix, id: story.id, origin: .story, on: &subject)
+            outcome.partialBecause = "\(reason) (from step \(judged + 1) of \(total))"
+            return outcome
         case .outside(let reason):
             var outcome = CaseOutcome(id: story.id, origin: .story)
             outcome.skippedBecause = reason

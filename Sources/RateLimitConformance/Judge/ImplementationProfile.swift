@@ -217,28 +217,69 @@ public struct ImplementationProfile: Hashable, Sendable {
     }
 
     /// A vector story (`trace`, with the Spec's `answers`) as run against this profile: the same
-    /// trace, a transformed one (created at its first event, scaled to the unit), or the reason it
-    /// lies outside the profile (CONF-7).
+    /// trace, a transformed one (created at its first event, scaled to the unit), its prefix up to
+    /// the first step the profile cannot take (an event it lacks, time going backwards on a
+    /// monotonic clock), or the reason it lies outside the profile (CONF-7).
     func adapt(_ trace: Trace, answers: [RateLimitResult]) -> Adaptation {
-        for (step, answer) in zip(trace.steps, answers) {
-            if let reason = allows(step.event, specAnswer: answer) { return .outside("uses \(reason)") }
+        var trace = trace
+        var partial: (judged: Int, of: Int, reason: String)?
+        let merged = trace.mergedSteps
+        if let (position, reason) = firstStepOutside(trace, merged: merged, answers: answers) {
+            // Nothing before it to judge: the whole story lies outside.
+            guard position > 0 else { return .outside(reason) }
+            let prefix = merged.prefix(position)
+            trace.steps = prefix.compactMap { if case .event(let step) = $0 { step } else { nil } }
+            trace.refusedReconfigures = prefix.compactMap {
+                if case .refusedReconfigure(let step) = $0 { step } else { nil }
+            }
+            partial = (position, merged.count, reason)
         }
-        if !trace.refusedReconfigures.isEmpty, !events.contains(.reconfigure) || !events.contains(.invalid) {
-            return .outside(
-                "uses a reconfigure to a configuration the Spec refuses (the profile has no \(events.contains(.reconfigure) ? "invalid event" : "reconfigure"))"
-            )
+        let whole = adaptWhole(trace)
+        guard let partial else { return whole }
+        switch whole {
+        case .outside: return whole
+        case .transformed(let adapted):
+            return .partial(adapted, judged: partial.judged, of: partial.of, reason: partial.reason)
+        case .unchanged, .partial:
+            return .partial(trace, judged: partial.judged, of: partial.of, reason: partial.reason)
         }
+    }
+
+    /// The first step of `merged` (``Trace/mergedSteps``) the profile cannot take, and why: an
+    /// event it lacks, a reconfigure to a refused configuration without both reconfigures and
+    /// invalid events, an instant before an earlier one on a monotonic clock.
+    private func firstStepOutside(_ trace: Trace, merged: [RunStep], answers: [RateLimitResult]) -> (Int, String)? {
+        var latest = createdAtFirstEvent ? (merged.first?.now ?? trace.createdAt) : trace.createdAt
+        var event = 0
+        for (position, step) in merged.enumerated() {
+            switch step {
+            case .event(let traced):
+                let answer = answers.indices.contains(event) ? answers[event] : .neverAllowed
+                event += 1
+                if let reason = allows(traced.event, specAnswer: answer) { return (position, "uses \(reason)") }
+            case .refusedReconfigure:
+                if !events.contains(.reconfigure) || !events.contains(.invalid) {
+                    return (
+                        position,
+                        "uses a reconfigure to a configuration the Spec refuses (the profile has no \(events.contains(.reconfigure) ? "invalid event" : "reconfigure"))"
+                    )
+                }
+            }
+            if monotonic, step.now < latest {
+                return (position, "time goes backwards (the profile's clock is monotonic)")
+            }
+            latest = max(latest, step.now)
+        }
+        return nil
+    }
+
+    /// A trace whose every step the profile can take, as run against it: the same, transformed, or
+    /// outside the profile (its instants or spans do not fit the profile's unit and timeline).
+    private func adaptWhole(_ trace: Trace) -> Adaptation {
         var adapted = trace
         let instants = trace.mergedSteps.map(\.now)
         if createdAtFirstEvent, let first = instants.first, first != trace.createdAt {
             adapted.createdAt = first
-        }
-        if monotonic {
-            var latest = adapted.createdAt
-            for instant in instants {
-                if instant < latest { return .outside("time goes backwards (the profile's clock is monotonic)") }
-                latest = instant
-            }
         }
         if timeUnitNanoseconds > 1 {
             guard let scaled = adapted.scaled(by: timeUnitNanoseconds) else {
@@ -293,6 +334,9 @@ public struct ImplementationProfile: Hashable, Sendable {
     enum Adaptation: Equatable {
         case unchanged
         case transformed(Trace)
+        /// The story's first `judged` of its `of` steps (transformed as a whole story is); the
+        /// step after them is outside the profile for `reason`.
+        case partial(Trace, judged: Int, of: Int, reason: String)
         case outside(String)
     }
 }

@@ -202,7 +202,7 @@ package struct ConformanceMatrix: Sendable {
                                                 (
                                                     "notChecked",
                                                     .array(
-                                                        strategy.profile.notChecked(strategy: strategy.strategy).map(
+                                                        strategy.notChecked.map(
                                                             JSONValue.string))
                                                 ),
                                                 (
@@ -277,7 +277,7 @@ package struct ConformanceMatrix: Sendable {
             for strategy in report.strategies where strategy.level != .skipped {
                 let level = Self.cell(strategy)
                 let utilization = strategy.utilization.map(ConformanceReport.percent) ?? "-"
-                let unchecked = strategy.profile.notChecked(strategy: strategy.strategy)
+                let unchecked = strategy.notChecked
                 out +=
                     "| \(strategy.strategy) | \(Self.pipeSafe(level)) | \(utilization) | \(Self.pipeSafe(unchecked.isEmpty ? "-" : unchecked.joined(separator: "; "))) |\n"
             }

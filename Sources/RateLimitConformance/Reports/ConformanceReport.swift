@@ -38,6 +38,10 @@ public struct CaseOutcome: Sendable {
     public var skippedBecause: String?
     /// True when the harness skipped the case because it lies outside the profile (CONF-7).
     public var outsideProfile = false
+    /// Set when only a vector story's first steps ran, up to the first step outside the profile
+    /// (CONF-7): why that step is outside, and where it is ("uses a reset (the profile has none)
+    /// (from step 4 of 9)").
+    public var partialBecause: String?
     /// The trace as run (after the profile's adaptation); `nil` for a refusal.
     public var trace: Trace?
     /// The Spec clauses the case exercises (a vector's `clauses`; none for a random trace).
@@ -186,6 +190,8 @@ public struct StrategyReport: Sendable {
     public var randomTraces: [CaseOutcome] { outcomes.filter { if case .random = $0.origin { true } else { false } } }
     public var ran: [CaseOutcome] { outcomes.filter { $0.skippedBecause == nil } }
     public var skipped: [CaseOutcome] { (outcomes + refusals).filter { $0.skippedBecause != nil } }
+    /// The vector stories judged only up to their first step outside the profile (CONF-7).
+    public var partial: [CaseOutcome] { outcomes.filter { $0.partialBecause != nil } }
     public var steps: Int { ran.reduce(0) { $0 + $1.steps } }
 
     /// The Spec clauses exercised by the stories and refusals that ran (CONF-7).
@@ -221,6 +227,16 @@ public struct StrategyReport: Sendable {
             return "no vector of a clause of its own (\(prefix)…) ran within its profile, only CORE ones"
         }
         return nil
+    }
+
+    /// What was not checked (CONF-7): the clauses the profile keeps from being checked, and each
+    /// refusal case answered `unsupported`, whose configuration the implementation may accept and
+    /// then not limit (CORE-3).
+    public var notChecked: [String] {
+        profile.notChecked(strategy: strategy)
+            + refusals.filter { $0.skippedBecause != nil && !$0.outsideProfile }.map {
+                "CORE-3 the refusal \($0.id), answered unsupported (\($0.skippedBecause ?? "")): validation is judged on the other refusals"
+            }
     }
 
     /// The validation verdict (CONF-8): `exact` when every configuration the Spec refuses is

@@ -40,8 +40,8 @@ extension ConformanceReport {
                 lines.append("SKIP \(report.strategy): \(reason)")
                 continue
             }
-            let notChecked = report.profile.notChecked(strategy: report.strategy)
-            if !notChecked.isEmpty || !report.skipped.isEmpty {
+            let notChecked = report.notChecked
+            if !notChecked.isEmpty || !report.skipped.isEmpty || !report.partial.isEmpty {
                 lines.append(
                     "CHECKED \(report.strategy): \(report.clausesChecked.count) clauses by the cases that ran (--json lists them)"
                 )
@@ -60,6 +60,20 @@ extension ConformanceReport {
             }
             for (reason, count) in reasons {
                 lines.append("SKIP \(report.strategy): \(count) case\(count == 1 ? "" : "s") \(reason)")
+            }
+            var partial: [(String, Int)] = []
+            for outcome in report.partial {
+                let reason = (outcome.partialBecause ?? "").components(separatedBy: " (from step ").first ?? ""
+                if let index = partial.firstIndex(where: { $0.0 == reason }) {
+                    partial[index].1 += 1
+                } else {
+                    partial.append((reason, 1))
+                }
+            }
+            for (reason, count) in partial {
+                lines.append(
+                    "PARTIAL \(report.strategy): \(count) stor\(count == 1 ? "y" : "ies") judged up to the step that \(reason)"
+                )
             }
             if let reason = report.stoppedBecause { lines.append("STOP \(report.strategy): \(reason)") }
             if let reason = report.belowFloor {
@@ -219,7 +233,7 @@ extension StrategyReport {
             ("validation", .string(validation.rawValue)),
             ("toleranceNanoseconds", .integer(toleranceNanoseconds)), ("profile", profile.json),
             ("clausesChecked", .array(clausesChecked.map(JSONValue.string))),
-            ("notChecked", .array(profile.notChecked(strategy: strategy).map(JSONValue.string))),
+            ("notChecked", .array(notChecked.map(JSONValue.string))),
             ("cases", .integer(Int64(stories.count))), ("steps", .integer(Int64(steps))),
             ("exact", .integer(Int64(count(.exact, of: stories)))),
             ("safe", .integer(Int64(count(.safety, of: stories)))),
@@ -260,6 +274,11 @@ extension StrategyReport {
                             ("outsideProfile", .bool($0.outsideProfile)),
                         ])
                     })
+            ))
+        members.append(
+            (
+                "partial",
+                .array(partial.map { .object([("id", .string($0.id)), ("reason", .string($0.partialBecause ?? ""))]) })
             ))
         members.append(
             (

@@ -151,6 +151,9 @@ extension VectorCatalogue {
             RefusalDraft(
                 "refuse-negative-window", "a negative window", [("limit", 1), ("windowNanoseconds", -10)],
                 refusedAs: "windowNanoseconds", .mustBePositive),
+            RefusalDraft(
+                "refuse-zero-window", "a window of 0", [("limit", 1), ("windowNanoseconds", 0)],
+                refusedAs: "windowNanoseconds", .mustBePositive),
         ]
         return (stories, refusals)
     }

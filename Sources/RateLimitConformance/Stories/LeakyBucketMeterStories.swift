@@ -145,6 +145,10 @@ extension VectorCatalogue {
                 [("capacity", 1), ("leakPermitsPerPeriod", 0), ("periodNanoseconds", 1)],
                 refusedAs: "leakPermitsPerPeriod", .mustBePositive),
             RefusalDraft(
+                "refuse-zero-period", "a period of 0",
+                [("capacity", 1), ("leakPermitsPerPeriod", 1), ("periodNanoseconds", 0)],
+                refusedAs: "periodNanoseconds", .mustBePositive),
+            RefusalDraft(
                 "refuse-level-above-capacity", "an initial level above capacity",
                 [("capacity", 3), ("leakPermitsPerPeriod", 1), ("periodNanoseconds", 1), ("initialLevel", 4)],
                 refusedAs: "initialLevel", .exceedsMaximum(3)),

@@ -152,6 +152,9 @@ extension VectorCatalogue {
                 "refuse-negative-limit", "a negative limit", [("limit", -1), ("windowNanoseconds", 10)],
                 refusedAs: "limit", .mustBePositive),
             RefusalDraft(
+                "refuse-zero-limit", "a limit of 0", [("limit", 0), ("windowNanoseconds", 10)],
+                refusedAs: "limit", .mustBePositive),
+            RefusalDraft(
                 "refuse-zero-window", "a window of 0", [("limit", 1), ("windowNanoseconds", 0)],
                 refusedAs: "windowNanoseconds", .mustBePositive),
         ]

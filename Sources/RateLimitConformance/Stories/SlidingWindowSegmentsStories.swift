@@ -193,6 +193,10 @@ extension VectorCatalogue {
                 [("limit", 1), ("segmentsPerWindow", -2), ("segmentNanoseconds", 1)], refusedAs: "segmentsPerWindow",
                 .mustBePositive),
             RefusalDraft(
+                "refuse-zero-segments", "no segment per window",
+                [("limit", 1), ("segmentsPerWindow", 0), ("segmentNanoseconds", 1)], refusedAs: "segmentsPerWindow",
+                .mustBePositive),
+            RefusalDraft(
                 "refuse-zero-segment", "a segment of 0 ns",
                 [("limit", 1), ("segmentsPerWindow", 2), ("segmentNanoseconds", 0)],
                 refusedAs: "segmentNanoseconds", .mustBePositive),

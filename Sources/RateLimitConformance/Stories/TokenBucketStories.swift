@@ -260,6 +260,10 @@ extension VectorCatalogue {
                 [("capacity", 1), ("permitsPerPeriod", 1), ("periodNanoseconds", -1)],
                 refusedAs: "periodNanoseconds", .mustBePositive),
             RefusalDraft(
+                "refuse-zero-period", "a period of 0",
+                [("capacity", 1), ("permitsPerPeriod", 1), ("periodNanoseconds", 0)],
+                refusedAs: "periodNanoseconds", .mustBePositive),
+            RefusalDraft(
                 "refuse-negative-initial", "negative initial tokens",
                 [("capacity", 3), ("permitsPerPeriod", 1), ("periodNanoseconds", 1), ("initialTokens", -1)],
                 refusedAs: "initialTokens", .mustNotBeNegative),

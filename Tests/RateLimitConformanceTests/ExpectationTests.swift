@@ -115,4 +115,33 @@ struct ExpectationTests {
             #expect(messages.contains { $0.hasPrefix("FW-3") }, "\(messages)")
         #endif
     }
+
+    @Test(
+        "CONF-12 The CI recipe (Examples/ci/conformance-gate.sh): its first run writes the expectations and passes, a later run fails on a new bug only, and an implementation that cannot run fails it"
+    )
+    func ciRecipe() async throws {
+        let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
+        let file = "\(folder)/expectations.json"
+        let environment = [
+            "RATELIMIT_CONFORMANCE": Repository.command, "RATELIMIT_ARGS": "--quick --timeout 300",
+            "RATELIMIT_JUNIT": "\(folder)/run.xml",
+        ]
+        func gate(_ implementation: String) async throws -> CommandRun {
+            try await runCommand(
+                [Repository.path("Examples/ci/conformance-gate.sh"), implementation, file], environment: environment,
+                executable: "/bin/bash")
+        }
+        let one = "\(Repository.python) --bug window-edge-off-by-one"
+        let first = try await gate(one)
+        #expect(first.status == 0, "\(first.output)\(first.errors)")
+        #expect(first.output.contains("conformance-gate: wrote \(file); review it and commit it"))
+        #expect(FileManager.default.fileExists(atPath: "\(folder)/run.xml"))
+        #expect(try await gate(one).status == 0)
+        let two = try await gate("\(one) --bug retry-after-rounded-down")
+        #expect(two.status == 1 && two.output.contains("GATE FAIL"), "\(two.output)")
+        #expect(!two.output.contains("NEW fixed-window"), "the first bug's findings are expected")
+        let missing = try await gate("no-such-limiter-here")
+        #expect(missing.status == 3, "\(missing.output)\(missing.errors)")
+    }
 }

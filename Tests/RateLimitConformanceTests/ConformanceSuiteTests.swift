@@ -260,21 +260,33 @@ struct ConformanceSuiteTests {
         #expect(kinds.contains(.malformed), "\(kinds)")
     }
 
-    @Test("CONF-4 CORE-9 An admission in answer to an invalid event is an over-admission, and the case stops there")
+    @Test(
+        "CONF-4 CORE-9 An acquire(-n) answered allowed admits nothing: a difference, not an over-admission, unless its remaining promises more than a query shows"
+    )
     func admittedInvalidEventFails() async throws { try await offThePool { try admittedInvalidEventFailsOnThread() } }
 
     private func admittedInvalidEventFailsOnThread() throws {
-        let bug = PlantedBug { event, result in
-            if case .acquire(let permits) = event, permits < 0 { return .allowed(remaining: 1_000) }
-            return result
+        // The answer is wrong, the state unchanged (the planted bug's state is the reference's).
+        func outcome(answering remaining: Int64) throws -> CaseOutcome {
+            let bug = PlantedBug { event, result in
+                if case .acquire(let permits) = event, permits < 0 { return .allowed(remaining: remaining) }
+                return result
+            }
+            let report = try run(bug, ConformanceOptions(strategies: [TokenBucket.identifier]))
+            return try #require(
+                report.strategies.first?.outcomes.first { $0.id == "token-bucket/zero-release-invalid" })
         }
-        let report = try run(bug, ConformanceOptions(strategies: [TokenBucket.identifier]))
-        let outcome = try #require(
-            report.strategies.first?.outcomes.first { $0.id == "token-bucket/zero-release-invalid" })
-        #expect(outcome.level == .failed)
-        #expect(outcome.failure?.kind == .overAdmission)
-        #expect(outcome.failure?.cause == FindingCause("CORE-9", "negative permits"))
-        #expect(outcome.steps == outcome.failure?.step, "the case stops at its failure")
+        let nothing = try outcome(answering: 0)
+        #expect(nothing.level == .safety && nothing.failure == nil)
+        #expect(nothing.primary?.kind == .difference && nothing.primary?.event == "acquire(-1)")
+        #expect(nothing.primary?.cause == FindingCause("CORE-9", "negative permits"))
+        #expect(nothing.primary?.explanation?.contains("a negative acquire admits nothing") == true)
+        // Permits it added fail safety at the acquire that takes them: the Python example's
+        // negative-permits-add-tokens is caught at level safety (CommandTests.mutationScore).
+        let promising = try outcome(answering: 1_000)
+        #expect(promising.level == .failed && promising.failure?.kind == .overPromise)
+        #expect(promising.failure?.cause == FindingCause("CORE-9", "negative permits"))
+        #expect(promising.steps == promising.failure?.step, "the case stops at its failure")
     }
 
     @Test("CONF-4 CORE-7 Rejected where the Spec says neverAllowed fails safety: a caller would retry forever")

@@ -119,8 +119,8 @@ public struct StepFinding: Hashable, Sendable {
     public var explanation: String?
     public var severity: FindingSeverity
     public var cause: FindingCause
-    /// The cause lies in the step itself (its event, an edge), so no experiment on the history
-    /// can explain the finding better.
+    /// The cause lies in the step itself (negative permits, more than can be admitted, a refused
+    /// release, the end of the timeline), so no experiment on the history can explain it better.
     var causeIsTheStep = false
 }
 
@@ -137,9 +137,10 @@ extension FindingCause {
     static let refusedReconfigure = FindingCause("CORE-13", "reconfigure to a configuration the Spec refuses")
 
     /// The cause a finding at step `index` (0-based) of `trace` shows by itself, by the static
-    /// rules of CONF-10: the event, the strategy's edges, a never-allowed answer, what differs in
-    /// the answer (a malformed answer too: its kind says it is malformed, its cause where).
-    /// `definitive` is false for the last two, which an experiment on the history may overrule. `specAdmission` is the instant at which the Spec admits the step's acquire, and
+    /// rules of CONF-10: the event where no history changes it, a never-allowed answer, the kind
+    /// of event and the strategy's edges, what differs in the answer (a malformed answer too: its
+    /// kind says it is malformed, its cause where). `definitive` is true for the first two; an
+    /// experiment on the history may overrule the others. `specAdmission` is the instant at which the Spec admits the step's acquire, and
     /// `admitted` the instants of the acquires the implementation admitted before it. The causes
     /// that lie in the history (``HistoryFeature``) are found by experiment instead.
     static func ofStep(
@@ -151,38 +152,46 @@ extension FindingCause {
         func own(_ number: Int, _ title: String) -> FindingCause { FindingCause("\(prefix)-\(number)", title) }
         let step = trace.steps[index]
         if kind == .misbehaved { return (.misbehaviour, true) }
-        // 1. The event itself.
+        // 1. The event itself, where no history changes what it asks: negative permits, more than
+        //    can ever be admitted, a release the Spec refuses.
         switch step.event {
         case .acquire(let permits) where permits < 0: return (.negativePermits, true)
         case .acquire(let permits) where permits > configuration.maximumPermits: return (.neverAllowed, true)
-        case .acquire(0): return (.query, true)
         case .release(let permits) where permits < 0: return (.negativePermits, true)
         case .release: if strategy != ConcurrencyLimiter.identifier || expected.isInvalid { return (.release, true) }
-        case .reset: return (own(9, "reset"), true)
-        case .reconfigure: return (own(10, "reconfigure carry-over"), true)
-        case .acquire: break
+        case .acquire, .reset, .reconfigure: break
         }
-        // 2. The strategy's own edges: the instant or the Spec's admission on a window or
-        //    interval boundary, an entry exactly one window old.
+        // 2. A never-allowed answer on one side: the end of the timeline, whatever history led there.
+        if expected == .neverAllowed || got == .neverAllowed { return (.neverAllowed, true) }
+        // 3. (By experiment, for the case's primary finding: ConformanceSuite's explainByHistory. A
+        //    feature of the history that explains the finding wins over what follows.)
+        // 4. The kind of event, and the strategy's own edges: the instant or the Spec's admission
+        //    on a window or interval boundary, an entry exactly one window old.
+        switch step.event {
+        case .acquire(0): return (.query, false)
+        case .reset: return (own(9, "reset"), false)
+        case .reconfigure: return (own(10, "reconfigure carry-over"), false)
+        case .acquire, .release: break
+        }
         let instants = [step.now] + (specAdmission.map { [$0] } ?? [])
         switch configuration {
         case .fixedWindow(let s):
-            if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
+            if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), false) }
         case .slidingWindowCounter(let s):
-            if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), true) }
+            if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), false) }
         case .slidingWindowSegments(let s):
-            if instants.contains(where: { $0 % s.segmentNanoseconds == 0 }) { return (own(3, "segment edges"), true) }
+            if instants.contains(where: { $0 % s.segmentNanoseconds == 0 }) { return (own(3, "segment edges"), false) }
         case .intervalTokenBucket(let s):
-            if instants.contains(where: { $0 % s.intervalNanoseconds == 0 }) { return (own(3, "interval edges"), true) }
+            if instants.contains(where: { $0 % s.intervalNanoseconds == 0 }) {
+                return (own(3, "interval edges"), false)
+            }
         case .slidingWindowLog(let s):
             if admitted.contains(where: { earlier in instants.contains { $0 - earlier == s.windowNanoseconds } }) {
-                return (own(3, "an entry exactly one window old"), true)
+                return (own(3, "an entry exactly one window old"), false)
             }
         case .tokenBucket, .gcra, .payLater, .warmUp, .leakyBucketMeter, .leakyBucketQueue, .concurrency: break
         }
-        // 3. A never-allowed answer on one side (the end of the timeline, here: history may explain it).
-        if expected == .neverAllowed || got == .neverAllowed { return (.neverAllowed, false) }
-        // 4. What differs in the answer.
+        // 5. What differs in the answer.
         switch (expected, got) {
         case (.rejected, .rejected?): return (own(6, "retry-after"), false)
         case (.rejectedUntilRelease, .rejectedUntilRelease?): return (own(6, "shortfall"), false)

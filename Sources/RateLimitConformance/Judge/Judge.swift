@@ -300,6 +300,24 @@ struct Judge {
         into verdict: inout Verdict
     ) {
         if spec.isInvalid, got.isAdmitted {
+            if case .acquire(let permits) = event, permits < 0 {
+                // A negative acquire admits nothing: the answer is wrong, not an admission. The
+                // shadow keeps its state, so permits the implementation added show as an
+                // over-admission at the step that uses them. A remaining above what a query
+                // would show now is an over-promise all the same.
+                let available = capped(shadow.probe(.acquire(0), at: .generated(now))).remaining ?? 0
+                if let promised = got.remaining, promised > available {
+                    verdict.kind = .overPromise
+                    verdict.severity.permitsOver = promised - available
+                    verdict.explanation =
+                        "answered \(got.brief) to \(event.description), which the Spec refuses as invalid (\(spec.brief), CORE-9): promises \(promised) remaining where a query shows \(available)"
+                    return
+                }
+                verdict.kind = .difference
+                verdict.explanation =
+                    "answered \(got.brief) to \(event.description), which the Spec refuses as invalid (\(spec.brief), CORE-9); a negative acquire admits nothing, so it is no over-admission by itself: permits it added show at a later step"
+                return
+            }
             verdict.kind = .overAdmission
             verdict.explanation = "applied \(event.description), which the Spec refuses as invalid (\(spec.brief))"
             return

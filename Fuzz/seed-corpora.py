@@ -65,6 +65,11 @@ def main():
     for name, values in replies.items():
         for operation in range(4):
             write("FuzzRedis", f"{name}-{operation}", chr(operation + 36) + "\n".join(values))
+    # The same replies as the wire carries them (RESP2), for the connection's reader.
+    for name, values in replies.items():
+        wire = f"*{len(values)}\r\n" + "".join(f"${len(v)}\r\n{v}\r\n" for v in values)
+        write("FuzzRedis", f"wire-{name}", wire)
+    write("FuzzRedis", "wire-error", "-NOSCRIPT No matching script. Please use EVAL.\r\n")
     write("FuzzFiles", "expectations", "# expectations\nrandom gcra\tGCRA-6 retry-after\tearly retry\n")
     write("FuzzFiles", "profile", json.dumps({"timeUnitNanoseconds": 1000, "events": ["weighted"]}))
     print(f"seed corpora written to {CORPUS.relative_to(ROOT)}")

@@ -1,10 +1,11 @@
 import RateLimitCore
 @testable import RateLimitRedis
 
-// Any bytes as a script's reply to the shared limiters (Sources/RateLimitRedis/Scripts/README.md):
-// the first byte picks the operation, each following line is one bulk string of the reply. A
-// reply is read as a result or refused as `unexpectedReply` (SHARED-10), never a trap; a result
-// read from a reply is one the limiter could give (an `allowed` never has negative remaining).
+// Any bytes from a Redis server: as the wire (RESP2) the shipped connection reads, refused with
+// an error or read as a reply, which then goes to the limiter as a script's reply; and as a
+// script's values (Sources/RateLimitRedis/Scripts/README.md): the first byte picks the operation,
+// each following line is one bulk string. A reply is read as a result or refused as
+// `unexpectedReply` (SHARED-10), never a trap, a stack overflow or a hang.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
@@ -19,5 +20,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         default: (try? ConcurrencyLimiter(limit: 3)).map { .reconfigure($0) } ?? .reset
         }
     _ = try? RedisLimitEngine<ConcurrencyLimiter, ContinuousClock>.answer(values, to: operation)
+    let wire = UnsafeBufferPointer(start: data, count: size)
+    if let (reply, used) = try? RESP.reply(in: Array(wire)[...]) {
+        guard used > 0, used <= size else { fatalError("a reply of \(used) bytes read from \(size)") }
+        if case .values(let values) = RedisConnection.scriptReply(reply) {
+            _ = try? RedisLimitEngine<ConcurrencyLimiter, ContinuousClock>.answer(values, to: operation)
+        }
+    }
     return 0
 }

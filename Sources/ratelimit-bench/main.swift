@@ -10,6 +10,8 @@
 
 import Foundation
 
+//   ratelimit-bench --soak SECONDS         the registry under sustained mixed traffic, memory sampled
+//                                          (Soak.swift; make soak, and make verify for 10 s)
 //   ratelimit-bench --profile <case> [n]   one loop of one case (n operations, 200,000 by default),
 //                                          for callgrind or perf
 
@@ -24,6 +26,13 @@ if (3...4).contains(CommandLine.arguments.count), CommandLine.arguments[1] == "-
         exit(1)
     }
     exit(0)
+}
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--soak" {
+    guard let seconds = Double(CommandLine.arguments[2]), seconds > 0, seconds <= 86_400 else {
+        print("--soak SECONDS: from 1 to 86400")
+        exit(2)
+    }
+    exit(soak(seconds: seconds) ? 0 : 1)
 }
 let sections = ["pure", "adapters", "registry", "latency", "memory", "peers"]
 var arguments = Set(CommandLine.arguments.dropFirst())

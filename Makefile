@@ -113,15 +113,19 @@ bench-smoke:
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-bench --smoke --json | python3 -m json.tool > /dev/null
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-redis-bench --smoke --json | python3 -m json.tool > /dev/null
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-bench --soak 10
-	@echo "bench-smoke: every benchmark ran; the JSON is valid; the registry held up for 10 s of soak"
+	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-redis-bench --soak 10
+	@echo "bench-smoke: every benchmark ran; the JSON is valid; the registry and the Redis limiters held up for 10 s of soak each"
 
 ## The registry under sustained mixed traffic for SOAK_SECONDS (keys coming and going past the key
 ## limit, throttles, queued requests timing out or cancelled, rule changes, resets), in simulated
 ## time, memory sampled each round: it fails when the heap grows after warm-up, a descriptor leaks,
 ## a key admits past GCRA-11's bound or a queued request gets other than one outcome (Soak.swift).
+## Then the Redis limiters for as long against a real redis-server, with its script cache flushed
+## and every connection killed along the way (Tests/ratelimit-redis-bench/Soak.swift).
 SOAK_SECONDS ?= 300
 soak:
 	$(SWIFT) run -c release ratelimit-bench --soak $(SOAK_SECONDS)
+	$(SWIFT) run -c release ratelimit-redis-bench --soak $(SOAK_SECONDS)
 
 ## The conformance matrix of real libraries (not in verify: it needs the libraries). matrix-setup
 ## installs the pinned versions into git-ignored folders (Implementations/README.md); matrix runs

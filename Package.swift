@@ -56,7 +56,7 @@ let package = Package(
         // The Redis limiter's cost against one round trip of a trivial script (make bench-redis), and
         // the worker processes of the multi-process test (--worker).
         .executableTarget(
-            name: "ratelimit-redis-bench", dependencies: ["RateLimitRedis", "RedisTestSupport"],
+            name: "ratelimit-redis-bench", dependencies: ["RateLimitRedis", "RedisTestSupport", "CHeapStatistics"],
             path: "Tests/ratelimit-redis-bench"),
         // The documentation's examples (the README's and the DocC articles'), one per product, each built
         // with that product alone; `make readme-check` keeps their copies identical to these files.

@@ -86,7 +86,11 @@ final class DeadlineWatch<C: Clock>: @unchecked Sendable where C.Duration == Dur
         _ = lock.withLock { pending.removeValue(forKey: id) }
     }
 
+    /// Whether a watcher task runs (it ends one timeout after the last call ended).
+    var isWatching: Bool { lock.withLock { watching } }
+
     private func watch() async {
+        // Set when the watcher went to sleep with nothing pending: if nothing came meanwhile, it ends.
         var idle = false
         while true {
             let (due, wake): ([@Sendable () -> Void], C.Instant?) = lock.withLock {
@@ -97,11 +101,11 @@ final class DeadlineWatch<C: Clock>: @unchecked Sendable where C.Duration == Dur
                     watching = false
                     return ([], nil)
                 }
+                idle = pending.isEmpty && due.isEmpty
                 return (due.map(\.value.expire), pending.values.map(\.deadline).min() ?? now.advanced(by: timeout))
             }
             for expire in due { expire() }
             guard let wake else { return }
-            idle = due.isEmpty && wake > clock.now.advanced(by: timeout - .nanoseconds(1))
             try? await clock.sleep(until: wake, tolerance: nil)
         }
     }

@@ -6,6 +6,7 @@
 //   ratelimit-redis-bench --json     the same, as JSON
 //   ratelimit-redis-bench --smoke    a few calls of each, once (make verify: it must not rot)
 //   ratelimit-redis-bench --check    exit 1 when a ratio is above the target, 1.5
+//   ratelimit-redis-bench --soak SECONDS   the limiters under sustained traffic and faults (Soak.swift)
 //   ratelimit-redis-bench --worker <port> <key> <burst> <emission interval ns> <milliseconds>
 //       acquires 1, 2, 3, 1, 2, 3... permits of a GCRA on the server's clock until the time is up;
 //       prints {"admitted": permits, "decisions": n, "failures": n}
@@ -24,6 +25,21 @@ if arguments.first == "--worker" {
         exit(2)
     }
     exit(await worker(port: port, key: arguments[2], burst: burst, interval: interval, milliseconds: milliseconds))
+}
+
+if arguments.first == "--soak" {
+    guard arguments.count == 2, let seconds = Double(arguments[1]), seconds > 0, seconds <= 86_400 else {
+        print("usage: ratelimit-redis-bench --soak SECONDS (1 to 86400)")
+        exit(2)
+    }
+    guard await RedisServer.installed.value != nil else {
+        print("soak: Redis limiters skipped: \(RedisServer.installHint)")
+        exit(0)
+    }
+    let server = try await RedisServer.start()
+    let passed = try await soak(port: server.port, seconds: seconds)
+    server.stop()
+    exit(passed ? 0 : 1)
 }
 
 let known: Set = ["--json", "--smoke", "--check", "--help"]

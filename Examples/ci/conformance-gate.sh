@@ -15,7 +15,7 @@ implementation=${1:?usage: $0 \"COMMAND\" [EXPECTATIONS_FILE]}
 expectations=${2:-conformance-expectations.json}
 cli=${RATELIMIT_CONFORMANCE:-ratelimit-conformance}
 read -r -a extra <<< "${RATELIMIT_ARGS:-}"
-run=("$cli" --exec "$implementation" --seed "${RATELIMIT_SEED:-1}" --junit "${RATELIMIT_JUNIT:-conformance.xml}" "${extra[@]}")
+run=("$cli" --exec "$implementation" --seed "${RATELIMIT_SEED:-1}" --junit "${RATELIMIT_JUNIT:-conformance.xml}" ${extra[@]+"${extra[@]}"})
 if [ ! -f "$expectations" ]; then
     "${run[@]}" --write-expect "$expectations"
     status=$?

@@ -86,7 +86,7 @@ final class DeadlineWatch<C: Clock>: @unchecked Sendable where C.Duration == Dur
         _ = lock.withLock { pending.removeValue(forKey: id) }
     }
 
-    /// Whether a watcher task runs (it ends one timeout after the last call ended).
+    /// Whether a watcher task runs (it ends one to two timeouts after the last call ended).
     var isWatching: Bool { lock.withLock { watching } }
 
     private func watch() async {

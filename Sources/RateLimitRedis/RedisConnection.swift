@@ -9,6 +9,8 @@ import Foundation
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
 #elseif canImport(Darwin)
     import Darwin
 #endif
@@ -61,7 +63,7 @@ public struct RedisConnectionError: Error, Hashable, Sendable, CustomStringConve
 /// each busy limiter a connection of its own, or bring a pooled client (RediStack, valkey-swift)
 /// behind ``RedisScriptRunner``.
 public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
-    // @unchecked: `descriptor`, `buffer` and `counts` are read and written only by blocks of `queue`
+    // @unchecked: `descriptor`, `buffer`, `chunk` and `counts` are read and written only by blocks of `queue`
     // (a serial queue); the other members are immutable.
     /// The server's host and port, and the credentials and database of the URL.
     public let host: String
@@ -73,13 +75,15 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
     private let queue = DispatchQueue(label: "RateLimitRedis.RedisConnection")
     private var descriptor: Int32 = -1
     private var buffer: [UInt8] = []
+    private var chunk = [UInt8](repeating: 0, count: 65_536)
     private var counts: [String: Int] = [:]
 
     /// A connection to the server of `url` (`redis://[[user]:password@]host[:port][/database]`,
-    /// port 6379 by default), made at its first command. A reply that takes longer than `timeout`
-    /// fails its command and closes the connection.
+    /// port 6379 by default), made at its first command. A connection, or a reply, that takes
+    /// longer than `timeout` fails its command and closes the connection.
     ///
-    /// - Throws: ``RedisConnectionError`` for a URL of another form.
+    /// - Throws: ``RedisConnectionError`` for a URL of another form (a user without a password, a
+    ///   database that is not a number from 0), or a timeout under 1 ms.
     public init(url: String = "redis://127.0.0.1:6379", timeout: Duration = .seconds(10)) throws(RedisConnectionError) {
         guard let parts = URLComponents(string: url), parts.scheme == "redis", let host = parts.host, !host.isEmpty,
             parts.query == nil, parts.fragment == nil
@@ -87,11 +91,21 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
             throw RedisConnectionError("not a Redis URL (redis://[[user]:password@]host[:port][/database]): \(url)")
         }
         let path = parts.path.drop { $0 == "/" }
-        guard path.isEmpty || Int(path) != nil else { throw RedisConnectionError("the database is a number: \(url)") }
+        guard path.isEmpty || (path.allSatisfy(\.isASCII) && path.allSatisfy(\.isNumber) && Int(path) != nil) else {
+            throw RedisConnectionError("the database is a number from 0: \(url)")
+        }
+        let user = parts.user.flatMap { $0.isEmpty ? nil : $0 }
+        let password = parts.password.flatMap { $0.isEmpty ? nil : $0 }
+        guard user == nil || password != nil else {
+            throw RedisConnectionError("a user needs a password (redis://user:password@host): \(url)")
+        }
+        guard timeout >= .milliseconds(1) else {
+            throw RedisConnectionError("the timeout is at least 1 ms: \(timeout)")
+        }
         self.host = host
         port = parts.port ?? 6379
-        user = parts.user.flatMap { $0.isEmpty ? nil : $0 }
-        password = parts.password
+        self.user = user
+        self.password = password
         database = Int(path)
         self.timeout = timeout
     }
@@ -113,14 +127,25 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
         try queue.sync { Result { () throws(RedisConnectionError) in try exchange(arguments) } }.get()
     }
 
-    /// The command's reply; the calling task suspends meanwhile.
+    /// The command's reply; the calling task suspends meanwhile. A command whose task is cancelled
+    /// before its turn on the connection is not sent (a limiter that gave up on a slow server
+    /// leaves no queue of abandoned commands behind it).
     public func send(_ arguments: [String]) async throws(RedisConnectionError) -> RedisReply {
-        let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<RedisReply, RedisConnectionError>, Never>) in
-            queue.async {
-                continuation.resume(
-                    returning: Result { () throws(RedisConnectionError) in try self.exchange(arguments) })
+        let abandoned = Abandoned()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<RedisReply, RedisConnectionError>, Never>) in
+                queue.async {
+                    guard !abandoned.isSet else {
+                        return continuation.resume(
+                            returning: .failure(RedisConnectionError("cancelled before it was sent")))
+                    }
+                    continuation.resume(
+                        returning: Result { () throws(RedisConnectionError) in try self.exchange(arguments) })
+                }
             }
+        } onCancel: {
+            abandoned.set()
         }
         return try result.get()
     }
@@ -194,8 +219,10 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
     }
 
     private func receiveMore() throws(RedisConnectionError) {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        var count: Int
+        repeat {
+            count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        } while count < 0 && errno == EINTR
         guard count > 0 else {
             throw RedisConnectionError(
                 count == 0
@@ -213,6 +240,7 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { systemSend(descriptor, $0.baseAddress, $0.count, flags) }
+            if sent < 0, errno == EINTR { continue }
             guard sent > 0 else { throw RedisConnectionError("cannot send to \(host):\(port): errno \(errno)") }
             offset += sent
         }
@@ -238,8 +266,15 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
             let descriptor = systemSocket(
                 address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
             guard descriptor >= 0 else { continue }
+            // The timeout bounds the connect (SO_SNDTIMEO, on Linux) and every reply (SO_RCVTIMEO).
+            let (seconds, attoseconds) = timeout.components
+            var limit = timeval(tv_sec: .init(seconds), tv_usec: .init(attoseconds / 1_000_000_000_000))
+            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
             #if canImport(Glibc)
                 let connected = Glibc.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen)
+            #elseif canImport(Musl)
+                let connected = Musl.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen)
             #else
                 let connected = Darwin.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen)
             #endif
@@ -247,10 +282,6 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
                 close(descriptor)
                 continue
             }
-            // A reply that never comes fails its command after the timeout instead of hanging.
-            let (seconds, attoseconds) = timeout.components
-            var limit = timeval(tv_sec: .init(seconds), tv_usec: .init(attoseconds / 1_000_000_000_000))
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
             var one: Int32 = 1
             setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             #if canImport(Darwin)
@@ -266,10 +297,22 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
 #if canImport(Glibc)
     private let systemSend = Glibc.send
     private let systemSocket = Glibc.socket
+#elseif canImport(Musl)
+    private let systemSend = Musl.send
+    private let systemSocket = Musl.socket
 #else
     private let systemSend = Darwin.send
     private let systemSocket = Darwin.socket
 #endif
+
+/// Set once the task that sent a command was cancelled.
+// @unchecked: `set` is read and written only while `lock` is held.
+private final class Abandoned: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flag = false
+    func set() { lock.withLock { flag = true } }
+    var isSet: Bool { lock.withLock { flag } }
+}
 
 /// The Redis protocol's framing (RESP2): commands out, replies in.
 enum RESP {

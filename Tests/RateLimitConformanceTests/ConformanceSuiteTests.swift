@@ -495,7 +495,7 @@ struct ConformanceSuiteTests {
         #expect(
             report.skippedLines.contains {
                 $0.hasPrefix("PARTIAL token-bucket: \(partial.count) stor")
-                    && $0.hasSuffix("judged up to the step that \(resetAt)")
+                    && $0.hasSuffix("judged up to their first step outside the profile, which \(resetAt)")
             }, "\(report.skippedLines)")
         #expect(report.json["strategies"]?.array?.first?["partial"]?.array?.count == strategy.partial.count)
     }

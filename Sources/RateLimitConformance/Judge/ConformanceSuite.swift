@@ -286,7 +286,10 @@ struct StrategyRun {
             // The steps before the first the profile cannot take are judged as any story's; the
             // story's clauses are checked by the whole of it, so its prefix claims none.
             var outcome = self.trace(prefix, id: story.id, origin: .story, on: &subject)
-            outcome.partialBecause = "\(reason) (from step \(judged + 1) of \(total))"
+            // Only a prefix that ran is partial (one skipped whole says so as skipped).
+            if outcome.skippedBecause == nil {
+                outcome.partialBecause = "\(reason) (from step \(judged + 1) of \(total))"
+            }
             return outcome
         case .outside(let reason):
             var outcome = CaseOutcome(id: story.id, origin: .story)

@@ -305,7 +305,7 @@ struct Judge {
                 // shadow keeps its state, so permits the implementation added show as an
                 // over-admission at the step that uses them. A remaining above what a query
                 // would show now is an over-promise all the same.
-                let available = capped(shadow.probe(.acquire(0), at: .generated(now))).remaining ?? 0
+                let available = remainingBound(.acquire(0), at: now, upper: true) ?? 0
                 if let promised = got.remaining, promised > available {
                     verdict.kind = .overPromise
                     verdict.severity.permitsOver = promised - available

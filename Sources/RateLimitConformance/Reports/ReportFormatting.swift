@@ -72,7 +72,7 @@ extension ConformanceReport {
             }
             for (reason, count) in partial {
                 lines.append(
-                    "PARTIAL \(report.strategy): \(count) stor\(count == 1 ? "y" : "ies") judged up to the step that \(reason)"
+                    "PARTIAL \(report.strategy): \(count) stor\(count == 1 ? "y" : "ies") judged up to their first step outside the profile, which \(reason)"
                 )
             }
             if let reason = report.stoppedBecause { lines.append("STOP \(report.strategy): \(reason)") }

@@ -24,6 +24,8 @@ private final class TickingClock: Clock, @unchecked Sendable {
     var minimumResolution: Duration { .nanoseconds(1) }
     var sleepCount: Int { lock.withLock { sleeps } }
 
+    /// `Clock`'s requirement, which the watcher calls: nothing waits in real time, the clock jumps
+    /// to the deadline and the call returns at once.
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let stop: Bool = lock.withLock {
             sleeps += 1

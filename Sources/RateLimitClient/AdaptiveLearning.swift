@@ -140,8 +140,9 @@ struct IdleEndpoints: Sendable {
     /// Endpoints idle now.
     var count: Int { stamps.count }
 
-    /// Entries held, live or not (bounded by twice the live ones, plus a little).
-    var storage: Int { queue.count - start }
+    /// Entries held, live, stale or already taken from the front (bounded by twice the live
+    /// ones, plus a little).
+    var storage: Int { queue.count }
 
     /// `endpoint` became idle now: it is the most recently used.
     mutating func insert(_ endpoint: String) {
@@ -172,7 +173,10 @@ struct IdleEndpoints: Sendable {
     }
 
     private mutating func compact() {
-        guard storage > 2 * stamps.count + 16 else { return }
+        // Stale entries are dropped once they outnumber the live ones; the entries taken from the
+        // front are dropped too, or the array would keep every endpoint ever idle (the soak found
+        // it: 6 MB more after 140,000 endpoints, `make soak`).
+        guard queue.count > 2 * stamps.count + 16 else { return }
         queue = queue[start...].filter { stamps[$0.endpoint] == $0.stamp }
         start = 0
     }

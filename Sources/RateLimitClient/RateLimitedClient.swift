@@ -363,8 +363,10 @@ where C.Duration == Duration {
             // The server's wait first, so that no permit is taken only to be wasted: the endpoint
             // is held, and the acquire below waits (or is refused) until it ends.
             await forgetIfLifted(endpoint)
-            if let wait = quotas[endpoint]?.wait(at: timeline.now()) {
-                try await waitOut(endpoint, wait, priority, bypassing: priority == .critical)
+            let now = timeline.now()
+            if let wait = quotas[endpoint]?.wait(at: now) {
+                try await waitOut(
+                    endpoint, until: now.advanced(byNanoseconds: wait) ?? .end, bypassing: priority == .critical)
                 if priority == .critical { continue }
             }
             let grant: RateLimitGrant
@@ -382,12 +384,16 @@ where C.Duration == Duration {
             if taken, liftedBeforeGrant(endpoint), await registryAccepts(endpoint), liftedBeforeGrant(endpoint) {
                 forget(endpoint)
             }
-            guard case .wait(let wait) = quotas[endpoint, default: newQuota].permit(at: timeline.now()) else {
+            let granted = timeline.now()
+            guard case .wait(let wait) = quotas[endpoint, default: newQuota].permit(at: granted) else {
                 return taken
             }
-            // A response that arrived while this request waited spent the server's quota.
+            // A response that arrived while this request waited spent the server's quota. Its wait
+            // ends at an instant, fixed now: the time giving the permits back takes is not added
+            // to it (the hold is the server's wait, no longer, HTTP-12).
+            let until = granted.advanced(byNanoseconds: wait) ?? .end
             if taken { await giveBack(endpoint, permits) }
-            try await waitOut(endpoint, wait, priority, bypassing: !taken)
+            try await waitOut(endpoint, until: until, bypassing: !taken)
         }
     }
 
@@ -401,18 +407,16 @@ where C.Duration == Duration {
         return true
     }
 
-    /// Waits out the server's wait of `nanoseconds` from now: by holding the endpoint (the
-    /// registry then queues or refuses the request, like any other), or, for a request the
-    /// registry lets through anyway (critical, or a disabled key), by sleeping here.
-    private func waitOut(_ endpoint: String, _ nanoseconds: Int64, _ priority: RateLimitPriority, bypassing: Bool)
+    /// Waits out the server's wait, which ends at `until`: by holding the endpoint (the registry
+    /// then queues or refuses the request, like any other), or, for a request the registry lets
+    /// through anyway (critical, or a disabled key), by sleeping here.
+    private func waitOut(_ endpoint: String, until: RateLimitInstant, bypassing: Bool)
         async throws(RateLimitClientError)
     {
-        let now = timeline.now()
-        let until = now.advanced(byNanoseconds: nanoseconds) ?? .end
         if bypassing {
             try await sleep(until: until)
         } else {
-            await hold(endpoint, until: until, at: now)
+            await hold(endpoint, until: until, at: timeline.now())
         }
     }
 

@@ -114,13 +114,16 @@ bench-smoke:
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-redis-bench --smoke --json | python3 -m json.tool > /dev/null
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-bench --soak 10
 	$(SWIFT) run $(SWIFT_FLAGS) ratelimit-redis-bench --soak 10
-	@echo "bench-smoke: every benchmark ran; the JSON is valid; the registry and the Redis limiters held up for 10 s of soak each"
+	@echo "bench-smoke: every benchmark ran; the JSON is valid; the registry, the client and the Redis limiters held up for 10 s of soak each"
 
 ## The registry under sustained mixed traffic for SOAK_SECONDS (keys coming and going past the key
 ## limit, throttles, queued requests timing out or cancelled, rule changes, resets), in simulated
 ## time, memory sampled each round: it fails when the heap grows after warm-up, a descriptor leaks,
 ## a key admits past GCRA-11's bound or a queued request gets other than one outcome (Soak.swift).
-## Then the Redis limiters for as long against a real redis-server, with its script cache flushed
+## Then the rate-limited client for as long, on a manual clock, against a simulated server that
+## refuses, fails and drops connections while requests are cancelled and limits learned: it fails
+## also when a request never ends, a sleeper is left on the clock, or a request goes out inside a
+## server's wait the client announced (HTTP-12; ClientSoak.swift). Then the Redis limiters for as long against a real redis-server, with its script cache flushed
 ## and every connection killed along the way (Tests/ratelimit-redis-bench/Soak.swift).
 SOAK_SECONDS ?= 300
 soak:

@@ -51,7 +51,7 @@ let package = Package(
             name: "ratelimit-bench",
             dependencies: [
                 "RateLimitCore", "RateLimitClock", "RateLimitActor", "RateLimitLock", "RateLimitDispatch",
-                "RateLimitAtomic", "CHeapStatistics", "CPrefetch",
+                "RateLimitAtomic", "RateLimitClient", "RateLimitConformance", "CHeapStatistics", "CPrefetch",
             ]),
         // The Redis limiter's cost against one round trip of a trivial script (make bench-redis), and
         // the worker processes of the multi-process test (--worker).

@@ -11,7 +11,8 @@ import RateLimitCore
 
 /// Runs the soak for `seconds` and prints what it saw; `false` when a check failed.
 func soak(seconds: Double) -> Bool {
-    var generator = SystemRandomNumberGenerator()
+    let seed = soakSeed()
+    var generator = SeededGenerator(seed: seed)
     let burst: Int64 = 5
     let interval: Int64 = 1_000_000  // 1 ms
     let slower: Int64 = 3_000_000
@@ -48,6 +49,7 @@ func soak(seconds: Double) -> Bool {
             admissions[key]
             ?? Admissions(since: at, permits: 0, interval: ruleIntervals[String(key.prefix(2))] ?? interval)
         entry.permits += 1
+        entry.since = min(entry.since, at)  // the bound counts from the earliest admission
         // GCRA-11: at most B + ⌊(e_j − e_i) / T⌋ permits between admissions i and j.
         if entry.permits > burst + (at - entry.since) / entry.interval, failures.count < 5 {
             failures.append("\(key) admitted \(entry.permits) permits in \(at - entry.since) ns (GCRA-11)")
@@ -91,15 +93,17 @@ func soak(seconds: Double) -> Bool {
             switch roll {
             case 0..<60:
                 let (outcome, effects) = registry.tryAcquire(key, at: instant(now))
-                if case .granted = outcome { admit(key, at: now) } else { refused += 1 }
+                // Waiters that fell due before now were granted first (at their instants).
                 execute(effects)
+                if case .granted = outcome { admit(key, at: now) } else { refused += 1 }
             case 60..<80:
                 let (ticket, effects) = registry.acquire(key, at: instant(now))
                 ticketKeys[ticket] = key
                 issued += 1
                 execute(effects)
             case 80..<85:
-                if let ticket = ticketKeys.keys.randomElement(using: &generator) {
+                // Sorted: a dictionary's order changes from process to process, and a seed replays.
+                if let ticket = ticketKeys.keys.sorted().randomElement(using: &generator) {
                     execute(registry.cancel(ticket, at: instant(now)))
                 }
             case 85..<90:
@@ -108,6 +112,9 @@ func soak(seconds: Double) -> Bool {
                 // Now and then a rule's limit changes, for every key it governs (a key with a
                 // configuration of its own is never forgotten, REG-8, so keys keep their rule's).
                 guard Int.random(in: 0..<30, using: &generator) == 0 else { break }
+                // What fell due before now (a waiter granted when a throttle ended) was granted
+                // under the old limit: counted before the bounds start again.
+                execute(registry.advance(to: instant(now)))
                 let prefix = String(key.prefix(2))
                 let next = ruleIntervals[prefix] == interval ? slow : fast
                 guard let effects = try? registry.reconfigure(rule: .prefix(prefix), to: next, at: instant(now)) else {
@@ -121,6 +128,7 @@ func soak(seconds: Double) -> Bool {
                 }
                 execute(effects)
             case 93..<95:
+                execute(registry.advance(to: instant(now)))  // granted before the reset, as above
                 let (_, effects) = registry.reset(key, at: instant(now))
                 admissions[key] = nil
                 execute(effects)
@@ -157,7 +165,7 @@ func soak(seconds: Double) -> Bool {
     let first = samples.first ?? (0, 0, 0)
     let last = samples.last ?? first
     print(
-        "soak: registry, \(String(format: "%.0f", seconds)) s, \(operations) operations in \(samples.count) rounds over \(now / 1_000_000) simulated ms"
+        "soak: registry, seed \(seed) (RATELIMIT_SEED=\(seed) replays it), \(String(format: "%.0f", seconds)) s, \(operations) operations in \(samples.count) rounds over \(now / 1_000_000) simulated ms"
     )
     print("  keys held at the end: \(registry.keyCount) of at most \(registry.maximumKeys)")
     print(
@@ -174,7 +182,12 @@ func soak(seconds: Double) -> Bool {
     return failures.isEmpty
 }
 
-private func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+/// The soak's seed: `RATELIMIT_SEED` when set (to replay a run), a new one otherwise.
+func soakSeed() -> UInt64 {
+    ProcessInfo.processInfo.environment["RATELIMIT_SEED"].flatMap { UInt64($0) } ?? .random(in: 0...UInt64(UInt32.max))
+}
+
+func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
 
 /// Resident memory (Linux: /proc/self/statm); 0 elsewhere.
 private func residentBytes() -> Int {
@@ -184,6 +197,6 @@ private func residentBytes() -> Int {
 }
 
 /// Open file descriptors (Linux: /proc/self/fd); 0 elsewhere.
-private func openDescriptors() -> Int {
+func openDescriptors() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
 }

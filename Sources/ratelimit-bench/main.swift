@@ -10,8 +10,9 @@
 
 import Foundation
 
-//   ratelimit-bench --soak SECONDS         the registry under sustained mixed traffic, memory sampled
-//                                          (Soak.swift; make soak, and make verify for 10 s)
+//   ratelimit-bench --soak SECONDS         the registry, then the client, each under sustained mixed
+//                                          traffic for SECONDS, memory sampled (Soak.swift,
+//                                          ClientSoak.swift; make soak, and make verify for 10 s)
 //   ratelimit-bench --profile <case> [n]   one loop of one case (n operations, 200,000 by default),
 //                                          for callgrind or perf
 
@@ -32,7 +33,9 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--soak" {
         print("--soak SECONDS: from 1 to 86400")
         exit(2)
     }
-    exit(soak(seconds: seconds) ? 0 : 1)
+    let registryHeld = soak(seconds: seconds)
+    let clientHeld = await clientSoak(seconds: seconds)
+    exit(registryHeld && clientHeld ? 0 : 1)
 }
 let sections = ["pure", "adapters", "registry", "latency", "memory", "peers"]
 var arguments = Set(CommandLine.arguments.dropFirst())

@@ -127,7 +127,7 @@ extension ServerIntegrationRealTimeTests {
     }
 
     @Test(
-        "HTTP-13 against a server whose latency grows beyond its 4 workers, the adaptive concurrency settles between 4 and 10 in flight without a refusal, at 80% of the best throughput",
+        "HTTP-13 against a server whose latency grows beyond its 4 workers, the adaptive concurrency settles between 4 and 10 in flight without a refusal, keeping the workers 80% busy",
         arguments: [Int64(2), 12])
     func concurrency(start: Int64) async throws {
         // The best concurrency is the workers' count, 4: fewer leaves a worker idle, more waits in
@@ -172,6 +172,14 @@ extension ServerIntegrationRealTimeTests {
         }
         limits.append(current)
         let throughput = rate(lastQuarter.map { $0[0] })
+        // The best this machine gave is the workers kept busy: a loaded machine lengthens each
+        // service past its 25 ms and slows the server's threads, which lowers the throughput
+        // without it being the client's doing. So the client is judged by the share of the
+        // workers' time it kept them busy over the last quarter (throughput over the best at the
+        // service times measured), not against 160 per second.
+        let busy = Double(lastQuarter.map { $0[4] - $0[3] }.reduce(0, +))
+        let span = Double((lastQuarter.map { $0[4] }.max() ?? 0) - (lastQuarter.map { $0[3] }.min() ?? 0))
+        let utilization = busy / (Double(workers) * max(span, 1))
         let inFlight = Double(lastQuarter.map { $0[1] }.reduce(0, +)) / Double(max(1, lastQuarter.count))
         // Vegas keeps alpha to beta requests waiting: the limit stays within K ... K + 2 beta
         // (ADAPT-16; K + 5 at most in the model with 4 workers, 6 to 9 measured here).
@@ -179,9 +187,9 @@ extension ServerIntegrationRealTimeTests {
         #expect(
             limits.allSatisfy { (workers...(workers + 2 * beta)).contains($0) },
             "limits over the last quarter: \(limits)")
-        #expect(throughput >= 0.8 * 160, "\(throughput) per second")
+        #expect(utilization >= 0.8, "the workers were busy \(utilization) of the time, \(throughput) per second")
         print(
-            "HTTP-13 concurrency from \(start), 4 workers of 25 ms: limit \(limits.min() ?? 0) … \(limits.max() ?? 0) over the last quarter, \(String(format: "%.1f", inFlight)) in flight at the server on average, \(String(format: "%.1f", throughput)) per second of 160, 0 refused"
+            "HTTP-13 concurrency from \(start), 4 workers of 25 ms: limit \(limits.min() ?? 0) … \(limits.max() ?? 0) over the last quarter, \(String(format: "%.1f", inFlight)) in flight at the server on average, workers busy \(String(format: "%.0f", utilization * 100))% of the time, \(String(format: "%.1f", throughput)) per second (160 at 25 ms a request), 0 refused"
         )
     }
 }

@@ -126,7 +126,8 @@ class Workers:
         self.in_flight = 0
         self.served = []            # ids, in order
         self.refused = 0
-        self.samples = []           # (arrival, in flight then, latency), nanoseconds
+        # (arrival, in flight then, latency, a worker took it, the worker let it go), nanoseconds
+        self.samples = []
         self.origin = time.monotonic_ns()
 
     def serve(self, request_id):
@@ -139,11 +140,14 @@ class Workers:
                 self.refused += 1
                 return 503
         with self.slots:
+            started = time.monotonic_ns()
             time.sleep(self.service)
+            finished = time.monotonic_ns()
         with self.lock:
             self.in_flight -= 1
             self.served.append(request_id)
-            self.samples.append((arrival - self.origin, in_flight, time.monotonic_ns() - arrival))
+            self.samples.append((arrival - self.origin, in_flight, time.monotonic_ns() - arrival,
+                                 started - self.origin, finished - self.origin))
         return 200
 
     def stats(self):

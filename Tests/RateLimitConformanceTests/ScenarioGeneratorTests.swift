@@ -50,6 +50,35 @@ struct ScenarioGeneratorTests {
     }
 
     @Test(
+        "WQ-2 WQ-5 whatever the seed, a run's second wait-queue scenario is a crowd: more than 16 waiters at once in a queue that holds them"
+    )
+    func crowdInEveryRun() throws {
+        for offset in UInt64(0)..<32 {
+            let seed = TestSeed.base &+ offset
+            let scenario = try #require(
+                ScenarioGenerator.scenario(.waitQueue, seed: seed, index: 1, maximumSteps: 2_000), "seed \(seed)")
+            guard case .story(_, let steps) = scenario.body else { continue }
+            let queueLimit = scenario.configuration["queueLimit"]?.int64 ?? 0
+            // Waiting: acquired, not completed yet (by the reference model's answers).
+            var waiting: Set<Int64> = []
+            var most = 0
+            for step in steps {
+                if step.event["kind"]?.string == "acquire", let ticket = step.event["ticket"]?.int64 {
+                    waiting.insert(ticket)
+                }
+                for completion in step.expected["completions"]?.array ?? [] {
+                    if let ticket = completion["ticket"]?.int64 { waiting.remove(ticket) }
+                }
+                most = max(most, waiting.count)
+            }
+            #expect(
+                queueLimit > 16 && most > 16,
+                "seed \(seed): queue limit \(queueLimit), at most \(most) waiting, \(scenario.configuration), \(steps.count) steps, first \(steps.prefix(3).map { "\($0.now) \($0.event) \($0.expected)" })"
+            )
+        }
+    }
+
+    @Test(
         "REG-2 REG-4 REG-12 generated registry stories reach every rejection reason, a bypass, a throttle, statuses and waits"
     )
     func registryReachesEveryReason() throws {

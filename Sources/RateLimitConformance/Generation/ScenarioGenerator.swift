@@ -30,7 +30,12 @@ package enum ScenarioGenerator {
             let story: (JSONValue, Int64, [(Int64, JSONValue)])?
             switch machine {
             case .composite: story = composite(steps: steps, swarm: swarm, using: &rng)
-            case .waitQueue: story = waitQueue(steps: steps, swarm: swarm, using: &rng)
+            case .waitQueue:
+                // One scenario in four is a crowd (and some others by chance): whatever the budget,
+                // a run sees a queue fill past what a small fixed array holds.
+                let crowd = index % 4 == 1 || rng.chance(20)
+                story = waitQueue(
+                    steps: crowd ? max(steps, min(maximumSteps, 80)) : steps, crowd: crowd, swarm: swarm, using: &rng)
             case .adaptiveRate: story = adaptiveRate(steps: steps, using: &rng)
             case .adaptiveConcurrency: story = adaptiveConcurrency(steps: steps, using: &rng)
             case .registry: story = registry(steps: steps, swarm: swarm, using: &rng)
@@ -117,14 +122,30 @@ package enum ScenarioGenerator {
 
     // MARK: The wait queue
 
-    private static func waitQueue(steps: Int, swarm: Swarm, using rng: inout SeededGenerator)
+    private static func waitQueue(steps: Int, crowd: Bool, swarm: Swarm, using rng: inout SeededGenerator)
         -> (JSONValue, Int64, [(Int64, JSONValue)])?
     {
-        let kind = rng.pick(AnyRateLimitStrategy.identifiers)
-        guard let strategy = TraceGenerator.configuration(kind, sizes: swarm.sizes, using: &rng) else { return nil }
-        // A crowd: a queue limit above any small fixed array (16, 64, 256) and nothing that
+        // A crowd's limit is one that refuses at once and keeps refusing at one instant (pay later
+        // admits into debt, a leaky-bucket queue and warm-up delay or refill within nanoseconds).
+        let kind = rng.pick(
+            crowd
+                ? AnyRateLimitStrategy.identifiers.filter {
+                    ![PayLater.identifier, LeakyBucketQueue.identifier, WarmUp.identifier].contains($0)
+                } : AnyRateLimitStrategy.identifiers)
+        // A crowd: a limit of small sizes (so that it refuses soon and requests queue), a queue
+        // limit above any small fixed array (16, 64, 256), at least 80 steps, and nothing that
         // leaves the queue early, so that waiters pile up past what such an array holds.
-        let crowd = rng.chance(20)
+        var drawn = TraceGenerator.configuration(kind, sizes: crowd ? .small : swarm.sizes, using: &rng)
+        // Small sizes may still hold a large burst or a window near the end of time (edges): a
+        // crowd draws again until its limit admits at most 16 at once and frees them within 1000 s.
+        func unfit(_ limit: AnyRateLimitStrategy?) -> Bool {
+            guard let limit else { return true }
+            return limit.maximumPermits > 16 || TraceGenerator.characteristicNanoseconds(limit) > 1_000_000_000_000
+        }
+        for _ in 0..<50 where crowd && unfit(drawn) {
+            drawn = TraceGenerator.configuration(kind, sizes: .small, using: &rng)
+        }
+        guard let strategy = drawn else { return nil }
         let queueLimit =
             crowd
             ? rng.logUniform(in: 17...1_000_000, edges: [64, 256])
@@ -132,25 +153,29 @@ package enum ScenarioGenerator {
         let configuration = JSONValue.object([
             ("strategy", .string(kind)), ("configuration", strategy.json), ("queueLimit", .integer(queueLimit)),
         ])
-        let createdAt = TraceGenerator.firstInstant(using: &rng)
+        // A crowd starts far from the end of the timeline, where a window's end never comes.
+        let createdAt = crowd ? rng.int(in: 0...1_000_000_000) : TraceGenerator.firstInstant(using: &rng)
         let span = TraceGenerator.characteristicNanoseconds(strategy)
         // Which of the queue's features this scenario uses: a swarm of its own.
         let deadlines = !crowd && rng.chance(60)
         let retries = rng.chance(40)
         let cancels = !crowd && rng.chance(50)
         let priorities: [String] =
-            rng.chance(40)
-            ? ["normal"] : rng.chance(50) ? ["low", "normal", "high"] : ["low", "normal", "high", "critical"]
+            crowd
+            ? ["low", "normal", "high"]  // critical requests pass the queue
+            : rng.chance(40)
+                ? ["normal"] : rng.chance(50) ? ["low", "normal", "high"] : ["low", "normal", "high", "critical"]
         var now = createdAt
         var ticket: Int64 = 0
         var events: [(Int64, JSONValue)] = []
         for step in 0..<steps {
             let next = TraceGenerator.nextInstant(
                 after: now, span: span, retryAfter: nil, times: swarm.times, using: &rng)
-            // The queue's clock never goes back (WQ-11); a crowd arrives mostly at once.
-            now = crowd && rng.chance(90) ? now : max(now, next)
+            // The queue's clock never goes back (WQ-11); a crowd arrives at once (its first 40
+            // steps at one instant, however short the limit's window or interval), then mostly so.
+            now = crowd && (step < 40 || rng.chance(90)) ? now : max(now, next)
             let permits = { (rng: inout SeededGenerator) -> Int64 in
-                if crowd, rng.chance(80) { return 1 }  // many waiters, not a few large ones
+                if crowd, step < 40 || rng.chance(80) { return 1 }  // many waiters, not a few large ones
                 let drawn = TraceGenerator.permits(maximum: strategy.maximumPermits, remaining: nil, using: &rng)
                 return drawn < 0 && !swarm.events.contains(.invalid) ? 1 : drawn
             }
@@ -159,7 +184,7 @@ package enum ScenarioGenerator {
             if step == steps - 1, rng.chance(30) {
                 event = .object([("kind", .string("close"))])
             } else {
-                switch crowd && rng.chance(70) ? 0 : rng.int(in: 0...99) {
+                switch crowd && (step < 40 || rng.chance(70)) ? 0 : rng.int(in: 0...99) {
                 case 0..<45:
                     ticket += 1
                     var members: [(String, JSONValue)] = [

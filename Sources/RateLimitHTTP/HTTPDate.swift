@@ -153,7 +153,7 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
     }
 
     /// The proleptic Gregorian date of a day since 1970-01-01 (H. Hinnant's `civil_from_days`).
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = floorDivide(z, 146_097)
         let dayOfEra = z - era * 146_097
@@ -167,7 +167,7 @@ public struct HTTPDate: Hashable, Sendable, Comparable, CustomStringConvertible 
 }
 
 /// ⌊a / b⌋ for b > 0, for every `a` (no overflow at `Int64.min`).
-func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
+package func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
     let quotient = a / b
     return a % b < 0 ? quotient - 1 : quotient
 }

@@ -158,7 +158,7 @@ func printReport(
     let vectorsRun = options.noVectors ? "no vectors" : source
     let random =
         exploration.map {
-            "exploring for \(Int($0.budget)) s: the exhaustive pass to depth \($0.exhaustive.depth), generated scenarios, then random traces (seed \(seed))"
+            "exploring for \(Int($0.budget)) s: the exhaustive pass to depth \($0.exhaustive.depth), generated scenarios and responses, then random traces (seed \(seed))"
         }
         ?? options.trace.map { "random trace \($0) of seed \(seed), \(options.randomSteps) steps" }
         ?? "\(options.random) random traces per strategy"

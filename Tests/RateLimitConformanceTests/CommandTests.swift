@@ -499,6 +499,37 @@ struct FeedbackExtensionTests {
         #expect(types == ["hello", "feedback", "bye"])
     }
 
+    @Test(
+        "HTTP-1 HTTP-2 HTTP-6 a run that explores sends generated responses: the Retry-After reader agrees on every one of their Retry-After family, and a typo in its month or day table, which no vector sets up, is found there"
+    )
+    func generatedResponses() async throws {
+        /// The DIFF lines of the generated responses of the Retry-After family (no RateLimit field).
+        func retryAfterFamily(_ output: String) -> [Substring] {
+            output.split(separator: "\n").filter {
+                $0.hasPrefix("DIFF server-feedback/generated-") && $0.contains("-retry-after (")
+            }
+        }
+        let clean = try await runCommand(["--exec", retryAfterOnly, "--budget", "10", "--seed", "3", "--json"])
+        let report = try JSONValue(parsing: clean.output)
+        let generated = try #require(report[FeedbackGenerator.label], "\(clean.output.prefix(2_000))")
+        let cases = try #require(generated["cases"]?.int64)
+        // It reads no RateLimit field: only those responses differ, each named with its fields.
+        #expect(cases >= 100, "\(cases) generated responses")
+        let differ = generated["differ"]?.array ?? []
+        #expect(!differ.isEmpty && differ.allSatisfy { $0["id"]?.string?.contains("-ratelimit (") == true })
+        let vectorsAlone = try await runCommand(["--exec", retryAfterOnly, "--quick"])
+        for bug in ["september-as-sept", "thursday-misspelled"] {
+            let quick = try await runCommand(["--exec", "\(retryAfterOnly) --bug \(bug)", "--quick"])
+            let diffs = { (output: String) in output.split(separator: "\n").filter { $0.hasPrefix("DIFF ") } }
+            #expect(diffs(quick.output) == diffs(vectorsAlone.output), "\(bug): the vectors alone see it")
+            let explored = try await runCommand([
+                "--exec", "\(retryAfterOnly) --bug \(bug)", "--budget", "10", "--seed", "3",
+            ])
+            #expect(explored.status == 1)
+            #expect(!retryAfterFamily(explored.output).isEmpty, "\(bug): \(explored.output.suffix(3_000))")
+        }
+    }
+
     @Test("An implementation that does not declare server-feedback is not asked: the report says so and the run passes")
     func notDeclared() async throws {
         let run = try await runCommand([

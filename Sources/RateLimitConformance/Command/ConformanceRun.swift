@@ -185,8 +185,9 @@ package struct ConformanceRun {
 
     /// The run that explores `command` within `budget` seconds from now: the vectors (always whole),
     /// then the exhaustive pass (until a quarter of the budget, shared by the strategies), generated
-    /// scenarios of the extensions it declares (an eighth), then random traces until the budget is
-    /// spent (at least a tenth of it): long histories and mid-range sizes are found there.
+    /// scenarios of the extensions it declares (an eighth), generated server responses when it
+    /// declares server-feedback (a twentieth, reported in `extras`), then random traces until the
+    /// budget is spent (at least a tenth of it): long histories and mid-range sizes are found there.
     package func exploring(
         command: String, budget: Double, http: [FeedbackCase] = [],
         scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])] = []
@@ -207,6 +208,7 @@ package struct ConformanceRun {
         let generated = try exploreScenarios(
             command: command, until: scenariosStart + max(0.05, 0.125 * budget),
             walkUntil: scenariosStart + max(0.02, 0.05 * budget))
+        let headers = try exploreFeedback(command: command, until: clock() + max(0.02, 0.05 * budget))
         var randomOptions = ConformanceOptions(
             strategies: strategies, cases: [], randomSteps: randomSteps, seed: seed,
             toleranceNanoseconds: toleranceNanoseconds, randomSeconds: max(0.1 * budget, start + budget - clock()))
@@ -216,9 +218,65 @@ package struct ConformanceRun {
             budget: budget, vectors: vectorRun.report, exhaustive: exhaustive, scenarios: generated, random: random,
             seconds: clock() - start, randomSteps: randomSteps, seed: seed)
         return ExploringRun(
-            report: vectorRun.report.adding(random: random), version: vectorRun.version, extras: vectorRun.extras,
-            exploration: exploration)
+            report: vectorRun.report.adding(random: random), version: vectorRun.version,
+            extras: vectorRun.extras + (headers.map { [$0] } ?? []), exploration: exploration)
     }
+
+    /// Sends generated responses (FeedbackGenerator.swift) to `command` until `deadline`, each
+    /// compared member by member with the reference's reading; `nil` when it does not declare the
+    /// server-feedback extension. Each differing response is named with its status, fields and
+    /// instant of receipt, so that it can be tried by hand.
+    package func exploreFeedback(command: String, until deadline: Double) throws(ConformanceFormatError)
+        -> CaseRunReport?
+    {
+        let subject = try started(command).get()
+        defer { subject.close() }
+        guard subject.extensions.contains("server-feedback") else { return nil }
+        progress("http: generated responses")
+        defer { endProgress() }
+        var index = 0
+        var failures: [CaseRunReport.Failure] = []
+        var failed: [FeedbackGenerator.Family?: Int] = [:]
+        repeat {
+            let batch = (index..<index + 50).compactMap { FeedbackGenerator.feedbackCase(seed: seed, index: $0) }
+            index += 50
+            let report = FeedbackRunReport.run(batch) { feedbackCase in
+                Result { () throws(SubjectFailure) in try subject.feedback(feedbackCase) }
+                    .mapError { ConformanceFormatError($0.description) }
+            }
+            let cases = Dictionary(batch.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            for failure in report.failures {
+                // Each family keeps its own count, so that a parser that reads only Retry-After is
+                // still explored there after its RateLimit responses have differed.
+                let family = FeedbackGenerator.family(of: failure.id)
+                guard failed[family, default: 0] < Self.generatedFailuresShown else { continue }
+                failed[family, default: 0] += 1
+                let summary = cases[failure.id].map { " (\(FeedbackGenerator.summary($0)))" } ?? ""
+                failures.append(CaseRunReport.Failure(id: failure.id + summary, differences: failure.differences))
+            }
+            // An implementation that stopped answering is not asked on.
+            if report.failures.count == batch.count,
+                report.failures.allSatisfy({
+                    $0.differences.first?.hasPrefix("no answer") == true
+                        || $0.differences.first?.hasPrefix("not run") == true
+                })
+            {
+                break
+            }
+        } while index < Self.generatedResponsesAtLeast
+            || (clock() < deadline
+                && failures.count < Self.generatedFailuresShown * FeedbackGenerator.Family.allCases.count)
+        return CaseRunReport(
+            label: FeedbackGenerator.label, specFile: "HTTP.md", cases: index, failures: failures, notRun: nil)
+    }
+
+    /// Generated responses sent whatever the budget (a few tenths of a second): what every run
+    /// covers, however busy the machine.
+    static let generatedResponsesAtLeast = 500
+
+    /// Generated responses that differ, at most, of each family: exploring stops when every
+    /// family has shown this many (each is a finding).
+    static let generatedFailuresShown = 10
 }
 
 /// What a run with `--exec` explored beyond the vectors, within its budget.
@@ -265,11 +323,15 @@ package struct Exploration {
     }
 
     /// The passes that found something at `level`, each judged alone: `vectors` (with the HTTP and
-    /// scenario vectors in `extras`), `exhaustive`, `extensions` (generated scenarios), `random`.
+    /// scenario vectors in `extras`), `exhaustive`, `extensions` (generated scenarios, and the
+    /// generated responses in `extras`), `random`.
     package func caughtBy(at level: ConformanceLevel, extras: [CaseRunReport]) -> [String] {
-        [
-            ("vectors", !vectors.passes(at: level) || !extras.allSatisfy(\.passed)),
-            ("exhaustive", !exhaustive.passesOrSkipped(at: level)), ("extensions", scenarios?.passed == false),
+        let generated = extras.filter { $0.label == FeedbackGenerator.label }
+        let vectorExtras = extras.filter { $0.label != FeedbackGenerator.label }
+        return [
+            ("vectors", !vectors.passes(at: level) || !vectorExtras.allSatisfy(\.passed)),
+            ("exhaustive", !exhaustive.passesOrSkipped(at: level)),
+            ("extensions", scenarios?.passed == false || !generated.allSatisfy(\.passed)),
             ("random", !random.passes(at: level)),
         ].filter(\.1).map(\.0)
     }

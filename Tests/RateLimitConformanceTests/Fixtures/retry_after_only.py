@@ -2,13 +2,26 @@
 """An implementation of the protocol's server-feedback extension that reads only Retry-After (and
 the Date it counts from), as Spec/HTTP.md HTTP-1, HTTP-2, HTTP-3 and HTTP-6 say, and no strategy.
 It is honest about the rest: RateLimit and X-RateLimit fields are not read (empty lists, nulls, no
-diagnostic), so the cases about them differ. --extensions NAMES declares other extensions."""
+diagnostic), so the cases about them differ. --extensions NAMES declares other extensions.
+--bug NAME injects one of BUGS, each a mistake the HTTP vectors do not set up: only the generated
+responses of a run that explores find it."""
 import json, re, sys
 
 INT64_MAX = 2**63 - 1
+BUGS = {
+    "september-as-sept": "the month table writes September \"Sept\", so a date in September is malformed",
+    "thursday-misspelled": "the RFC 850 day table writes \"Thurday\", so such a date on a Thursday is malformed",
+}
+BUG = sys.argv[sys.argv.index("--bug") + 1] if "--bug" in sys.argv else None
+if BUG is not None and BUG not in BUGS:
+    sys.exit(f"unknown bug {BUG}: {', '.join(BUGS)}")
 DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 LONG_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+if BUG == "september-as-sept":
+    MONTHS[8] = "Sept"
+if BUG == "thursday-misspelled":
+    LONG_DAYS[3] = "Thurday"
 D2, TIME = "([0-9]{2})", "([0-9]{2}):([0-9]{2}):([0-9]{2})"
 IMF = re.compile(f"({'|'.join(DAYS)}), {D2} ({'|'.join(MONTHS)}) ([0-9]{{4}}) {TIME} GMT")
 RFC850 = re.compile(f"({'|'.join(LONG_DAYS)}), {D2}-({'|'.join(MONTHS)})-{D2} {TIME} GMT")

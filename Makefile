@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify tools test tsan tsan-all build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance exhaustive matrix matrix-setup bench bench-smoke bench-redis bench-peers soak fuzz fuzz-long clean
+.PHONY: verify tools test tsan tsan-all build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance exhaustive matrix matrix-setup bench bench-smoke bench-redis bench-peers soak fuzz fuzz-long new-user clean
 
 ## Check the formatting, the core's purity and that the Redis scripts embedded in RateLimitRedis are
 ## the files, build everything with warnings as errors, run every test, check the public API
@@ -129,6 +129,12 @@ SOAK_SECONDS ?= 300
 soak:
 	$(SWIFT) run -c release ratelimit-bench --soak $(SOAK_SECONDS)
 	$(SWIFT) run -c release ratelimit-redis-bench --soak $(SOAK_SECONDS)
+
+## A new user's path, replayed as README.md and the pages it links say (Examples/new-user.sh): an
+## app that depends on this checkout and waits its turn, a limit shared through a local
+## redis-server (skipped, saying so, without one), the quick start's GCRA through the suite.
+new-user:
+	Examples/new-user.sh
 
 ## The conformance matrix of real libraries (not in verify: it needs the libraries). matrix-setup
 ## installs the pinned versions into git-ignored folders (Implementations/README.md); matrix runs

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "RateLimitCore", targets: ["RateLimitCore"]),
         .library(name: "RateLimitConformance", targets: ["RateLimitConformance"]),
+        .library(name: "RateLimitTesting", targets: ["RateLimitTesting"]),
         .executable(name: "ratelimit-conformance", targets: ["ratelimit-conformance"]),
         .executable(name: "ratelimit-bench", targets: ["ratelimit-bench"]),
         .library(name: "RateLimitClock", targets: ["RateLimitClock"]),
@@ -43,7 +44,10 @@ let package = Package(
         // Redis client (a protocol it implements), so the package still depends on no other package.
         .target(name: "RateLimitRedis", dependencies: ["RateLimitCore"], exclude: ["Scripts"]),
         // Vectors, the reference over any strategy, randomized differential runs, shrinking.
-        .target(name: "RateLimitConformance", dependencies: ["RateLimitCore", "RateLimitHTTP"]),
+        .target(name: "RateLimitConformance", dependencies: ["RateLimitCore", "RateLimitHTTP", "RateLimitTesting"]),
+        // What tests of code that waits or runs concurrently need: a clock moved by hand, and a
+        // linearizability checker. Foundation only.
+        .target(name: "RateLimitTesting"),
         .executableTarget(name: "ratelimit-conformance", dependencies: ["RateLimitConformance", "RateLimitCore"]),
         // Benchmarks as ratios to bare primitives (make bench); heap statistics come from a C shim.
         .target(name: "CHeapStatistics"),
@@ -51,7 +55,7 @@ let package = Package(
             name: "ratelimit-bench",
             dependencies: [
                 "RateLimitCore", "RateLimitClock", "RateLimitActor", "RateLimitLock", "RateLimitDispatch",
-                "RateLimitAtomic", "RateLimitClient", "RateLimitConformance", "CHeapStatistics", "CPrefetch",
+                "RateLimitAtomic", "RateLimitClient", "RateLimitTesting", "CHeapStatistics", "CPrefetch",
             ]),
         // The Redis limiter's cost against one round trip of a trivial script (make bench-redis), and
         // the worker processes of the multi-process test (--worker).

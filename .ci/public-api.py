@@ -32,6 +32,7 @@ PRODUCTS = [
     "RateLimitClient",
     "RateLimitRedis",
     "RateLimitConformance",
+    "RateLimitTesting",
 ]
 
 # Conformances every type has, or that the compiler adds: noise in a listing.

@@ -1,8 +1,8 @@
 import CHeapStatistics
 import Foundation
 import RateLimitClient
-import RateLimitConformance
 import RateLimitCore
+import RateLimitTesting
 
 // ratelimit-bench --soak SECONDS, second part: the rate-limited client (Spec/HTTP.md HTTP-11)
 // under sustained mixed traffic for SECONDS of wall time, in simulated time on a manual clock.

@@ -49,7 +49,12 @@ struct ServerIntegrationRealTimeTests {
         let client = URLSessionRateLimitedClient(session: server.session, limiter: registry, seed: 1)
         let log = EventLog(await client.events())
         let total = 40
+        let (wallStart, servedStart) = (ContinuousClock.now, ServedTime.now)
         let statuses = try await send(total, through: client, to: server)
+        // The share of the run the machine served this process (RateLimitTestSupport's served
+        // time): while it is not served, no client sends, and a stall longer than the 250 ms the
+        // spare burst absorbs costs rate that was never the client's to take.
+        let served = min(1, (ServedTime.now - servedStart) / (ContinuousClock.now - wallStart))
         let stats = try await server.stats()
         let sent = await log.sentInstants(expecting: total)
 
@@ -61,10 +66,11 @@ struct ServerIntegrationRealTimeTests {
         // received them.
         let clientRate = rate(Array(sent.dropFirst(Int(clientBurst) - 1)))
         let serverSideRate = rate(Array(stats.arrivals.map(\.first!).dropFirst(Int(clientBurst) - 1)))
-        #expect(clientRate >= 0.9 * Double(serverRate), "the client sent \(clientRate) per second")
-        #expect(serverSideRate >= 0.9 * Double(serverRate), "the server received \(serverSideRate) per second")
+        let bar = 0.9 * Double(serverRate) * served
+        #expect(clientRate >= bar, "the client sent \(clientRate) per second (\(served) of the run served)")
+        #expect(serverSideRate >= bar, "the server received \(serverSideRate) per second (\(served) served)")
         print(
-            "HTTP-11 matching policy: \(total) requests, 0 refused; \(clientRate) sent and \(serverSideRate) received per second of \(serverRate) allowed"
+            "HTTP-11 matching policy: \(total) requests, 0 refused; \(clientRate) sent and \(serverSideRate) received per second of \(serverRate) allowed, \(String(format: "%.0f%%", 100 * served)) of the run served"
         )
     }
 

@@ -109,29 +109,12 @@ where C.Duration == Duration {
     private let newQuota: ServerQuota
     var quotas: [String: ServerQuota] = [:]
     var inFlight: [String: Int64] = [:]
-    /// The client's hold on each endpoint's key for the server (HTTP-12).
-    var holds: [String: Hold] = [:]
-    /// The throttles on their way to the registry, per endpoint, while there are any: how many,
-    /// and a generation bumped each time the client forgets the endpoint's server state meanwhile,
-    /// so that a throttle that was on its way then puts the registry right when it lands. An entry
-    /// lives only while a throttle is on its way (bounded memory).
-    var landing: [String: Landing] = [:]
+    /// The client's holds on its endpoints' keys for the server, and the requests on their way
+    /// to the registry (HTTP-12; a pure machine, ServerHolds.swift).
+    var holds = ServerHolds()
     /// Quotas and holds remembered at which the next sweep forgets every expired one.
     private var sweepAt = firstSweep
     private static var firstSweep: Int { 64 }
-
-    /// Throttles on their way to the registry for one endpoint.
-    struct Landing {
-        var generation = 0
-        var pending = 0
-    }
-
-    /// A hold: until when the client asked the registry to throttle the key (recorded before
-    /// asking), and how many of those requests have not reached the registry yet.
-    struct Hold {
-        var until: RateLimitInstant
-        var pending = 0
-    }
     /// How the client learns its endpoints' limits, when it does (HTTP-13).
     let adaptation: Adaptation<Strategy>?
     /// Each learning endpoint's machines.
@@ -236,9 +219,8 @@ where C.Duration == Duration {
     /// 429s) and lifts the hold the client put on the endpoint's key (HTTP-12). Resuming the key
     /// on ``limiter`` does the same: the client then no longer holds the endpoint for the server.
     public func forgetServerState(for endpoint: String) async {
-        let held = holds[endpoint].map { $0.until > timeline.now() || $0.pending > 0 } ?? false
-        forget(endpoint)
-        if held { await limiter.resume(endpoint) }
+        quotas[endpoint] = nil
+        if let resume = holds.release(endpoint, at: timeline.now()) { await send(resume) }
     }
 
     /// A new stream of the client's events from now on, in order.
@@ -302,7 +284,7 @@ where C.Duration == Duration {
                 let asked = quotas[endpoint]?.blockedUntil
                 let recorded = quotas[endpoint, default: newQuota].record(
                     feedback, at: now, othersInFlight: inFlight[endpoint] ?? 0, sentInEpoch: epoch)
-                if let until = recorded, until != asked || holds[endpoint] == nil {
+                if let until = recorded, until != asked || holds.until(of: endpoint) == nil {
                     await hold(endpoint, until: until, at: now)
                 }
                 if learning {
@@ -402,7 +384,7 @@ where C.Duration == Duration {
     /// registry lets through anyway (critical).
     private func waitsInQueue(_ endpoint: String, until: RateLimitInstant, _ priority: RateLimitPriority) async -> Bool
     {
-        guard priority != .critical, let hold = holds[endpoint], hold.until >= until else { return false }
+        guard priority != .critical, let held = holds.until(of: endpoint), held >= until else { return false }
         guard case .queue? = await limiter.rule(for: endpoint)?.overflow else { return false }
         return true
     }
@@ -422,38 +404,26 @@ where C.Duration == Duration {
 
     /// Throttles the endpoint's key until `until` on the registry's timeline, the instant the
     /// server's quota returns (REG-4); a hold only ever grows while it lasts. The hold is recorded
-    /// before the registry is asked, and counted as on its way until it lands, so that a grant or
-    /// an accepting key in the meantime is never taken for the app's resume. When the client
-    /// forgot the endpoint's server state meanwhile, or holds were asked for out of order, the
-    /// registry is put right once the last of them lands.
+    /// before the registry is asked, so that a grant or an accepting key in the meantime is never
+    /// taken for the app's resume; ServerHolds decides what the registry must be asked next when
+    /// requests land out of order or the client forgot the endpoint meanwhile.
     private func hold(_ endpoint: String, until requested: RateLimitInstant, at now: RateLimitInstant) async {
-        var hold = holds[endpoint].flatMap { $0.until > now || $0.pending > 0 ? $0 : nil } ?? Hold(until: requested)
-        hold.until = max(hold.until, requested)
-        hold.pending += 1
-        holds[endpoint] = hold
-        landing[endpoint, default: Landing()].pending += 1
-        let (until, generation) = (hold.until, landing[endpoint]?.generation ?? 0)
-        emit(.serverWait(endpoint: endpoint, until: until, at: now))
-        await limiter.throttle(endpoint, until: until)
-        let landed = landing[endpoint]?.generation ?? 0
-        if let remaining = landing[endpoint]?.pending, remaining > 1 {
-            landing[endpoint]?.pending = remaining - 1
-        } else {
-            landing[endpoint] = nil
-        }
-        guard landed == generation else {
-            // Forgotten while on its way: leave the registry as the client now wants it.
-            if let current = holds[endpoint] {
-                await limiter.throttle(endpoint, until: current.until)
-            } else {
-                await limiter.resume(endpoint)
+        let throttle = holds.hold(endpoint, until: requested, at: now)
+        if case .throttle(let until) = throttle.request { emit(.serverWait(endpoint: endpoint, until: until, at: now)) }
+        await send(throttle)
+    }
+
+    /// Sends `request` to the registry, then each request ServerHolds asks for as it lands, until
+    /// the registry holds the key as the client wants.
+    private func send(_ request: ServerHolds.Sent) async {
+        var next: ServerHolds.Sent? = request
+        while let sent = next {
+            switch sent.request {
+            case .throttle(let until): await limiter.throttle(sent.endpoint, until: until)
+            case .resume: await limiter.resume(sent.endpoint)
             }
-            return
+            next = holds.landed(sent)
         }
-        holds[endpoint]?.pending -= 1
-        // The last of several holds to land makes sure the longest one is the registry's.
-        guard let current = holds[endpoint], current.pending == 0, current.until != until else { return }
-        await limiter.throttle(endpoint, until: current.until)
     }
 
     /// When the app resumed the endpoint's key while the client held it for the server, the app
@@ -461,10 +431,9 @@ where C.Duration == Duration {
     /// (HTTP-12). The registry answers for its own instant; the client's clock, read after that
     /// answer, shows whether the hold should still have been in force then.
     private func forgetIfLifted(_ endpoint: String) async {
-        guard let hold = holds[endpoint], hold.pending == 0, hold.until > timeline.now() else { return }
+        guard let until = holds.settled(endpoint), until > timeline.now() else { return }
         guard case .accepting? = await limiter.quota(of: endpoint)?.state else { return }
-        guard let again = holds[endpoint], again.pending == 0, again.until == hold.until, timeline.now() < hold.until
-        else { return }
+        guard let again = holds.settled(endpoint), again == until, timeline.now() < until else { return }
         forget(endpoint)
     }
 
@@ -473,10 +442,10 @@ where C.Duration == Duration {
     /// covering every wait the server asked for (a longer one not yet sent to the registry is the
     /// hold's business, not the app's).
     private func liftedBeforeGrant(_ endpoint: String) -> Bool {
-        guard let hold = holds[endpoint], hold.pending == 0 else { return false }
+        guard let until = holds.settled(endpoint) else { return false }
         let now = timeline.now()
-        guard hold.until > now, let wait = quotas[endpoint]?.wait(at: now) else { return false }
-        return (now.advanced(byNanoseconds: wait) ?? .end) <= hold.until
+        guard until > now, let wait = quotas[endpoint]?.wait(at: now) else { return false }
+        return (now.advanced(byNanoseconds: wait) ?? .end) <= until
     }
 
     /// Whether the registry decides `endpoint`'s requests by its limit now. A grant that reaches
@@ -490,8 +459,7 @@ where C.Duration == Duration {
     /// Forgets everything the client learned of `endpoint`'s server and its hold on the key.
     private func forget(_ endpoint: String) {
         quotas[endpoint] = nil  // a new quota is `newQuota`, which has forgotten everything
-        holds[endpoint] = nil
-        landing[endpoint]?.generation += 1
+        holds.forget(endpoint)
     }
 
     /// Forgets what the server said of `endpoint` once it no longer matters, and, each time the
@@ -502,7 +470,7 @@ where C.Duration == Duration {
         guard inFlight[endpoint] == nil else { return }
         forgetExpired(endpoint, at: now)
         guard quotas.count + holds.count >= sweepAt else { return }
-        for remembered in Set(quotas.keys).union(holds.keys) where inFlight[remembered] == nil {
+        for remembered in Set(quotas.keys).union(holds.endpoints) where inFlight[remembered] == nil {
             forgetExpired(remembered, at: now)
         }
         sweepAt = max(Self.firstSweep, 2 * (quotas.count + holds.count))
@@ -510,7 +478,7 @@ where C.Duration == Duration {
 
     /// Drops `endpoint`'s hold once it has ended and landed, and its quota once it is idle.
     private func forgetExpired(_ endpoint: String, at now: RateLimitInstant) {
-        if let hold = holds[endpoint], hold.pending == 0, hold.until <= now { holds[endpoint] = nil }
+        holds.dropIfEnded(endpoint, at: now)
         if quotas[endpoint]?.isIdle(at: now) ?? false { quotas[endpoint] = nil }
     }
 

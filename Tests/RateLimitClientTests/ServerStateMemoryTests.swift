@@ -29,10 +29,10 @@ struct ServerStateMemoryTests {
                 }
             }
             // The server's wait holds the endpoint's key until the app forgets it.
-            #expect(await client.holds[endpoint] != nil, "\(endpoint) is held")
+            #expect(await client.holds.until(of: endpoint) != nil, "\(endpoint) is held")
             await client.forgetServerState(for: endpoint)
             let (holds, landing, quotas, inFlight) = await (
-                client.holds.count, client.landing.count, client.quotas.count, client.inFlight.count
+                client.holds.count, client.holds.inFlight, client.quotas.count, client.inFlight.count
             )
             #expect(holds == 0 && landing == 0 && inFlight == 0, "after \(endpoint)")
             #expect(quotas == 0, "after \(endpoint): \(quotas) quotas")

@@ -80,8 +80,12 @@ api-check: build
 ## built with its one product); readme copies the files into the README.
 readme:
 	python3 .ci/readme-examples.py write
+	$(SWIFT) build --product ratelimit-conformance $(SWIFT_FLAGS)
+	python3 .ci/report-excerpt.py write
 readme-check:
 	python3 .ci/readme-examples.py check
+	$(SWIFT) build --product ratelimit-conformance $(SWIFT_FLAGS)
+	python3 .ci/report-excerpt.py check
 
 ## The Redis scripts (Sources/RateLimitRedis/Scripts/*.lua, the one source of truth) embedded in the
 ## RateLimitRedis target: redis-scripts writes Sources/RateLimitRedis/RedisScriptSources.swift,

@@ -106,7 +106,7 @@ extension RateLimitResult {
         guard let kind = json["kind"]?.string else { throw ConformanceFormatError("a result needs a string \"kind\"") }
         func integer(_ name: String) throws(ConformanceFormatError) -> Int64 {
             guard let value = json[name]?.int64 else {
-                throw ConformanceFormatError("a \(kind) result needs an integer \"\(name)\"")
+                throw ConformanceFormatError("a result of kind \"\(kind)\" needs an integer \"\(name)\"")
             }
             return value
         }

@@ -245,6 +245,56 @@ struct CommandTests {
     }
 
     @Test(
+        "CONF-7 scenarios keep to the profile: a vector, a generated scenario or a walked path with an event or instant outside it is never sent, and is listed as NOT CHECKED"
+    )
+    func scenariosKeepToTheProfile() async throws {
+        let logFolder = try Repository.temporaryDirectory()
+        defer { Repository.remove(logFolder) }
+        let log = (logFolder as NSString).appendingPathComponent("transcript.jsonl")
+        let profile = #"{"monotonic":true,"events":["weighted","query"]}"#
+        let run = try await runCommand(
+            [
+                "--exec", "python3 \(fixtures)/recorder.py \(Repository.python) --profile '\(profile)'",
+                "--budget", "16", "--seed", "5",
+            ], environment: ["RECORD_FILE": log])
+        #expect(run.status == 0, "\(run.output.suffix(3_000))")
+        #expect(
+            run.output.contains(
+                "NOT CHECKED wait-queue/reconfigure: outside the profile: step 3 at 2 ns: reconfigure, an event the profile does not declare"
+            ), "\(run.output.suffix(3_000))")
+        #expect(
+            run.output.contains("outside the profile, not sent (NOT CHECKED; the first: "),
+            "\(run.output.suffix(3_000))")
+        // Nothing sent to a scenario over strategies (a composite, a wait queue) goes back in time or
+        // is an event the profile lacks. (The adaptive machines are over no strategy: no profile.)
+        var latest: [String: Int64] = [:]
+        var overStrategies: Set<String> = []
+        var steps = 0
+        for line in try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n") {
+            let message = try JSONValue(parsing: String(line))
+            // Ids start again with each process the run starts: each scenario message says whose.
+            if message["type"]?.string == "scenario", let id = message["id"]?.string {
+                if ["composite", "wait-queue"].contains(message["machine"]?.string) {
+                    overStrategies.insert(id)
+                } else {
+                    overStrategies.remove(id)
+                }
+                latest[id] = message["now"]?.int64 ?? 0
+            }
+            guard message["type"]?.string == "step", let id = message["id"]?.string, overStrategies.contains(id),
+                let now = message["now"]?.int64, let event = message["event"]
+            else { continue }
+            steps += 1
+            #expect(now >= latest[id, default: 0], "\(line)")
+            latest[id] = max(latest[id, default: 0], now)
+            let kind = event["kind"]?.string ?? ""
+            #expect(!["reset", "resetAll", "reconfigure", "reconfigureRule", "restoreRule"].contains(kind), "\(line)")
+            #expect((event["permits"]?.int64 ?? 1) >= 0, "\(line)")
+        }
+        #expect(steps > 100, "\(steps) scenario steps sent")
+    }
+
+    @Test(
         "CONF-7 a profile that leaves almost nothing checked does not pass: each strategy with no case, no admission or no clause of its own is THIN, and the exit status is 1"
     )
     func thinProfileFails() async throws {

@@ -120,7 +120,11 @@ package struct ConformanceRun {
             }
             progress("\(machine.rawValue): scenarios")
             var driver = ExternalScenarioDriver(subject: subject)
-            extras.append(.run(machine, cases, driver: &driver))
+            // Only the scenarios within the profiles of the strategies they involve (CONF-7).
+            extras.append(
+                .within(cases, outside: { $0.outsideProfile(subject.profile(for:)) }) { inside in
+                    .run(machine, inside, driver: &driver)
+                })
         }
         return SuiteRun(report: report, version: subject.version, extras: extras)
     }
@@ -165,11 +169,15 @@ package struct ConformanceRun {
             declared.contains(.waitQueue) && (walkUntil != nil || walkOnly != nil)
             ? ScenarioExploration.walk(
                 depth: WaitQueueWalk.defaultDepth, driver: &driver, only: walkOnly, until: walkUntil ?? 0,
-                clock: clock, progress: progress) : nil
+                clock: clock, outside: { $0.outsideProfile(subject.profile(for:)) }, progress: progress) : nil
         if let walked, walkOnly != nil { return ScenarioExplorationReport(seed: seed, machines: [walked]) }
         var report = ScenarioExploration.run(
             declared, driver: &driver, seed: seed, maximumSteps: randomSteps, only: only, until: deadline,
-            shrinkSeconds: max(2, 0.05 * explorationBudget), clock: clock, progress: progress)
+            shrinkSeconds: max(2, 0.05 * explorationBudget), clock: clock,
+            outside: { $0.outsideProfile(subject.profile(for:)) },
+            events: subject.strategies.reduce(Set(ImplementationProfile.Event.allCases)) {
+                $0.intersection(subject.profile(for: $1).events)
+            }, progress: progress)
         if let walked { report.machines.insert(walked, at: 0) }
         return report
     }

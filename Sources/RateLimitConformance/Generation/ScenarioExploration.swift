@@ -39,6 +39,10 @@ package struct ScenarioExplorationReport: Sendable {
         package var findings: [ScenarioFinding] = []
         /// Why exploration of this machine stopped before its deadline, if it did.
         package var stoppedBecause: String?
+        /// Generated scenarios not sent because they lie outside the implementation's profile
+        /// (CONF-7), and the first one's reason.
+        package var outsideProfile = 0
+        package var firstOutside: String?
         /// For the exhaustive wait-queue walk: its depth and how many paths it has (``scenarios``
         /// counts those sent); `nil` for generated scenarios.
         package var walkDepth: Int?
@@ -63,7 +67,11 @@ package struct ScenarioExplorationReport: Sendable {
                     "\(machine.machine.rawValue) walk to depth \($0): \(machine.scenarios) of \(machine.walkPaths) paths to every state of a token bucket and a concurrency limit with 3 waiters (\(machine.steps) steps)"
                 }
                 ?? "\(machine.machine.rawValue): \(machine.scenarios) generated scenarios (\(machine.steps) steps, the longest \(machine.longest))"
-            let stopped = machine.stoppedBecause.map { "; stopped: \($0)" } ?? ""
+            let stopped =
+                (machine.stoppedBecause.map { "; stopped: \($0)" } ?? "")
+                + (machine.firstOutside.map {
+                    "; \(machine.outsideProfile) outside the profile, not sent (NOT CHECKED; the first: \($0))"
+                } ?? "")
             guard machine.failed > 0 else { return ["\(counts), all as \(machine.machine.specFile) says\(stopped)"] }
             return ["\(counts), \(machine.failed) failed, \(machine.findings.count) distinct causes\(stopped):"]
                 + machine.findings.map { finding in
@@ -87,6 +95,7 @@ package struct ScenarioExplorationReport: Sendable {
                             ("steps", .integer(Int64(machine.steps))),
                             ("longest", .integer(Int64(machine.longest))), ("failed", .integer(Int64(machine.failed))),
                             ("stoppedBecause", machine.stoppedBecause.map(JSONValue.string) ?? .null),
+                            ("outsideProfile", .integer(Int64(machine.outsideProfile))),
                             ("walkDepth", machine.walkDepth.map { .integer(Int64($0)) } ?? .null),
                             ("walkPaths", .integer(Int64(machine.walkPaths))),
                             (
@@ -135,7 +144,7 @@ package enum ScenarioExploration {
     /// so a cause's first path is one of its shortest: it is kept as it is, not shrunk.
     package static func walk<Driver: ScenarioDriver>(
         depth: Int, driver: inout Driver, only: Int? = nil, until deadline: Double, clock: () -> Double,
-        progress: (String) -> Void = { _ in }
+        outside: (ScenarioCase) -> String? = { _ in nil }, progress: (String) -> Void = { _ in }
     ) -> ScenarioExplorationReport.Machine {
         let order = walkOrder(depth: depth)
         var report = ScenarioExplorationReport.Machine(machine: .waitQueue)
@@ -144,6 +153,11 @@ package enum ScenarioExploration {
         for index in only.map({ [$0] }) ?? Array(order.indices) {
             guard only != nil || clock() < deadline, order.indices.contains(index) else { break }
             guard let scenario = WaitQueueWalk.scenario(order[index].space, index: order[index].path) else { continue }
+            if let reason = outside(scenario) {  // within the profile only (CONF-7)
+                report.outsideProfile += 1
+                report.firstOutside = report.firstOutside ?? "walk-\(index): \(reason)"
+                continue
+            }
             if index % 100 == 0 { progress("wait-queue walk: path \(index + 1) of \(order.count)") }
             report.scenarios += 1
             report.steps += scenario.stepCount
@@ -186,6 +200,8 @@ package enum ScenarioExploration {
     package static func run<Driver: ScenarioDriver>(
         _ machines: [ScenarioMachine], driver: inout Driver, seed: UInt64, maximumSteps: Int, limit: Int? = nil,
         only: Int? = nil, until deadline: Double, shrinkSeconds: Double = 10, clock: () -> Double,
+        outside: (ScenarioCase) -> String? = { _ in nil },
+        events: Set<ImplementationProfile.Event> = Set(ImplementationProfile.Event.allCases),
         progress: (String) -> Void = { _ in }
     ) -> ScenarioExplorationReport {
         let explored = machines.filter(ScenarioGenerator.machines.contains)
@@ -197,11 +213,18 @@ package enum ScenarioExploration {
             for (position, machine) in explored.enumerated() where reports[position].stoppedBecause == nil {
                 guard
                     let scenario = ScenarioGenerator.scenario(
-                        machine, seed: seed, index: index, maximumSteps: maximumSteps)
+                        machine, seed: seed, index: index, maximumSteps: maximumSteps, events: events)
                 else { continue }
                 ranAny = true
-                progress("\(machine.rawValue): generated scenario \(index)")
                 var report = reports[position]
+                // Only scenarios within the profile are sent (CONF-7); the others are counted.
+                if let reason = outside(scenario) {
+                    report.outsideProfile += 1
+                    report.firstOutside = report.firstOutside ?? "\(scenario.id): \(reason)"
+                    reports[position] = report
+                    continue
+                }
+                progress("\(machine.rawValue): generated scenario \(index)")
                 report.scenarios += 1
                 report.steps += scenario.stepCount
                 report.longest = max(report.longest, scenario.stepCount)
@@ -215,7 +238,7 @@ package enum ScenarioExploration {
                         report.findings.append(
                             shrunk(
                                 scenario, index: index, machine, failure, seed: seed, until: clock() + shrinkSeconds,
-                                clock: clock, driver: &driver))
+                                clock: clock, outside: outside, driver: &driver))
                     }
                     if unanswered[position] >= unansweredInARowAllowed {
                         report.stoppedBecause = "\(unanswered[position]) scenarios in a row had no answer"
@@ -277,7 +300,8 @@ package enum ScenarioExploration {
     /// The finding of `scenario`: its cause, and the fewest steps that still fail with that cause.
     static func shrunk<Driver: ScenarioDriver>(
         _ scenario: ScenarioCase, index: Int, _ machine: ScenarioMachine, _ failure: Failure, seed: UInt64,
-        until deadline: Double = .infinity, clock: () -> Double = { 0 }, driver: inout Driver
+        until deadline: Double = .infinity, clock: () -> Double = { 0 },
+        outside: (ScenarioCase) -> String? = { _ in nil }, driver: inout Driver
     ) -> ScenarioFinding {
         guard case .story(let createdAt, let steps) = scenario.body else {
             return ScenarioFinding(
@@ -294,6 +318,8 @@ package enum ScenarioExploration {
                 let candidate = ScenarioGenerator.answered(
                     machine, id: id, summary: "generated, shrunk: \(failure.cause)",
                     configuration: configuration ?? best.case.configuration, createdAt: createdAt, events: events),
+                // A smaller candidate stays within the profile (a number shrunk off the time unit is not).
+                outside(candidate) == nil,
                 let found = Self.failure(of: candidate, machine, driver: &driver), found.cause == failure.cause
             else { return false }
             best = (candidate, found)

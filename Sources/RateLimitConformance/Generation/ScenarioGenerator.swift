@@ -15,13 +15,16 @@ package enum ScenarioGenerator {
 
     /// Scenario `index` of `machine` under `seed`, of up to `maximumSteps` steps (most have far
     /// fewer, as random traces do), its answers the reference model's; `nil` for a machine it does
-    /// not generate.
-    package static func scenario(_ machine: ScenarioMachine, seed: UInt64, index: Int, maximumSteps: Int)
-        -> ScenarioCase?
-    {
+    /// not generate. Its optional events (resets, reconfigures, invalid ones) are drawn among
+    /// `events` only, the implementation's profiles' (CONF-7).
+    package static func scenario(
+        _ machine: ScenarioMachine, seed: UInt64, index: Int, maximumSteps: Int,
+        events: Set<ImplementationProfile.Event> = Set(ImplementationProfile.Event.allCases)
+    ) -> ScenarioCase? {
         guard machines.contains(machine) else { return nil }
         var rng = SeededGenerator(seed: seed, stream: "scenario \(machine.rawValue)", index: index)
-        let swarm = Swarm.draw(using: &rng)
+        var swarm = Swarm.draw(using: &rng)
+        swarm.events.formIntersection(events)
         let steps = TraceGenerator.length(of: index, maximum: maximumSteps, times: swarm.times, using: &rng)
         let id = "\(machine.rawValue)/random-seed-\(seed)-scenario-\(index)"
         // A draw the reference refuses (a wait-queue reconfigure of another size regime that does

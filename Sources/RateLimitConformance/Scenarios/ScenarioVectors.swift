@@ -438,8 +438,30 @@ package struct CaseRunReport: Sendable {
     package var failures: [Failure]
     /// Why the cases did not run (the implementation does not declare the extension), if so.
     package var notRun: String?
+    /// The cases not sent because they lie outside the implementation's profile (CONF-7), each
+    /// with the first reason.
+    package var outsideProfile: [Failure] = []
 
     package var passed: Bool { notRun != nil || failures.isEmpty }
+
+    /// This report without `cases`, which lie outside the profile for the reasons `outside` gives:
+    /// they are counted as not checked, not run.
+    package static func within(
+        _ cases: [ScenarioCase], outside: (ScenarioCase) -> String?, run: ([ScenarioCase]) -> CaseRunReport
+    ) -> CaseRunReport {
+        var inside: [ScenarioCase] = []
+        var skipped: [Failure] = []
+        for item in cases {
+            if let reason = outside(item) {
+                skipped.append(Failure(id: item.id, differences: [reason]))
+            } else {
+                inside.append(item)
+            }
+        }
+        var report = run(inside)
+        report.outsideProfile = skipped
+        return report
+    }
 
     /// After this many cases in a row without an answer, the rest are not asked (as CONF-11).
     package static let consecutiveFailuresAllowed = 3
@@ -488,12 +510,13 @@ package struct CaseRunReport: Sendable {
     /// The report's line, then one line per differing case (its first difference and how many more).
     package var lines: [String] {
         if let notRun { return ["\(label): not run (\(notRun))"] }
-        if failures.isEmpty { return ["\(label): \(cases) cases, all as \(specFile) says"] }
+        let skipped = outsideProfile.map { "NOT CHECKED \($0.id): outside the profile: \($0.differences.first ?? "")" }
+        if failures.isEmpty { return ["\(label): \(cases) cases, all as \(specFile) says"] + skipped }
         return ["\(label): \(cases) cases, \(cases - failures.count) as \(specFile) says, \(failures.count) differ:"]
             + failures.map { failure in
                 let more = failure.differences.count > 1 ? " (and \(failure.differences.count - 1) more)" : ""
                 return "DIFF \(failure.id): \(failure.differences.first ?? "")\(more)"
-            }
+            } + skipped
     }
 
     package var json: JSONValue {
@@ -501,6 +524,13 @@ package struct CaseRunReport: Sendable {
         return .object([
             ("ran", .bool(true)), ("cases", .integer(Int64(cases))),
             ("asSpecified", .integer(Int64(cases - failures.count))),
+            (
+                "outsideProfile",
+                .array(
+                    outsideProfile.map {
+                        .object([("id", .string($0.id)), ("reason", .string($0.differences.first ?? ""))])
+                    })
+            ),
             (
                 "differ",
                 .array(

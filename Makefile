@@ -138,7 +138,7 @@ soak:
 ## app that depends on this checkout and waits its turn, a limit shared through a local
 ## redis-server (skipped, saying so, without one), the quick start's GCRA through the suite.
 new-user:
-	Examples/new-user.sh
+	SWIFT_FLAGS="$(SWIFT_FLAGS)" Examples/new-user.sh
 
 ## The conformance matrix of real libraries (not in verify: it needs the libraries). matrix-setup
 ## installs the pinned versions into git-ignored folders (Implementations/README.md); matrix runs

@@ -26,9 +26,14 @@ def excerpt(arguments):
     implementation = "python3 Examples/python/ratelimiter.py" + "".join(f" --bug {b[6:]}" for b in bug)
     run = subprocess.run([COMMAND, "--exec", implementation, *rest], capture_output=True, text=True, timeout=600)
     lines = run.stdout.splitlines()
+    if run.returncode not in (0, 1):  # 1: the run found what the excerpt shows
+        sys.exit(f"report-excerpt: the run exited {run.returncode}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
 
     def index(prefix):
-        return next(i for i, line in enumerate(lines) if line.startswith(prefix))
+        found = next((i for i, line in enumerate(lines) if line.startswith(prefix)), None)
+        if found is None:
+            sys.exit(f"report-excerpt: the run printed no line starting {prefix!r}:\n{run.stdout[-3000:]}")
+        return found
 
     header = index("strategy ")
     table = [lines[header], lines[header + 1]]
@@ -36,13 +41,23 @@ def excerpt(arguments):
     findings = index("Findings by cause")
     groups = [line for line in lines[findings + 1:] if line.startswith("FAIL ") and " TB-" in line.split(":")[0]]
     cases = index("Cases that differ:")
-    shrunk = next(i for i, line in enumerate(lines) if re.match(r"^\S+: random trace \d+ \(seed \d+\) fails", line))
-    original = next(line for line in lines[shrunk:] if line.startswith("in the original trace:"))
-    replay = next(line for line in lines[shrunk:] if line.startswith("replay:"))
+    shrunk = next((i for i, line in enumerate(lines) if re.match(r"^\S+: random trace \d+ \(seed \d+\) fails", line)), None)
+    if shrunk is None:
+        sys.exit(f"report-excerpt: the run shrank no random trace:\n{run.stdout[-3000:]}")
+    original = lines[index_after(lines, shrunk, "in the original trace:")]
+    replay = lines[index_after(lines, shrunk, "replay:")]
     block = table + ["", lines[findings], *groups, "", lines[cases], *lines[cases + 1:cases + 3], "..."]
     block += [lines[shrunk], "...", original, replay, "as a regression vector:",
               '{ "format": "ratelimit-conformance-vectors", ... }']
     return "\n".join(block) + "\n"
+
+
+def index_after(lines, start, prefix):
+    """The index of the first line from `start` that starts with `prefix`; exits when there is none."""
+    found = next((i for i in range(start, len(lines)) if lines[i].startswith(prefix)), None)
+    if found is None:
+        sys.exit(f"report-excerpt: no line starting {prefix!r} after the shrunk trace")
+    return found
 
 
 def untimed(text):

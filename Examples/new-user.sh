@@ -36,15 +36,23 @@ if command -v redis-server > /dev/null; then
     port=$((20000 + RANDOM % 20000))
     redis-server --port "$port" --save "" --appendonly no --daemonize no > "$work/redis.log" 2>&1 &
     redis_pid=$!
+    up=
     for _ in $(seq 50); do
-        if (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then break; fi
+        kill -0 "$redis_pid" 2> /dev/null || { cat "$work/redis.log"; echo "new-user: redis-server did not start"; exit 1; }
+        if (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then up=1; break; fi
         sleep 0.1
     done
+    [ -n "$up" ] || { echo "new-user: redis-server did not listen on port $port within 5 s"; exit 1; }
     export REDIS_URL="redis://127.0.0.1:$port"
-    (cd "$repo" && swift build --product example-redis > /dev/null)
-    (cd "$repo" && swift run --skip-build example-redis) | tee "$work/redis-1.txt"
-    (cd "$repo" && swift run --skip-build example-redis) | tee "$work/redis-2.txt"
+    # SWIFT_FLAGS (make passes its own) keeps the build `make verify` left, instead of another.
+    # shellcheck disable=SC2086
+    (cd "$repo" && swift build ${SWIFT_FLAGS:-} --product example-redis > /dev/null)
+    # shellcheck disable=SC2086
+    (cd "$repo" && swift run ${SWIFT_FLAGS:-} --skip-build example-redis) | tee "$work/redis-1.txt"
+    # shellcheck disable=SC2086
+    (cd "$repo" && swift run ${SWIFT_FLAGS:-} --skip-build example-redis) | tee "$work/redis-2.txt"
     expect "$work/redis-1.txt" "every answer came from Redis at 127.0.0.1:$port"
+    expect "$work/redis-2.txt" "every answer came from Redis at 127.0.0.1:$port"
     expect "$work/redis-1.txt" "request 10: call the partner"
     expect "$work/redis-1.txt" "request 11: retry in"
     # The second process shares the burst the first one spent: less than a whole burst is left
@@ -57,7 +65,8 @@ else
 fi
 
 step "3. Checking an implementation (Spec/QuickStart.md): the 50-line GCRA, vectors alone, as shown"
-(cd "$repo" && swift run --quiet ratelimit-conformance --exec "python3 Examples/quickstart/gcra.py" --quick) \
+# shellcheck disable=SC2086
+(cd "$repo" && swift run ${SWIFT_FLAGS:-} --quiet ratelimit-conformance --exec "python3 Examples/quickstart/gcra.py" --quick) \
     | tee "$work/conformance.txt"
 expect "$work/conformance.txt" "PASS: 1 of 12 strategies conform at level exact or better"
 

@@ -363,7 +363,12 @@ where C.Duration == Duration {
                 }
             }
             let taken = grant.answer != nil
-            if taken, liftedBeforeGrant(endpoint), await registryAccepts(endpoint), liftedBeforeGrant(endpoint) {
+            // The same settled hold before and after asking the registry: a longer hold asked and
+            // landed meanwhile is the registry's throttle, not the app's resume.
+            let settled = holds.settled(endpoint)
+            if taken, liftedBeforeGrant(endpoint), await registryAccepts(endpoint), holds.settled(endpoint) == settled,
+                liftedBeforeGrant(endpoint)
+            {
                 forget(endpoint)
             }
             let granted = timeline.now()

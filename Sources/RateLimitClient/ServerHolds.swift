@@ -60,8 +60,9 @@ struct ServerHolds: Sendable {
         return Sent(endpoint: endpoint, request: .throttle(until: until))
     }
 
-    /// Forgets `endpoint`'s hold (the app resumed the key, or the client forgot what the server
-    /// said). A request on its way then leaves the key accepting once the last one lands.
+    /// Forgets `endpoint`'s hold once the key is seen accepting (the app resumed it): nothing is
+    /// sent, since the registry already accepts; a request still on its way then leaves the key
+    /// accepting once the last one lands. To lift a hold the registry still has, ``release(_:at:)``.
     mutating func forget(_ endpoint: String) {
         holds[endpoint] = nil
         flights[endpoint]?.forgotten = true
@@ -83,8 +84,13 @@ struct ServerHolds: Sendable {
     }
 
     /// `sent` landed in the registry. When it was the last of its endpoint on its way, the registry
-    /// holds the key as `sent` says (the last to land wins): the request that brings it to what the
-    /// client wants now, if it differs, to send in turn; `nil` when nothing more is needed.
+    /// holds the key as `sent` says: the last applied wins, and landings are reported in the order
+    /// the registry applied them as long as the tasks that sent them have the same priority (an
+    /// actor runs jobs of one priority in order). Tasks of different priorities may be reported
+    /// in the other order; a request reported last but applied first then leaves the registry with
+    /// the other one until the next hold of the endpoint (not handled). Returns the request that
+    /// brings the key to what the client wants now, if it differs, to send in turn; `nil` when
+    /// nothing more is needed.
     mutating func landed(_ sent: Sent) -> Sent? {
         guard var flight = flights[sent.endpoint] else { return nil }
         flight.count -= 1

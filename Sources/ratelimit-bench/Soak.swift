@@ -25,11 +25,13 @@ func soak(seconds: Double) -> Bool {
         print("soak: the configuration is refused")
         return false
     }
-    /// Per key: the instant its bound counts from (its first admission since a reset or a
-    /// reconfigure), the permits admitted since, and the interval in force.
+    /// Per key, since its last reset or reconfigure: the virtual time its admissions have used up
+    /// (one interval each, from the later of its previous value and the admission), and the
+    /// interval in force. GCRA-11 bounds every window of admissions, not only those from the first:
+    /// at most B + ⌊(e_j − e_i) / T⌋ between admissions i and j, which holds for every i and j
+    /// exactly when no admission finds the used-up time more than B intervals ahead of it.
     struct Admissions {
-        var since: Int64
-        var permits: Int64
+        var usedUntil: Int64
         var interval: Int64
     }
     var admissions: [String: Admissions] = [:]
@@ -46,13 +48,12 @@ func soak(seconds: Double) -> Bool {
     /// Counts an admission on `key` at `at` (a waiter's grant is at its completion's instant).
     func admit(_ key: String, at: Int64) {
         var entry =
-            admissions[key]
-            ?? Admissions(since: at, permits: 0, interval: ruleIntervals[String(key.prefix(2))] ?? interval)
-        entry.permits += 1
-        entry.since = min(entry.since, at)  // the bound counts from the earliest admission
-        // GCRA-11: at most B + ⌊(e_j − e_i) / T⌋ permits between admissions i and j.
-        if entry.permits > burst + (at - entry.since) / entry.interval, failures.count < 5 {
-            failures.append("\(key) admitted \(entry.permits) permits in \(at - entry.since) ns (GCRA-11)")
+            admissions[key] ?? Admissions(usedUntil: at, interval: ruleIntervals[String(key.prefix(2))] ?? interval)
+        entry.usedUntil = max(entry.usedUntil, at) + entry.interval
+        if entry.usedUntil - at > burst * entry.interval, failures.count < 5 {
+            failures.append(
+                "\(key) admitted at \(at) ns with \(entry.usedUntil - at) ns of intervals used up ahead, more than \(burst) (GCRA-11)"
+            )
         }
         admissions[key] = entry
     }
@@ -124,7 +125,7 @@ func soak(seconds: Double) -> Bool {
                 ruleIntervals[prefix] = next.emissionIntervalNanoseconds
                 // A reconfigure keeps at most the new burst (GCRA-10): each bound counts from here.
                 for held in admissions.keys where held.hasPrefix(prefix) {
-                    admissions[held] = Admissions(since: now, permits: 0, interval: next.emissionIntervalNanoseconds)
+                    admissions[held] = Admissions(usedUntil: now, interval: next.emissionIntervalNanoseconds)
                 }
                 execute(effects)
             case 93..<95:

@@ -225,7 +225,7 @@ func printReport(
         ? " (within the tolerance shown by ±)" : ""
     let differing =
         extras.filter { !$0.passed }.map {
-            "\($0.failures.count) of \($0.cases) \($0.label) cases differ from \($0.specFile)"
+            "\($0.differing) of \($0.cases) \($0.label) cases differ from \($0.specFile)"
         } + scenarioFailures
     let feedbackFailure =
         differing.isEmpty && exhaustiveFailure == nil

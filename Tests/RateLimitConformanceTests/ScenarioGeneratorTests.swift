@@ -1,4 +1,5 @@
 import RateLimitConformance
+import RateLimitCore
 import RateLimitTestSupport
 import Testing
 
@@ -75,6 +76,56 @@ struct ScenarioGeneratorTests {
                 queueLimit > 16 && most > 16,
                 "seed \(seed): queue limit \(queueLimit), at most \(most) waiting, \(scenario.configuration), \(steps.count) steps, first \(steps.prefix(3).map { "\($0.now) \($0.event) \($0.expected)" })"
             )
+        }
+    }
+
+    @Test(
+        "CONF-7 generated scenarios and walked paths keep to the profile: those outside are counted, never sent, and the others are drawn without the events it lacks"
+    )
+    func generatedKeepToTheProfile() {
+        /// The reference, recording what is sent to it.
+        struct Recording: ScenarioDriver {
+            var reference = ReferenceScenarioDriver()
+            var sent: [(machine: ScenarioMachine, steps: [(Int64, JSONValue)])] = []
+            mutating func make(_ machine: ScenarioMachine, _ configuration: JSONValue, at now: Int64)
+                throws(ConformanceFormatError) -> ScenarioMade<any ScenarioModel>
+            {
+                sent.append((machine, [(now, .null)]))
+                return try reference.make(machine, configuration, at: now)
+            }
+            mutating func apply(
+                _ event: JSONValue, to handle: inout any ScenarioModel, at now: Int64
+            ) throws(ConformanceFormatError) -> JSONValue {
+                sent[sent.count - 1].steps.append((now, event))
+                return try reference.apply(event, to: &handle, at: now)
+            }
+            mutating func drop(_ handle: inout any ScenarioModel) throws(ConformanceFormatError) {
+                reference.drop(&handle)
+            }
+        }
+        var profile = ImplementationProfile.full
+        profile.monotonic = true
+        profile.events = [.weighted, .query]
+        let outside = { (scenario: ScenarioCase) in scenario.outsideProfile { _ in profile } }
+        var driver = Recording()
+        let seed = TestSeed.base
+        let report = ScenarioExploration.run(
+            [.composite, .waitQueue], driver: &driver, seed: seed, maximumSteps: 300, limit: 40, until: .infinity,
+            clock: { 0 }, outside: outside, events: profile.events)
+        let walked = ScenarioExploration.walk(
+            depth: 3, driver: &driver, until: .infinity, clock: { 0 }, outside: outside)
+        #expect(walked.outsideProfile > 0 && walked.scenarios > 0, "seed \(seed): \(walked.outsideProfile) outside")
+        #expect(report.machines.allSatisfy { $0.scenarios + $0.outsideProfile == 40 }, "seed \(seed)")
+        #expect(report.machines.map(\.scenarios).reduce(0, +) > 0, "seed \(seed): none sent")
+        for (machine, steps) in driver.sent {
+            var latest = steps.first?.0 ?? 0
+            for (now, event) in steps.dropFirst() {
+                #expect(now >= latest, "seed \(seed) \(machine): \(now) after \(latest)")
+                latest = max(latest, now)
+                let kind = event["kind"]?.string ?? ""
+                #expect(!["reset", "reconfigure"].contains(kind), "seed \(seed) \(machine): \(event)")
+                #expect((event["permits"]?.int64 ?? 1) >= 0, "seed \(seed) \(machine): \(event)")
+            }
         }
     }
 

@@ -140,7 +140,8 @@ package enum ScenarioGenerator {
         // leaves the queue early, so that waiters pile up past what such an array holds.
         var drawn = TraceGenerator.configuration(kind, sizes: crowd ? .small : swarm.sizes, using: &rng)
         // Small sizes may still hold a large burst or a window near the end of time (edges): a
-        // crowd draws again until its limit admits at most 16 at once and frees them within 1000 s.
+        // crowd draws again, up to 50 times, for a limit that admits at most 16 at once and frees
+        // them within 1000 s (ScenarioGeneratorTests checks that it finds one).
         func unfit(_ limit: AnyRateLimitStrategy?) -> Bool {
             guard let limit else { return true }
             return limit.maximumPermits > 16 || TraceGenerator.characteristicNanoseconds(limit) > 1_000_000_000_000

@@ -23,6 +23,12 @@ extension ScenarioCase {
 
     /// The first part of this case outside `profile`, in words.
     private func outside(_ profile: ImplementationProfile) -> String? {
+        // Scenarios are judged exactly, from their creation: a tolerance or a state that begins at
+        // the first event has no judge here yet.
+        if profile.toleranceNanoseconds > 0 {
+            return "a tolerance of \(profile.toleranceNanoseconds) ns (judged exactly)"
+        }
+        if profile.createdAtFirstEvent { return "a state that begins at the first event (created at creation here)" }
         let unit = profile.timeUnitNanoseconds
         if unit > 1, let span = Self.spanOffUnit(configuration, unit: unit) {
             return "a span of \(span) ns, not a multiple of the time unit \(unit) ns"
@@ -53,6 +59,20 @@ extension ScenarioCase {
             if unit > 1, let span = Self.spanOffUnit(step.event, unit: unit) {
                 return "\(place): a span of \(span) ns, not a multiple of the time unit \(unit) ns"
             }
+            // The other instants an event carries: a deadline, an arrival, a throttle's end.
+            for member in ["deadline", "arrival", "until"] {
+                guard let instant = step.event[member]?.int64 else { continue }
+                if instant % unit != 0 {
+                    return "\(place): a \(member) of \(instant) ns, not a multiple of the time unit"
+                }
+                if instant > profile.largestInstantNanoseconds {
+                    return "\(place): a \(member) past the largest instant \(profile.largestInstantNanoseconds) ns"
+                }
+            }
+            // A remaining above the largest permits cannot be told (random traces judge it capped).
+            if let remaining = Self.largestRemaining(step.expected), remaining > profile.largestPermits {
+                return "\(place): a remaining of \(remaining), past the largest permits \(profile.largestPermits)"
+            }
         }
         return nil
     }
@@ -69,6 +89,18 @@ extension ScenarioCase {
         case "reset", "resetAll": return .reset
         case "reconfigure", "reconfigureRule", "restoreRule": return .reconfigure
         default: return nil
+        }
+    }
+
+    /// The largest `"remaining"` anywhere in `json`, if any.
+    private static func largestRemaining(_ json: JSONValue) -> Int64? {
+        switch json {
+        case .object(let members):
+            return members.compactMap { key, value in key == "remaining" ? value.int64 : largestRemaining(value) }.max()
+        case .array(let values):
+            return values.compactMap(largestRemaining).max()
+        case .null, .bool, .integer, .otherNumber, .string:
+            return nil
         }
     }
 

@@ -441,8 +441,12 @@ package struct CaseRunReport: Sendable {
     /// The cases not sent because they lie outside the implementation's profile (CONF-7), each
     /// with the first reason.
     package var outsideProfile: [Failure] = []
+    /// Cases that differ beyond those listed in ``failures`` (a run that lists only the first few).
+    package var unlisted = 0
 
-    package var passed: Bool { notRun != nil || failures.isEmpty }
+    package var passed: Bool { notRun != nil || (failures.isEmpty && unlisted == 0) }
+    /// Cases that differ, listed or not.
+    package var differing: Int { failures.count + unlisted }
 
     /// This report without `cases`, which lie outside the profile for the reasons `outside` gives:
     /// they are counted as not checked, not run.
@@ -511,8 +515,9 @@ package struct CaseRunReport: Sendable {
     package var lines: [String] {
         if let notRun { return ["\(label): not run (\(notRun))"] }
         let skipped = outsideProfile.map { "NOT CHECKED \($0.id): outside the profile: \($0.differences.first ?? "")" }
-        if failures.isEmpty { return ["\(label): \(cases) cases, all as \(specFile) says"] + skipped }
-        return ["\(label): \(cases) cases, \(cases - failures.count) as \(specFile) says, \(failures.count) differ:"]
+        if differing == 0 { return ["\(label): \(cases) cases, all as \(specFile) says"] + skipped }
+        let more = unlisted > 0 ? " (the first \(failures.count) listed)" : ""
+        return ["\(label): \(cases) cases, \(cases - differing) as \(specFile) says, \(differing) differ\(more):"]
             + failures.map { failure in
                 let more = failure.differences.count > 1 ? " (and \(failure.differences.count - 1) more)" : ""
                 return "DIFF \(failure.id): \(failure.differences.first ?? "")\(more)"
@@ -523,7 +528,7 @@ package struct CaseRunReport: Sendable {
         if let notRun { return .object([("ran", .bool(false)), ("reason", .string(notRun))]) }
         return .object([
             ("ran", .bool(true)), ("cases", .integer(Int64(cases))),
-            ("asSpecified", .integer(Int64(cases - failures.count))),
+            ("asSpecified", .integer(Int64(cases - differing))), ("differing", .integer(Int64(differing))),
             (
                 "outsideProfile",
                 .array(

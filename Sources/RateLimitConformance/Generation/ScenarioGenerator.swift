@@ -130,7 +130,7 @@ package enum ScenarioGenerator {
     {
         // A crowd's limit is one that refuses at once and keeps refusing at one instant (pay later
         // admits into debt, a leaky-bucket queue and warm-up delay or refill within nanoseconds).
-        let kind = rng.pick(
+        var kind = rng.pick(
             crowd
                 ? AnyRateLimitStrategy.identifiers.filter {
                     ![PayLater.identifier, LeakyBucketQueue.identifier, WarmUp.identifier].contains($0)
@@ -141,13 +141,23 @@ package enum ScenarioGenerator {
         var drawn = TraceGenerator.configuration(kind, sizes: crowd ? .small : swarm.sizes, using: &rng)
         // Small sizes may still hold a large burst or a window near the end of time (edges): a
         // crowd draws again, up to 50 times, for a limit that admits at most 16 at once and frees
-        // them within 1000 s (ScenarioGeneratorTests checks that it finds one).
+        // them within 1000 s, then takes a small token bucket.
         func unfit(_ limit: AnyRateLimitStrategy?) -> Bool {
             guard let limit else { return true }
+            // Any number of its configuration past 10^12 (a span, or a count of segments that
+            // makes the window span the timeline) keeps its permits for good.
+            let numbers = limit.json.keys.compactMap { limit.json[$0]?.int64 }
             return limit.maximumPermits > 16 || TraceGenerator.characteristicNanoseconds(limit) > 1_000_000_000_000
+                || numbers.contains { $0 > 1_000_000_000_000 }
         }
         for _ in 0..<50 where crowd && unfit(drawn) {
             drawn = TraceGenerator.configuration(kind, sizes: .small, using: &rng)
+        }
+        if crowd, unfit(drawn),
+            let bucket = try? TokenBucket(capacity: 4, permitsPerPeriod: 1, periodNanoseconds: 1_000)
+        {
+            // None fits after 50 draws: a small token bucket, so that the crowd still queues.
+            (kind, drawn) = (TokenBucket.identifier, .tokenBucket(bucket))
         }
         guard let strategy = drawn else { return nil }
         let queueLimit =

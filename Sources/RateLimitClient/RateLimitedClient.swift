@@ -3,7 +3,8 @@
 // the endpoint's rule says), asks the endpoint's server quota (HTTP-9), sends, feeds the response
 // back to the server quota (whose waits become throttles on the endpoint's key, so queued requests
 // wait them out), and retries as the retry policy decides (HTTP-8). Every decision is the
-// registry's, the server quota's or the retry policy's; this file only sequences them.
+// registry's, the endpoint machine's (EndpointMachine.swift: quotas, attempts in flight, holds,
+// forgetting) or the retry policy's; this file only awaits and sequences them.
 
 import Foundation
 @_exported import RateLimitActor
@@ -106,15 +107,9 @@ where C.Duration == Duration {
     private let operation: @Sendable (Request) async throws -> Response
     let timeline: ClockTimeline<C>
     private let wallClock: @Sendable () -> HTTPDate
-    private let newQuota: ServerQuota
-    var quotas: [String: ServerQuota] = [:]
-    var inFlight: [String: Int64] = [:]
-    /// The client's holds on its endpoints' keys for the server, and the requests on their way
-    /// to the registry (HTTP-12; a pure machine, ServerHolds.swift).
-    var holds = ServerHolds()
-    /// Quotas and holds remembered at which the next sweep forgets every expired one.
-    private var sweepAt = firstSweep
-    private static var firstSweep: Int { 64 }
+    /// What the client knows of its endpoints' servers: quotas, attempts in flight, holds on their
+    /// keys (HTTP-9, HTTP-12; a pure machine, EndpointMachine.swift).
+    var machine: EndpointMachine
     /// How the client learns its endpoints' limits, when it does (HTTP-13).
     let adaptation: Adaptation<Strategy>?
     /// Each learning endpoint's machines.
@@ -163,9 +158,7 @@ where C.Duration == Duration {
         self.operation = operation
         self.timeline = limiter.timeline
         self.wallClock = wallClock
-        var template = serverQuota
-        template.forget()  // the configuration only: a quota's state belongs to its own endpoint and timeline
-        self.newQuota = template
+        self.machine = EndpointMachine(serverQuota: serverQuota)
         self.random = SeededGenerator(seed: seed)
         self.adaptation = adaptation
     }
@@ -212,15 +205,14 @@ where C.Duration == Duration {
     /// it said still matters, and once the app resumed the endpoint's key or forgot it (HTTP-12).
     public func serverQuota(for endpoint: String) async -> ServerQuota? {
         await forgetIfLifted(endpoint)
-        return quotas[endpoint]
+        return machine.quotas[endpoint]
     }
 
     /// Forgets what the server said about `endpoint` (its waits, its reported quota, its silent
     /// 429s) and lifts the hold the client put on the endpoint's key (HTTP-12). Resuming the key
     /// on ``limiter`` does the same: the client then no longer holds the endpoint for the server.
     public func forgetServerState(for endpoint: String) async {
-        quotas[endpoint] = nil
-        if let resume = holds.release(endpoint, at: timeline.now()) { await send(resume) }
+        if let resume = machine.release(endpoint, at: timeline.now()) { await send(resume) }
     }
 
     /// A new stream of the client's events from now on, in order.
@@ -256,20 +248,11 @@ where C.Duration == Duration {
                 if taken { await giveBack(endpoint, permits) }
                 throw .cancelled
             }
-            inFlight[endpoint, default: 0] += 1
-            let inFlightWhenSent = inFlight[endpoint] ?? 1
-            let epoch = quotas[endpoint]?.rejectionEpoch ?? 0
-            let sentAt = timeline.now()
-            emit(.sent(endpoint: endpoint, attempt: retries + 1, at: sentAt))
+            let attempt = machine.send(endpoint, at: timeline.now())
+            emit(.sent(endpoint: endpoint, attempt: retries + 1, at: attempt.sentAt))
             let result: Result<Response, any Error>
             do { result = .success(try await operation(request)) } catch { result = .failure(error) }
-            // Dropped at 0, on every path out (a cancelled failure throws below): the sweep counts
-            // an endpoint with an entry as busy.
-            if let count = inFlight[endpoint], count > 1 {
-                inFlight[endpoint] = count - 1
-            } else {
-                inFlight[endpoint] = nil
-            }
+            machine.returned(endpoint)  // on every path out: a cancelled failure throws below
             if taken { await giveBack(endpoint, permits) }
             let now = timeline.now()
             var serverWait: Int64?
@@ -278,21 +261,16 @@ where C.Duration == Duration {
             case .success(let response):
                 outcome = .response(status: response.status)
                 let feedback = ServerFeedback(status: response.status, fields: response.fields, receivedAt: wallClock())
-                // The wait the client honours: the server's, at most the ceiling (HTTP-12).
-                serverWait = feedback.requestedWaitNanoseconds.map { min($0, newQuota.longestWaitNanoseconds) }
                 emit(.received(endpoint: endpoint, status: response.status, at: now))
-                let asked = quotas[endpoint]?.blockedUntil
-                let recorded = quotas[endpoint, default: newQuota].record(
-                    feedback, at: now, othersInFlight: inFlight[endpoint] ?? 0, sentInEpoch: epoch)
-                if let until = recorded, until != asked || holds.until(of: endpoint) == nil {
-                    await hold(endpoint, until: until, at: now)
-                }
+                let received = machine.received(feedback, from: endpoint, to: attempt, at: now)
+                serverWait = received.serverWait
+                if let throttle = received.hold { await announce(throttle, at: now) }
                 if learning {
                     await learn(
                         endpoint,
                         .response(
-                            status: Int64(response.status), latencyNanoseconds: now.nanoseconds(since: sentAt),
-                            inFlight: inFlightWhenSent, stated: feedback.statedRate), at: now)
+                            status: Int64(response.status), latencyNanoseconds: now.nanoseconds(since: attempt.sentAt),
+                            inFlight: attempt.inFlight, stated: feedback.statedRate), at: now)
                 }
             case .failure:
                 if Task.isCancelled { throw .cancelled }
@@ -300,7 +278,7 @@ where C.Duration == Duration {
                 emit(.failed(endpoint: endpoint, at: now))
                 if learning { await learn(endpoint, .failure, at: now) }
             }
-            forgetIfIdle(endpoint, at: now)
+            machine.forgetIfIdle(endpoint, at: now)
             let decision = retryPolicy.decide(
                 outcome, retries: retries, elapsedNanoseconds: now.nanoseconds(since: first),
                 serverWaitNanoseconds: serverWait,
@@ -315,7 +293,7 @@ where C.Duration == Duration {
                 // The wait the client honours, a silent 429's included (HTTP-12).
                 throw .serverLimited(
                     endpoint: endpoint, status: response.status,
-                    retryAfterNanoseconds: serverWait ?? quotas[endpoint]?.wait(at: now))
+                    retryAfterNanoseconds: serverWait ?? machine.serverWait(endpoint, at: now))
             case (.stop, .failure(let error)), (.deliver, .failure(let error)):
                 throw .transport(endpoint: endpoint, error)
             case (.retry(let wait), _):
@@ -346,7 +324,7 @@ where C.Duration == Duration {
             // is held, and the acquire below waits (or is refused) until it ends.
             await forgetIfLifted(endpoint)
             let now = timeline.now()
-            if let wait = quotas[endpoint]?.wait(at: now) {
+            if let wait = machine.serverWait(endpoint, at: now) {
                 try await waitOut(
                     endpoint, until: now.advanced(byNanoseconds: wait) ?? .end, bypassing: priority == .critical)
                 if priority == .critical { continue }
@@ -365,16 +343,14 @@ where C.Duration == Duration {
             let taken = grant.answer != nil
             // The same settled hold before and after asking the registry: a longer hold asked and
             // landed meanwhile is the registry's throttle, not the app's resume.
-            let settled = holds.settled(endpoint)
-            if taken, liftedBeforeGrant(endpoint), await registryAccepts(endpoint), holds.settled(endpoint) == settled,
-                liftedBeforeGrant(endpoint)
+            let settled = machine.settled(endpoint)
+            if taken, machine.liftedBeforeGrant(endpoint, at: timeline.now()), await registryAccepts(endpoint),
+                machine.settled(endpoint) == settled, machine.liftedBeforeGrant(endpoint, at: timeline.now())
             {
-                forget(endpoint)
+                machine.forget(endpoint)
             }
             let granted = timeline.now()
-            guard case .wait(let wait) = quotas[endpoint, default: newQuota].permit(at: granted) else {
-                return taken
-            }
+            guard let wait = machine.permit(endpoint, at: granted) else { return taken }
             // A response that arrived while this request waited spent the server's quota. Its wait
             // ends at an instant, fixed now: the time giving the permits back takes is not added
             // to it (the hold is the server's wait, no longer, HTTP-12).
@@ -389,7 +365,7 @@ where C.Duration == Duration {
     /// registry lets through anyway (critical).
     private func waitsInQueue(_ endpoint: String, until: RateLimitInstant, _ priority: RateLimitPriority) async -> Bool
     {
-        guard priority != .critical, let held = holds.until(of: endpoint), held >= until else { return false }
+        guard priority != .critical, let held = machine.heldUntil(endpoint), held >= until else { return false }
         guard case .queue? = await limiter.rule(for: endpoint)?.overflow else { return false }
         return true
     }
@@ -413,8 +389,14 @@ where C.Duration == Duration {
     /// taken for the app's resume; ServerHolds decides what the registry must be asked next when
     /// requests land out of order or the client forgot the endpoint meanwhile.
     private func hold(_ endpoint: String, until requested: RateLimitInstant, at now: RateLimitInstant) async {
-        let throttle = holds.hold(endpoint, until: requested, at: now)
-        if case .throttle(let until) = throttle.request { emit(.serverWait(endpoint: endpoint, until: until, at: now)) }
+        await announce(machine.hold(endpoint, until: requested, at: now), at: now)
+    }
+
+    /// Announces a throttle the machine decided (its `serverWait` event) and sends it.
+    private func announce(_ throttle: ServerHolds.Sent, at now: RateLimitInstant) async {
+        if case .throttle(let until) = throttle.request {
+            emit(.serverWait(endpoint: throttle.endpoint, until: until, at: now))
+        }
         await send(throttle)
     }
 
@@ -427,7 +409,7 @@ where C.Duration == Duration {
             case .throttle(let until): await limiter.throttle(sent.endpoint, until: until)
             case .resume: await limiter.resume(sent.endpoint)
             }
-            next = holds.landed(sent)
+            next = machine.landed(sent)
         }
     }
 
@@ -436,21 +418,10 @@ where C.Duration == Duration {
     /// (HTTP-12). The registry answers for its own instant; the client's clock, read after that
     /// answer, shows whether the hold should still have been in force then.
     private func forgetIfLifted(_ endpoint: String) async {
-        guard let until = holds.settled(endpoint), until > timeline.now() else { return }
+        guard let until = machine.settled(endpoint), until > timeline.now() else { return }
         guard case .accepting? = await limiter.quota(of: endpoint)?.state else { return }
-        guard let again = holds.settled(endpoint), again == until, timeline.now() < until else { return }
-        forget(endpoint)
-    }
-
-    /// Whether the registry just granted a request that the client's hold should have kept back:
-    /// a hold none of whose throttles is still on its way, in force by the client's clock now, and
-    /// covering every wait the server asked for (a longer one not yet sent to the registry is the
-    /// hold's business, not the app's).
-    private func liftedBeforeGrant(_ endpoint: String) -> Bool {
-        guard let until = holds.settled(endpoint) else { return false }
-        let now = timeline.now()
-        guard until > now, let wait = quotas[endpoint]?.wait(at: now) else { return false }
-        return (now.advanced(byNanoseconds: wait) ?? .end) <= until
+        guard let again = machine.settled(endpoint), again == until, timeline.now() < until else { return }
+        machine.forget(endpoint)
     }
 
     /// Whether the registry decides `endpoint`'s requests by its limit now. A grant that reaches
@@ -459,32 +430,6 @@ where C.Duration == Duration {
     private func registryAccepts(_ endpoint: String) async -> Bool {
         guard case .accepting? = await limiter.quota(of: endpoint)?.state else { return false }
         return true
-    }
-
-    /// Forgets everything the client learned of `endpoint`'s server and its hold on the key.
-    private func forget(_ endpoint: String) {
-        quotas[endpoint] = nil  // a new quota is `newQuota`, which has forgotten everything
-        holds.forget(endpoint)
-    }
-
-    /// Forgets what the server said of `endpoint` once it no longer matters, and, each time the
-    /// endpoints remembered have doubled since the last sweep, of every endpoint with no request
-    /// in progress: what the client remembers is then at most twice what still matters, whatever
-    /// the number of endpoints it ever sent to (bounded memory).
-    private func forgetIfIdle(_ endpoint: String, at now: RateLimitInstant) {
-        guard inFlight[endpoint] == nil else { return }
-        forgetExpired(endpoint, at: now)
-        guard quotas.count + holds.count >= sweepAt else { return }
-        for remembered in Set(quotas.keys).union(holds.endpoints) where inFlight[remembered] == nil {
-            forgetExpired(remembered, at: now)
-        }
-        sweepAt = max(Self.firstSweep, 2 * (quotas.count + holds.count))
-    }
-
-    /// Drops `endpoint`'s hold once it has ended and landed, and its quota once it is idle.
-    private func forgetExpired(_ endpoint: String, at now: RateLimitInstant) {
-        holds.dropIfEnded(endpoint, at: now)
-        if quotas[endpoint]?.isIdle(at: now) ?? false { quotas[endpoint] = nil }
     }
 
     /// Gives back an attempt's permits: a concurrency limit frees them; limits that hold no

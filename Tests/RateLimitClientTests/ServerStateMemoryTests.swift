@@ -29,10 +29,11 @@ struct ServerStateMemoryTests {
                 }
             }
             // The server's wait holds the endpoint's key until the app forgets it.
-            #expect(await client.holds.until(of: endpoint) != nil, "\(endpoint) is held")
+            #expect(await client.machine.holds.until(of: endpoint) != nil, "\(endpoint) is held")
             await client.forgetServerState(for: endpoint)
-            let (holds, landing, quotas, inFlight) = await (
-                client.holds.count, client.holds.inFlight, client.quotas.count, client.inFlight.count
+            let machine = await client.machine
+            let (holds, landing, quotas, inFlight) = (
+                machine.holds.count, machine.holds.inFlight, machine.quotas.count, machine.inFlight.count
             )
             #expect(holds == 0 && landing == 0 && inFlight == 0, "after \(endpoint)")
             #expect(quotas == 0, "after \(endpoint): \(quotas) quotas")
@@ -51,8 +52,8 @@ struct ServerStateMemoryTests {
             // 100 new endpoints a second: the waits of the last 5 seconds, 500 endpoints, still
             // matter at any time.
             if index % 100 == 99 { clock.advance(by: .seconds(1)) }
-            most = await max(most, client.quotas.count, client.holds.count)
-            #expect(await client.quotas["api/\(index)"] != nil, "a wait that has not ended is remembered")
+            most = await max(most, client.machine.quotas.count, client.machine.holds.count)
+            #expect(await client.machine.quotas["api/\(index)"] != nil, "a wait that has not ended is remembered")
         }
         // A sweep runs when what is remembered has doubled since the last one: never more than
         // twice what mattered then, where without it all 3,000 would be.
@@ -76,14 +77,14 @@ struct ServerStateMemoryTests {
         let request = Task { () async throws(RateLimitClientError) -> Reply in
             try await client.send("api/a", to: "api/a")
         }
-        while await client.inFlight["api/a"] != 1 { await Task.yield() }
+        while await client.machine.inFlight["api/a"] != 1 { await Task.yield() }
         request.cancel()
         let outcome = await request.result
         guard case .failure(let error) = outcome, case .cancelled = error as? RateLimitClientError else {
             Issue.record("the request ended \(outcome), not cancelled")
             return
         }
-        #expect(await client.inFlight.isEmpty, "the cancelled attempt is no longer in flight")
+        #expect(await client.machine.inFlight.isEmpty, "the cancelled attempt is no longer in flight")
     }
 }
 

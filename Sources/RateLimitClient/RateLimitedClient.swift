@@ -110,16 +110,9 @@ where C.Duration == Duration {
     /// What the client knows of its endpoints' servers: quotas, attempts in flight, holds on their
     /// keys (HTTP-9, HTTP-12; a pure machine, EndpointMachine.swift).
     var machine: EndpointMachine
-    /// How the client learns its endpoints' limits, when it does (HTTP-13).
-    let adaptation: Adaptation<Strategy>?
-    /// Each learning endpoint's machines.
-    var learners: [String: Learner<Strategy>] = [:]
-    /// The learning endpoints with no request in progress, the one idle longest first.
-    var idle = IdleEndpoints()
-    /// Learners made so far (each one's id).
-    var learnersMade: UInt64 = 0
-    /// Reconfigurations of each endpoint's key asked of the registry that have not landed yet.
-    var keyWrites: [String: Int] = [:]
+    /// What the client learns of its endpoints' limits, when it learns (HTTP-13; a pure machine,
+    /// LearningMachine.swift).
+    var learning: LearningMachine<Strategy>?
     private var random: SeededGenerator
     private var subscribers: [Int: AsyncStream<ClientEvent>.Continuation] = [:]
     private var nextSubscriber = 0
@@ -160,7 +153,7 @@ where C.Duration == Duration {
         self.wallClock = wallClock
         self.machine = EndpointMachine(serverQuota: serverQuota)
         self.random = SeededGenerator(seed: seed)
-        self.adaptation = adaptation
+        self.learning = adaptation.map(LearningMachine.init)
     }
 
     deinit {
@@ -179,7 +172,7 @@ where C.Duration == Duration {
         _ request: Request, to endpoint: String, permits: Int64 = 1, priority: RateLimitPriority = .normal,
         fallback: (@Sendable (RateLimitClientError) async -> Response?)? = nil
     ) async throws(RateLimitClientError) -> Response {
-        let learner = adaptation != nil ? await beginLearning(endpoint) : nil
+        let learner = learning != nil ? await beginLearning(endpoint) : nil
         let result: Result<Response, RateLimitClientError>
         do {
             result = .success(try await attempts(request, endpoint, permits, priority, learning: learner != nil))

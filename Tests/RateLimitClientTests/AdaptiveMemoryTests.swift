@@ -92,14 +92,15 @@ struct AdaptiveMemoryTests {
             if index >= 1 { #expect(await client.learnedLimit(for: "api/\(index - 1)")?.concurrency == 3) }
             if index >= 2 { #expect(await client.learnedLimit(for: "api/\(index - 2)") == nil, "api/\(index - 2)") }
             // What the client holds for learning stays bounded.
-            let (learners, idle, storage, writes) = await (
-                client.learners.count, client.idle.count, client.idle.storage, client.keyWrites.count
+            let learning = try #require(await client.learning)
+            let (learners, idle, storage, writes) = (
+                learning.learners.count, learning.idle.count, learning.idle.storage, learning.keyWrites.count
             )
             #expect(learners <= 2 && idle <= 2 && storage <= 2 * 2 + 16 && writes == 0, "after api/\(index)")
             #expect(await client.limiter.keys.count <= 3)
         }
         #expect(await client.learnedLimit(for: "api/0") == nil)
-        #expect(await client.learnersMade == 1_000)
+        #expect(await client.learning?.learnersMade == 1_000)
     }
 
     @Test(

@@ -366,6 +366,34 @@ enum RedisScriptSources {
             return value
         end
 
+        -- The fields `names` of `v`, each at least 1: their values in order, or nil and the first refusal.
+        local function positives(v, names)
+            local values = {}
+            for n, name in ipairs(names) do
+                local value, bad = positive(v[name], name)
+                if not value then return nil, bad end
+                values[n] = value
+            end
+            return values
+        end
+
+        -- An optional field 0 ... `maximum`, `default` when left out.
+        local function upTo(text, name, default, maximum)
+            local value, bad = nonNegative(text, name, default)
+            if not value then return nil, bad end
+            if cmp(value, maximum) > 0 then return nil, refusal(name, 'exceedsMaximum', maximum) end
+            return value
+        end
+
+        -- The refusal of a period P (field `name`) over which R permits fill a capacity C more slowly
+        -- than Int64.max nanoseconds allow, `nil` when it fits: P <= floor(Int64.max * R / C) iff
+        -- P * C <= Int64.max * R, the division only for a refusal (TB-1, LBM-1).
+        local function refillRefusal(p, c, r, name)
+            local limit = mul(INT64_MAX, r)
+            if cmp(mul(p, c), limit) > 0 then return refusal(name, 'exceedsMaximum', div(limit, c)) end
+            return nil
+        end
+
         ---------------------------------------------------------------------------------------------------
         -- Time (SHARED-2). ARGV[2] empty: the server's clock, TIME, in nanoseconds since the Unix epoch
         -- (every client of this server reads the same clock). Otherwise the caller's instant, a decimal
@@ -531,23 +559,14 @@ enum RedisScriptSources {
         -- TB-1: capacity, permitsPerPeriod, periodNanoseconds at least 1; initialTokens 0 ... C (default
         -- C); then the refill time: P at most floor(Int64.max * R / C).
         function S.config(v)
-            local cap, bad = positive(v.capacity, 'capacity')
-            if not cap then return nil, bad end
-            local r
-            r, bad = positive(v.permitsPerPeriod, 'permitsPerPeriod')
-            if not r then return nil, bad end
-            local p
-            p, bad = positive(v.periodNanoseconds, 'periodNanoseconds')
-            if not p then return nil, bad end
+            local got, bad = positives(v, { 'capacity', 'permitsPerPeriod', 'periodNanoseconds' })
+            if not got then return nil, bad end
+            local cap, r, p = got[1], got[2], got[3]
             local i
-            i, bad = nonNegative(v.initialTokens, 'initialTokens', cap)
+            i, bad = upTo(v.initialTokens, 'initialTokens', cap, cap)
             if not i then return nil, bad end
-            if cmp(i, cap) > 0 then return nil, refusal('initialTokens', 'exceedsMaximum', cap) end
-            -- P <= floor(Int64.max * R / C) iff P * C <= Int64.max * R: the division only for a refusal.
-            local limit = mul(INT64_MAX, r)
-            if cmp(mul(p, cap), limit) > 0 then
-                return nil, refusal('periodNanoseconds', 'exceedsMaximum', div(limit, cap))
-            end
+            bad = refillRefusal(p, cap, r, 'periodNanoseconds')
+            if bad then return nil, bad end
             return { c = cap, r = r, p = p, i = i }
         end
 
@@ -610,7 +629,7 @@ enum RedisScriptSources {
         return run(S)
 
         """#
-    static let tokenBucketSHA1 = "7f380fad64fd6fa9c6b1a88e2dbc4ccac2aa61d3"
+    static let tokenBucketSHA1 = "7374b40461f7069a4b9211a7f016fb3b72f3cc57"
 
     /// `token-bucket-interval.lua`.
     static let intervalTokenBucket = #"""
@@ -628,18 +647,12 @@ enum RedisScriptSources {
         -- TBI-1: capacity, tokensPerInterval, intervalNanoseconds at least 1; initialTokens 0 ... C
         -- (default C); then the refill time: I at most floor(Int64.max / ceil(C / K)).
         function S.config(v)
-            local cap, bad = positive(v.capacity, 'capacity')
-            if not cap then return nil, bad end
-            local k
-            k, bad = positive(v.tokensPerInterval, 'tokensPerInterval')
-            if not k then return nil, bad end
-            local i
-            i, bad = positive(v.intervalNanoseconds, 'intervalNanoseconds')
-            if not i then return nil, bad end
+            local got, bad = positives(v, { 'capacity', 'tokensPerInterval', 'intervalNanoseconds' })
+            if not got then return nil, bad end
+            local cap, k, i = got[1], got[2], got[3]
             local initial
-            initial, bad = nonNegative(v.initialTokens, 'initialTokens', cap)
+            initial, bad = upTo(v.initialTokens, 'initialTokens', cap, cap)
             if not initial then return nil, bad end
-            if cmp(initial, cap) > 0 then return nil, refusal('initialTokens', 'exceedsMaximum', cap) end
             -- I <= floor(Int64.max / ceil(C / K)) iff I * ceil(C / K) <= Int64.max: the division only for
             -- a refusal.
             local lumps = ceilDiv(cap, k)
@@ -700,7 +713,7 @@ enum RedisScriptSources {
         return run(S)
 
         """#
-    static let intervalTokenBucketSHA1 = "f9c7c0240186f9b8dd9a155f7a4b48578eddb742"
+    static let intervalTokenBucketSHA1 = "51b9eb08280be67639eaca82bf5dc541d33b8dc3"
 
     /// `gcra.lua`.
     static let gcra = #"""
@@ -717,11 +730,9 @@ enum RedisScriptSources {
         -- GCRA-1: burst, then emissionIntervalNanoseconds at least 1; the interval at most
         -- floor(Int64.max / B), so that tau = B * T fits.
         function S.config(v)
-            local b, bad = positive(v.burst, 'burst')
-            if not b then return nil, bad end
-            local t
-            t, bad = positive(v.emissionIntervalNanoseconds, 'emissionIntervalNanoseconds')
-            if not t then return nil, bad end
+            local got, bad = positives(v, { 'burst', 'emissionIntervalNanoseconds' })
+            if not got then return nil, bad end
+            local b, t = got[1], got[2]
             -- T <= floor(Int64.max / B) iff B * T <= Int64.max: the division only for a refusal.
             local tau = mul(b, t)
             if cmp(tau, INT64_MAX) > 0 then
@@ -776,7 +787,7 @@ enum RedisScriptSources {
         return run(S)
 
         """#
-    static let gcraSHA1 = "ee94dbc1b58c053008f2dd63cc43b3d0eaf28a03"
+    static let gcraSHA1 = "adfbd244a8a95eaad965c7cc8056aaa35f55c4df"
 
     /// `fixed-window.lua`.
     static let fixedWindow = #"""
@@ -792,11 +803,9 @@ enum RedisScriptSources {
 
         -- FW-1: limit, then windowNanoseconds at least 1; no maximum.
         function S.config(v)
-            local n, bad = positive(v.limit, 'limit')
-            if not n then return nil, bad end
-            local w
-            w, bad = positive(v.windowNanoseconds, 'windowNanoseconds')
-            if not w then return nil, bad end
+            local got, bad = positives(v, { 'limit', 'windowNanoseconds' })
+            if not got then return nil, bad end
+            local n, w = got[1], got[2]
             return { n = n, w = w }
         end
 
@@ -849,7 +858,7 @@ enum RedisScriptSources {
         return run(S)
 
         """#
-    static let fixedWindowSHA1 = "678f1595a21f052c343454bfb6293b80f55ab3fa"
+    static let fixedWindowSHA1 = "9eaf094fab2847db2dc7b86cb6348c70ea3be714"
 
     /// `sliding-window-log.lua`.
     static let slidingWindowLog = #"""
@@ -875,11 +884,9 @@ enum RedisScriptSources {
 
         -- SWL-1: limit, then windowNanoseconds at least 1; no maximum.
         function S.config(v)
-            local n, bad = positive(v.limit, 'limit')
-            if not n then return nil, bad end
-            local w
-            w, bad = positive(v.windowNanoseconds, 'windowNanoseconds')
-            if not w then return nil, bad end
+            local got, bad = positives(v, { 'limit', 'windowNanoseconds' })
+            if not got then return nil, bad end
+            local n, w = got[1], got[2]
             return { n = n, w = w }
         end
 
@@ -990,7 +997,7 @@ enum RedisScriptSources {
         return run(S)
 
         """#
-    static let slidingWindowLogSHA1 = "30e2e998d6197960844ff859356fe9b1aa78824e"
+    static let slidingWindowLogSHA1 = "5a75cab0e3ef264cbb7a5cfbe7bf50c86ec569a9"
 
     /// `leaky-bucket-meter.lua`.
     static let leakyBucketMeter = #"""
@@ -1008,23 +1015,14 @@ enum RedisScriptSources {
         -- LBM-1: TB-1's refusals, leakPermitsPerPeriod and initialLevel (default 0) in the places of
         -- permitsPerPeriod and initialTokens.
         function S.config(v)
-            local cap, bad = positive(v.capacity, 'capacity')
-            if not cap then return nil, bad end
-            local r
-            r, bad = positive(v.leakPermitsPerPeriod, 'leakPermitsPerPeriod')
-            if not r then return nil, bad end
-            local p
-            p, bad = positive(v.periodNanoseconds, 'periodNanoseconds')
-            if not p then return nil, bad end
+            local got, bad = positives(v, { 'capacity', 'leakPermitsPerPeriod', 'periodNanoseconds' })
+            if not got then return nil, bad end
+            local cap, r, p = got[1], got[2], got[3]
             local level
-            level, bad = nonNegative(v.initialLevel, 'initialLevel', ZERO)
+            level, bad = upTo(v.initialLevel, 'initialLevel', ZERO, cap)
             if not level then return nil, bad end
-            if cmp(level, cap) > 0 then return nil, refusal('initialLevel', 'exceedsMaximum', cap) end
-            -- P <= floor(Int64.max * R / C) iff P * C <= Int64.max * R: the division only for a refusal.
-            local limit = mul(INT64_MAX, r)
-            if cmp(mul(p, cap), limit) > 0 then
-                return nil, refusal('periodNanoseconds', 'exceedsMaximum', div(limit, cap))
-            end
+            bad = refillRefusal(p, cap, r, 'periodNanoseconds')
+            if bad then return nil, bad end
             return { c = cap, r = r, p = p, initial = level, full = mul(cap, p) }
         end
 
@@ -1079,7 +1077,7 @@ enum RedisScriptSources {
         return run(S)
 
         """#
-    static let leakyBucketMeterSHA1 = "57771ba3c6cb9892df86b2a4fa442c83944a36b8"
+    static let leakyBucketMeterSHA1 = "eacf30499bd9d3a438e7f52b3d5ff3fa3e9db086"
 
     /// `concurrency.lua`.
     static let concurrency = #"""
@@ -1256,5 +1254,5 @@ enum RedisScriptSources {
         return run(S)
 
         """#
-    static let concurrencySHA1 = "6d1b42b414adb557cc8d2d23522016bb691cfadb"
+    static let concurrencySHA1 = "4fc75ab2ec158d280c813f817b74af2e31126243"
 }

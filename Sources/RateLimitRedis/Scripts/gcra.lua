@@ -11,11 +11,9 @@ local S = { fields = { 'burst', 'emissionIntervalNanoseconds' } }
 -- GCRA-1: burst, then emissionIntervalNanoseconds at least 1; the interval at most
 -- floor(Int64.max / B), so that tau = B * T fits.
 function S.config(v)
-    local b, bad = positive(v.burst, 'burst')
-    if not b then return nil, bad end
-    local t
-    t, bad = positive(v.emissionIntervalNanoseconds, 'emissionIntervalNanoseconds')
-    if not t then return nil, bad end
+    local got, bad = positives(v, { 'burst', 'emissionIntervalNanoseconds' })
+    if not got then return nil, bad end
+    local b, t = got[1], got[2]
     -- T <= floor(Int64.max / B) iff B * T <= Int64.max: the division only for a refusal.
     local tau = mul(b, t)
     if cmp(tau, INT64_MAX) > 0 then

@@ -12,23 +12,14 @@ local S = { fields = { 'capacity', 'leakPermitsPerPeriod', 'periodNanoseconds', 
 -- LBM-1: TB-1's refusals, leakPermitsPerPeriod and initialLevel (default 0) in the places of
 -- permitsPerPeriod and initialTokens.
 function S.config(v)
-    local cap, bad = positive(v.capacity, 'capacity')
-    if not cap then return nil, bad end
-    local r
-    r, bad = positive(v.leakPermitsPerPeriod, 'leakPermitsPerPeriod')
-    if not r then return nil, bad end
-    local p
-    p, bad = positive(v.periodNanoseconds, 'periodNanoseconds')
-    if not p then return nil, bad end
+    local got, bad = positives(v, { 'capacity', 'leakPermitsPerPeriod', 'periodNanoseconds' })
+    if not got then return nil, bad end
+    local cap, r, p = got[1], got[2], got[3]
     local level
-    level, bad = nonNegative(v.initialLevel, 'initialLevel', ZERO)
+    level, bad = upTo(v.initialLevel, 'initialLevel', ZERO, cap)
     if not level then return nil, bad end
-    if cmp(level, cap) > 0 then return nil, refusal('initialLevel', 'exceedsMaximum', cap) end
-    -- P <= floor(Int64.max * R / C) iff P * C <= Int64.max * R: the division only for a refusal.
-    local limit = mul(INT64_MAX, r)
-    if cmp(mul(p, cap), limit) > 0 then
-        return nil, refusal('periodNanoseconds', 'exceedsMaximum', div(limit, cap))
-    end
+    bad = refillRefusal(p, cap, r, 'periodNanoseconds')
+    if bad then return nil, bad end
     return { c = cap, r = r, p = p, initial = level, full = mul(cap, p) }
 end
 

@@ -358,6 +358,34 @@ local function nonNegative(text, name, default)
     return value
 end
 
+-- The fields `names` of `v`, each at least 1: their values in order, or nil and the first refusal.
+local function positives(v, names)
+    local values = {}
+    for n, name in ipairs(names) do
+        local value, bad = positive(v[name], name)
+        if not value then return nil, bad end
+        values[n] = value
+    end
+    return values
+end
+
+-- An optional field 0 ... `maximum`, `default` when left out.
+local function upTo(text, name, default, maximum)
+    local value, bad = nonNegative(text, name, default)
+    if not value then return nil, bad end
+    if cmp(value, maximum) > 0 then return nil, refusal(name, 'exceedsMaximum', maximum) end
+    return value
+end
+
+-- The refusal of a period P (field `name`) over which R permits fill a capacity C more slowly
+-- than Int64.max nanoseconds allow, `nil` when it fits: P <= floor(Int64.max * R / C) iff
+-- P * C <= Int64.max * R, the division only for a refusal (TB-1, LBM-1).
+local function refillRefusal(p, c, r, name)
+    local limit = mul(INT64_MAX, r)
+    if cmp(mul(p, c), limit) > 0 then return refusal(name, 'exceedsMaximum', div(limit, c)) end
+    return nil
+end
+
 ---------------------------------------------------------------------------------------------------
 -- Time (SHARED-2). ARGV[2] empty: the server's clock, TIME, in nanoseconds since the Unix epoch
 -- (every client of this server reads the same clock). Otherwise the caller's instant, a decimal

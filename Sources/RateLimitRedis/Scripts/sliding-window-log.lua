@@ -20,11 +20,9 @@ local S = { fields = { 'limit', 'windowNanoseconds' } }
 
 -- SWL-1: limit, then windowNanoseconds at least 1; no maximum.
 function S.config(v)
-    local n, bad = positive(v.limit, 'limit')
-    if not n then return nil, bad end
-    local w
-    w, bad = positive(v.windowNanoseconds, 'windowNanoseconds')
-    if not w then return nil, bad end
+    local got, bad = positives(v, { 'limit', 'windowNanoseconds' })
+    if not got then return nil, bad end
+    local n, w = got[1], got[2]
     return { n = n, w = w }
 end
 

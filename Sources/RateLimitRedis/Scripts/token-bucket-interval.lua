@@ -12,18 +12,12 @@ local S = { fields = { 'capacity', 'tokensPerInterval', 'intervalNanoseconds', '
 -- TBI-1: capacity, tokensPerInterval, intervalNanoseconds at least 1; initialTokens 0 ... C
 -- (default C); then the refill time: I at most floor(Int64.max / ceil(C / K)).
 function S.config(v)
-    local cap, bad = positive(v.capacity, 'capacity')
-    if not cap then return nil, bad end
-    local k
-    k, bad = positive(v.tokensPerInterval, 'tokensPerInterval')
-    if not k then return nil, bad end
-    local i
-    i, bad = positive(v.intervalNanoseconds, 'intervalNanoseconds')
-    if not i then return nil, bad end
+    local got, bad = positives(v, { 'capacity', 'tokensPerInterval', 'intervalNanoseconds' })
+    if not got then return nil, bad end
+    local cap, k, i = got[1], got[2], got[3]
     local initial
-    initial, bad = nonNegative(v.initialTokens, 'initialTokens', cap)
+    initial, bad = upTo(v.initialTokens, 'initialTokens', cap, cap)
     if not initial then return nil, bad end
-    if cmp(initial, cap) > 0 then return nil, refusal('initialTokens', 'exceedsMaximum', cap) end
     -- I <= floor(Int64.max / ceil(C / K)) iff I * ceil(C / K) <= Int64.max: the division only for
     -- a refusal.
     local lumps = ceilDiv(cap, k)

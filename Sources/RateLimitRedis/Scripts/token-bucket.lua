@@ -11,23 +11,14 @@ local S = { fields = { 'capacity', 'permitsPerPeriod', 'periodNanoseconds', 'ini
 -- TB-1: capacity, permitsPerPeriod, periodNanoseconds at least 1; initialTokens 0 ... C (default
 -- C); then the refill time: P at most floor(Int64.max * R / C).
 function S.config(v)
-    local cap, bad = positive(v.capacity, 'capacity')
-    if not cap then return nil, bad end
-    local r
-    r, bad = positive(v.permitsPerPeriod, 'permitsPerPeriod')
-    if not r then return nil, bad end
-    local p
-    p, bad = positive(v.periodNanoseconds, 'periodNanoseconds')
-    if not p then return nil, bad end
+    local got, bad = positives(v, { 'capacity', 'permitsPerPeriod', 'periodNanoseconds' })
+    if not got then return nil, bad end
+    local cap, r, p = got[1], got[2], got[3]
     local i
-    i, bad = nonNegative(v.initialTokens, 'initialTokens', cap)
+    i, bad = upTo(v.initialTokens, 'initialTokens', cap, cap)
     if not i then return nil, bad end
-    if cmp(i, cap) > 0 then return nil, refusal('initialTokens', 'exceedsMaximum', cap) end
-    -- P <= floor(Int64.max * R / C) iff P * C <= Int64.max * R: the division only for a refusal.
-    local limit = mul(INT64_MAX, r)
-    if cmp(mul(p, cap), limit) > 0 then
-        return nil, refusal('periodNanoseconds', 'exceedsMaximum', div(limit, cap))
-    end
+    bad = refillRefusal(p, cap, r, 'periodNanoseconds')
+    if bad then return nil, bad end
     return { c = cap, r = r, p = p, i = i }
 end
 

@@ -27,12 +27,10 @@ def allowed(remaining):
 def refused_for(now, wait):
     """The answer to an acquire the library refused, given the wait it reports in nanoseconds from
     `now`: `rejected(wait)`, sent as it is even when it is below 1 ns (the suite then reports the
-    library's wait as malformed, CONF-1); or `neverAllowed` when `now + wait` passes Int64.max,
-    the end of the protocol's timeline, where the protocol cannot carry a retry-after and CORE-7
-    defines the answer as `neverAllowed`."""
-    if wait > INT64_MAX - now:
-        return never()
-    return rejected(wait)
+    library's wait as malformed, CONF-1) or when `now + wait` passes Int64.max, the end of the
+    protocol's timeline (a wait past the end, CONF-1); a wait longer than Int64.max ns itself is
+    sent as Int64.max, the most the protocol carries."""
+    return rejected(min(wait, INT64_MAX))
 
 
 def rejected(retry_after):

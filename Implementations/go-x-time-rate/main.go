@@ -132,10 +132,9 @@ func (b *bucket) apply(ev object, now int64) object {
 		if !r.OK() {
 			return object{"kind": "neverAllowed"}
 		}
+		// A wait past the end of the protocol's timeline is sent as it is (CONF-1); a
+		// time.Duration is at most math.MaxInt64 ns, the most the protocol carries.
 		wait := int64(r.DelayFrom(t))
-		if wait > math.MaxInt64-now {
-			return object{"kind": "neverAllowed"} // past the protocol's timeline (CORE-7)
-		}
 		return object{"kind": "rejected", "retryAfterNanoseconds": wait}
 	case "release":
 		return object{"kind": "invalid", "field": "release", "problem": "notSupported"}

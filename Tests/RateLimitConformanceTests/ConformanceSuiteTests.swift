@@ -240,14 +240,17 @@ struct ConformanceSuiteTests {
 
     @Test(
         "CONF-1 An answer outside CORE-5 fails every level, whatever else it says",
-        arguments: ["retry 0", "retry -5", "remaining -3", "past the end", "wait 0", "shortfall 0", "reset rejected"])
+        arguments: [
+            "retry 0", "retry -5", "remaining -3", "start past the end", "wait 0", "shortfall 0", "reset rejected",
+        ])
     func malformedAnswersFail(_ mutation: String) throws {
         let bug = PlantedBug(mutate: { event, result, now in
             switch (mutation, event, result) {
             case ("retry 0", _, .rejected): .rejected(retryAfterNanoseconds: 0)
             case ("retry -5", _, .rejected): .rejected(retryAfterNanoseconds: -5)
             case ("remaining -3", _, .allowed): .allowed(remaining: -3)
-            case ("past the end", _, .rejected) where now > 0: .rejected(retryAfterNanoseconds: Int64.max - now + 1)
+            case ("start past the end", _, .delayed(_, let remaining)) where now > 0:
+                .delayed(waitNanoseconds: Int64.max - now + 1, remaining: remaining)
             case ("wait 0", _, .delayed(_, let remaining)): .delayed(waitNanoseconds: 0, remaining: remaining)
             case ("shortfall 0", _, .rejectedUntilRelease): .rejectedUntilRelease(shortfall: 0)
             case ("reset rejected", .reset, _): .rejected(retryAfterNanoseconds: 5)

@@ -270,8 +270,9 @@ package struct ExhaustiveCover: Sendable {
                     if profile.monotonic, zip(instants, instants.dropFirst()).contains(where: { $0 > $1 }) { continue }
                     let steps = edges.map { TraceStep(now: $0.now, event: ConformanceEvent(space.events[$0.event])) }
                     var trace = Trace(configuration: space.strategy, createdAt: graph.createdAt[state], steps: steps)
-                    if profile.timeUnitNanoseconds > 1 {
-                        guard let scaled = trace.scaled(by: profile.timeUnitNanoseconds) else { continue }
+                    // Instants and spans keep their proportions: scaled to the configuration unit.
+                    if profile.configurationUnitNanoseconds > 1 {
+                        guard let scaled = trace.scaled(by: profile.configurationUnitNanoseconds) else { continue }
                         trace = scaled
                     }
                     if profile.createdAtFirstEvent, let first = trace.steps.first { trace.createdAt = first.now }

@@ -63,19 +63,33 @@ package enum TraceGenerator {
 
     /// A valid configuration of `strategy` (one of ``AnyRateLimitStrategy/identifiers``) whose
     /// spans, multiplied by `unit`, still form a valid configuration; its counts and spans drawn in
-    /// `sizes` (`small` draws as the generator always did).
+    /// `sizes` (`small` draws as the generator always did), each span then multiplied by
+    /// `spanScale` (a profile's configuration unit in clock units, ``ImplementationProfile/spanScale``).
+    /// `nil` for an identifier it does not know, or when no draw fits the scales.
     package static func configuration(
-        _ strategy: String, unit: Int64 = 1, sizes: SizeRegime = .small, using rng: inout SeededGenerator
+        _ strategy: String, unit: Int64 = 1, spanScale: Int64 = 1, sizes: SizeRegime = .small,
+        using rng: inout SeededGenerator
     ) -> AnyRateLimitStrategy? {
-        while true {
+        for _ in 0..<10_000 {
             do {
                 // An identifier this generator does not know draws nothing (rather than another strategy).
-                guard let configuration = try draw(strategy, sizes: sizes, using: &rng) else { return nil }
+                guard let drawn = try draw(strategy, sizes: sizes, using: &rng) else { return nil }
+                guard let configuration = drawn.scaled(by: spanScale) else { continue }
                 if configuration.scaled(by: unit) != nil { return configuration }
             } catch {
                 continue  // the Spec refuses the values drawn (CORE-3): draw again
             }
         }
+        return nil  // scales so large that nothing drawn fits the timeline
+    }
+
+    /// ``configuration(_:unit:spanScale:sizes:using:)`` within `profile`'s units.
+    package static func configuration(
+        _ strategy: String, within profile: ImplementationProfile, sizes: SizeRegime = .small,
+        using rng: inout SeededGenerator
+    ) -> AnyRateLimitStrategy? {
+        configuration(
+            strategy, unit: profile.timeUnitNanoseconds, spanScale: profile.spanScale, sizes: sizes, using: &rng)
     }
 
     /// A configuration of `strategy` from `rng` in `sizes`, `nil` for an identifier it does not know.
@@ -201,7 +215,7 @@ package enum TraceGenerator {
         if roll < 3, events.contains(.reset) { return .reset }
         if roll >= 3, roll < 6, events.contains(.reconfigure),
             let replacement = Self.configuration(
-                configuration.kind, unit: profile.timeUnitNanoseconds, sizes: swarm.sizes, using: &rng)
+                configuration.kind, within: profile, sizes: swarm.sizes, using: &rng)
         {
             return .reconfigure(replacement)
         }
@@ -230,7 +244,7 @@ package enum TraceGenerator {
         let releases = configuration.kind == ConcurrencyLimiter.identifier ? 35 : 2
         if roll < 3 { return profile.events.contains(.reset) ? .reset : .acquire(1) }
         if roll < 6,
-            let replacement = Self.configuration(configuration.kind, unit: profile.timeUnitNanoseconds, using: &rng)
+            let replacement = Self.configuration(configuration.kind, within: profile, using: &rng)
         {
             return profile.events.contains(.reconfigure) ? .reconfigure(replacement) : .acquire(1)
         }
@@ -378,7 +392,7 @@ package enum TraceGenerator {
     ) -> (trace: Trace, answers: [RateLimitResult], unscaled: Trace)? {
         let unit = profile.timeUnitNanoseconds
         let last = profile.largestInstantNanoseconds / unit
-        guard let initial = Self.configuration(strategy, unit: unit, sizes: swarm.sizes, using: &rng) else {
+        guard let initial = Self.configuration(strategy, within: profile, sizes: swarm.sizes, using: &rng) else {
             return nil
         }
         var configuration = initial

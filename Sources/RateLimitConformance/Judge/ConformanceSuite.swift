@@ -480,13 +480,14 @@ struct StrategyRun {
             outcome.outsideProfile = true
             return outcome
         }
-        // Spans on the profile's unit, and the refusal the Spec gives the scaled fields (CONF-7).
+        // Spans on the profile's configuration unit, and the refusal the Spec gives the scaled
+        // fields (CONF-7).
         var fields = refusal.configuration
         var error = refusal.error
-        if profile.timeUnitNanoseconds > 1 {
-            guard let scaled = Self.scaled(refusal.configuration, by: profile.timeUnitNanoseconds) else {
-                outcome.skippedBecause =
-                    "does not fit the timeline when scaled to the profile's unit of \(profile.timeUnitNanoseconds) ns"
+        let unit = profile.configurationUnitNanoseconds
+        if unit > 1 {
+            guard let scaled = Self.scaled(refusal.configuration, by: unit) else {
+                outcome.skippedBecause = "does not fit the timeline when scaled to the profile's unit of \(unit) ns"
                 outcome.outsideProfile = true
                 return outcome
             }
@@ -495,7 +496,7 @@ struct StrategyRun {
             }
             guard case .failure(let refused) = parsed, let refusedBySpec = refused.refusedBySpec else {
                 outcome.skippedBecause =
-                    "the Spec accepts it once scaled to the profile's unit of \(profile.timeUnitNanoseconds) ns"
+                    "the Spec accepts it once scaled to the profile's unit of \(unit) ns"
                 outcome.outsideProfile = true
                 return outcome
             }

@@ -37,9 +37,15 @@ public struct ImplementationProfile: Hashable, Sendable {
         }
     }
 
-    /// The resolution of the implementation's clock: every instant and every span of a
-    /// configuration the harness sends is a whole multiple of it.
+    /// The resolution of the implementation's clock: every instant the harness sends is a whole
+    /// multiple of it, and a retry-after or a start it answers is judged at it (CONF-7: the Spec's
+    /// instant rounded up to the next multiple is exact).
     public var timeUnitNanoseconds: Int64 = 1
+    /// The granularity of the configurations it accepts: every span of a configuration the harness
+    /// sends is a whole multiple of it, itself a multiple of ``timeUnitNanoseconds`` (a library
+    /// whose windows are whole seconds and whose clock reads microseconds: 1,000,000,000 and
+    /// 1,000). The same as ``timeUnitNanoseconds`` unless declared.
+    public var configurationUnitNanoseconds: Int64 = 1
     /// The last instant the implementation can represent exactly (a `Double` of microseconds is
     /// exact up to 2^53 µs); the harness sends no instant after it.
     public var largestInstantNanoseconds: Int64 = .max
@@ -86,9 +92,10 @@ public struct ImplementationProfile: Hashable, Sendable {
     public init(
         timeUnitNanoseconds: Int64 = 1, largestInstantNanoseconds: Int64 = .max, monotonic: Bool = false,
         events: Set<Event> = Set(Event.allCases), toleranceNanoseconds: Int64 = 0, validatesConfigurations: Bool = true,
-        createdAtFirstEvent: Bool = false, largestPermits: Int64 = .max
+        createdAtFirstEvent: Bool = false, largestPermits: Int64 = .max, configurationUnitNanoseconds: Int64? = nil
     ) {
         self.timeUnitNanoseconds = timeUnitNanoseconds
+        self.configurationUnitNanoseconds = configurationUnitNanoseconds ?? timeUnitNanoseconds
         self.largestInstantNanoseconds = largestInstantNanoseconds
         self.largestPermits = max(1, largestPermits)
         self.monotonic = monotonic
@@ -99,7 +106,8 @@ public struct ImplementationProfile: Hashable, Sendable {
     }
 
     static let keys = [
-        "timeUnitNanoseconds", "largestInstantNanoseconds", "largestPermits", "monotonic", "events",
+        "timeUnitNanoseconds", "configurationUnitNanoseconds", "largestInstantNanoseconds", "largestPermits",
+        "monotonic", "events",
         "toleranceNanoseconds", "validation", "createdAtFirstEvent",
     ]
 
@@ -126,6 +134,13 @@ public struct ImplementationProfile: Hashable, Sendable {
             return flag
         }
         timeUnitNanoseconds = try integer("timeUnitNanoseconds", atLeast: 1) ?? 1
+        configurationUnitNanoseconds =
+            try integer("configurationUnitNanoseconds", atLeast: timeUnitNanoseconds) ?? timeUnitNanoseconds
+        guard configurationUnitNanoseconds % timeUnitNanoseconds == 0 else {
+            throw ConformanceFormatError(
+                "profile member \"configurationUnitNanoseconds\" must be a multiple of \"timeUnitNanoseconds\" (\(timeUnitNanoseconds)), got \(configurationUnitNanoseconds)"
+            )
+        }
         largestInstantNanoseconds = try integer("largestInstantNanoseconds", atLeast: timeUnitNanoseconds) ?? .max
         largestPermits = try integer("largestPermits", atLeast: 1) ?? .max
         toleranceNanoseconds = try integer("toleranceNanoseconds", atLeast: 0) ?? 0
@@ -157,6 +172,7 @@ public struct ImplementationProfile: Hashable, Sendable {
     public var json: JSONValue {
         .object([
             ("timeUnitNanoseconds", .integer(timeUnitNanoseconds)),
+            ("configurationUnitNanoseconds", .integer(configurationUnitNanoseconds)),
             ("largestInstantNanoseconds", .integer(largestInstantNanoseconds)),
             ("largestPermits", .integer(largestPermits)),
             ("monotonic", .bool(monotonic)), ("events", .array(events.sorted().map { .string($0.rawValue) })),
@@ -170,7 +186,14 @@ public struct ImplementationProfile: Hashable, Sendable {
     public func notChecked(strategy: String) -> [String] {
         let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
         var lines: [String] = []
-        if timeUnitNanoseconds > 1 {
+        if configurationUnitNanoseconds > timeUnitNanoseconds {
+            if timeUnitNanoseconds > 1 {
+                lines.append("CORE-1 instants finer than the profile's clock unit of \(timeUnitNanoseconds) ns")
+            }
+            lines.append(
+                "CORE-1 spans of a configuration finer than the profile's configuration unit of \(configurationUnitNanoseconds) ns"
+            )
+        } else if timeUnitNanoseconds > 1 {
             lines.append("CORE-1 instants and spans finer than the profile's unit of \(timeUnitNanoseconds) ns")
         }
         if largestInstantNanoseconds < .max {
@@ -216,8 +239,13 @@ public struct ImplementationProfile: Hashable, Sendable {
         }
     }
 
+    /// How many clock units make a configuration unit: a generated configuration's spans, counted
+    /// in clock units, are multiples of it.
+    package var spanScale: Int64 { configurationUnitNanoseconds / max(1, timeUnitNanoseconds) }
+
     /// A vector story (`trace`, with the Spec's `answers`) as run against this profile: the same
-    /// trace, a transformed one (created at its first event, scaled to the unit), its prefix up to
+    /// trace, a transformed one (created at its first event, scaled to the configuration unit:
+    /// a story's instants and spans keep their proportions), its prefix up to
     /// the first step the profile cannot take (an event it lacks, time going backwards on a
     /// monotonic clock), or the reason it lies outside the profile (CONF-7).
     func adapt(_ trace: Trace, answers: [RateLimitResult]) -> Adaptation {
@@ -281,10 +309,10 @@ public struct ImplementationProfile: Hashable, Sendable {
         if createdAtFirstEvent, let first = instants.first, first != trace.createdAt {
             adapted.createdAt = first
         }
-        if timeUnitNanoseconds > 1 {
-            guard let scaled = adapted.scaled(by: timeUnitNanoseconds) else {
-                return .outside(
-                    "does not fit the timeline when scaled to the profile's unit of \(timeUnitNanoseconds) ns")
+        let unit = configurationUnitNanoseconds
+        if unit > 1 {
+            guard let scaled = adapted.scaled(by: unit) else {
+                return .outside("does not fit the timeline when scaled to the profile's unit of \(unit) ns")
             }
             adapted = scaled
             let strategy = trace.configuration.kind
@@ -294,7 +322,7 @@ public struct ImplementationProfile: Hashable, Sendable {
                 }
                 guard case .failure(let error) = parsed, error.refusedBySpec != nil else {
                     return .outside(
-                        "its refused reconfigure is one the Spec accepts once scaled to the profile's unit of \(timeUnitNanoseconds) ns"
+                        "its refused reconfigure is one the Spec accepts once scaled to the profile's unit of \(unit) ns"
                     )
                 }
             }
@@ -306,8 +334,8 @@ public struct ImplementationProfile: Hashable, Sendable {
     }
 
     /// Whether a trace lies within the profile as it is (the shrinker's candidates): instants on
-    /// the unit, up to the largest instant, never backwards on a monotonic clock, spans on the
-    /// unit, only events the profile has, created at the first event when it must be.
+    /// the clock unit, up to the largest instant, never backwards on a monotonic clock, spans on
+    /// the configuration unit, only events the profile has, created at the first event when it must be.
     func contains(_ trace: Trace, answers: [RateLimitResult]) -> Bool {
         for (step, answer) in zip(trace.steps, answers) where allows(step.event, specAnswer: answer) != nil {
             return false
@@ -327,7 +355,7 @@ public struct ImplementationProfile: Hashable, Sendable {
             if case .reconfigure(let replacement) = step.event { configurations.append(replacement) }
         }
         return configurations.allSatisfy {
-            $0.fields.allSatisfy { !$0.name.hasSuffix("Nanoseconds") || $0.value % timeUnitNanoseconds == 0 }
+            $0.fields.allSatisfy { !$0.name.hasSuffix("Nanoseconds") || $0.value % configurationUnitNanoseconds == 0 }
         }
     }
 

@@ -15,6 +15,10 @@ struct Judge {
     /// The most permits one event of the implementation's API takes (CONF-7): a `remaining` is
     /// judged up to it, since no larger acquire can be asked.
     let largestPermits: Int64
+    /// The resolution of the implementation's clock (CONF-7): an admission instant it answers
+    /// is exact when it is the Spec's rounded up to the next multiple of it, the first instant
+    /// that clock can tell.
+    let clockUnit: Int64
     private(set) var shadow: ReferenceLimiter
     /// The shadow's configuration (a reconfigure the implementation applied replaces it).
     private(set) var configuration: AnyRateLimitStrategy
@@ -29,6 +33,7 @@ struct Judge {
         self.tolerance = tolerance
         largestInstant = profile.largestInstantNanoseconds
         largestPermits = profile.largestPermits
+        clockUnit = max(1, profile.timeUnitNanoseconds)
         shadow = ReferenceLimiter(configuration, at: .generated(createdAt))
         self.configuration = configuration
     }
@@ -45,6 +50,10 @@ struct Judge {
         var specAdmission: Int64?
         /// The answer differs from the Spec's but lies within the tolerance.
         var withinTolerance = false
+        /// The answer is the Spec's as the implementation's clock tells it: its instant rounded up
+        /// to the clock's unit (CONF-7), or a wait past the end of the timeline where the Spec
+        /// admits only past it (CONF-1). Exact.
+        var exactOnItsClock = false
         /// The implementation refused again after its own retry-after (CONF-5).
         var brokenPromise = false
     }
@@ -70,8 +79,24 @@ struct Judge {
             judgeAcquire(permits, step: step, at: now, got: got, spec: spec, into: &verdict)
         case .acquire, .release, .reset, .reconfigure: judgeOther(event, at: now, got: got, spec: spec, into: &verdict)
         }
-        if verdict.kind == nil, !verdict.withinTolerance { verdict.kind = .difference }
+        if verdict.kind == nil, !verdict.withinTolerance, !verdict.exactOnItsClock { verdict.kind = .difference }
         return verdict
+    }
+
+    /// `instant` rounded up to the next multiple of the clock unit; past ``lastOnClock`` when
+    /// that multiple lies beyond the timeline (saturating).
+    private func onClock(_ instant: Int64) -> Int64 {
+        let over = instant % clockUnit
+        return over == 0 ? instant : Self.saturating(instant - over, clockUnit)
+    }
+
+    /// The last instant the implementation's clock can tell: the last multiple of its unit.
+    private var lastOnClock: Int64 { Int64.max - Int64.max % clockUnit }
+
+    /// Whether an answered instant later than the Spec's is the Spec's on the implementation's
+    /// clock: within the same clock unit, rounded up (CONF-7).
+    private func onClockUnit(_ answered: Int64, spec: Int64) -> Bool {
+        clockUnit > 1 && answered > spec && answered <= onClock(spec)
     }
 
     /// Judges answer `got` to a reconfigure to raw `fields` at `now`, fields the Spec
@@ -131,11 +156,9 @@ struct Judge {
                 return "now + wait passes the end of the timeline (CORE-5: a start at most \(Int64.max))"
             }
         case .rejected(let retryAfter):
+            // A wait past the end of the timeline is well formed (a library whose clock outlives
+            // it): it is judged as such (CONF-1, judgeAcquire).
             if retryAfter < 1 { return "retry-after \(retryAfter) ns (CORE-5: retry-after ≥ 1)" }
-            if retryAfter > Int64.max - now {
-                return
-                    "now + retry-after passes the end of the timeline (CORE-5: now + retry-after ≤ \(Int64.max)); the Spec answers neverAllowed there"
-            }
         case .rejectedUntilRelease(let shortfall):
             if shortfall < 1 { return "shortfall \(shortfall) (CORE-5: shortfall ≥ 1)" }
         case .neverAllowed, .invalid:
@@ -224,7 +247,7 @@ struct Judge {
                 verdict.explanation = "promises \(remaining) remaining where the Spec allows \(allowed)"
                 return
             }
-            if gotStart > Self.saturating(specStart, bound) {
+            if gotStart > Self.saturating(onClock(specStart), bound) {
                 verdict.kind = .liveness
                 verdict.severity.nanosecondsLate = gotStart - specStart
                 verdict.explanation =
@@ -232,15 +255,25 @@ struct Judge {
                 return
             }
             let lower = remainingBound(.acquire(permits), at: now, upper: false) ?? 0
-            verdict.withinTolerance =
-                tolerance > 0 && abs(gotStart - specStart) <= tolerance
-                && (got.remaining.map { $0 >= lower } ?? false)
-            if !verdict.withinTolerance, gotStart > specStart {
+            let remainingHolds = got.remaining.map { $0 >= lower } ?? false
+            verdict.withinTolerance = tolerance > 0 && abs(gotStart - specStart) <= tolerance && remainingHolds
+            verdict.exactOnItsClock =
+                onClockUnit(gotStart, spec: specStart) && got.remaining == spec.remaining && !verdict.withinTolerance
+            if !verdict.withinTolerance, !verdict.exactOnItsClock, gotStart > specStart {
                 verdict.severity.nanosecondsLate = gotStart - specStart
             }
         case .rejected(let retryAfter):
-            let retry = now + retryAfter
+            // A wait that ends past the end of the timeline: after every instant the Spec has
+            // (Int64.max stands for any wait that long or longer).
+            let pastTheEnd = retryAfter > Int64.max - now || retryAfter == Int64.max
+            let retry = pastTheEnd ? Int64.max : now + retryAfter
             if spec == .neverAllowed {
+                if pastTheEnd, permits <= configuration.maximumPermits {
+                    // The Spec's admission lies past the end too (CORE-7): the same answer, from
+                    // a clock that outlives the timeline.
+                    verdict.exactOnItsClock = true
+                    return
+                }
                 verdict.kind = .retryForever
                 verdict.explanation =
                     "retry-after \(retryAfter) ns where the Spec never admits this acquire (CORE-7): a caller would retry forever"
@@ -254,15 +287,20 @@ struct Judge {
                     "retry-after \(retryAfter) ns is \(admission - retry) ns shorter than the Spec's (\(spec.brief))"
                 return
             }
-            if retry > Self.saturating(specStart, bound) {
+            if retry > Self.saturating(onClock(specStart), bound) {
                 verdict.kind = .liveness
                 verdict.severity.nanosecondsLate = retry - specStart
                 verdict.explanation =
-                    "retry-after \(retryAfter) ns reaches \(retry - specStart) ns past the Spec's admission (\(spec.brief)), beyond the liveness bound of \(bound) ns"
+                    pastTheEnd
+                    ? "retry-after \(retryAfter) ns passes the end of the timeline, where the Spec admits at \(specStart) ns (\(spec.brief)), beyond the liveness bound of \(bound) ns"
+                    : "retry-after \(retryAfter) ns reaches \(retry - specStart) ns past the Spec's admission (\(spec.brief)), beyond the liveness bound of \(bound) ns"
                 return
             }
             verdict.withinTolerance = tolerance > 0 && abs(retry - admission) <= tolerance
-            if !verdict.withinTolerance, retry > admission { verdict.severity.nanosecondsLate = retry - admission }
+            verdict.exactOnItsClock = onClockUnit(retry, spec: admission) && !verdict.withinTolerance
+            if !verdict.withinTolerance, !verdict.exactOnItsClock, retry > admission {
+                verdict.severity.nanosecondsLate = retry - admission
+            }
         case .rejectedUntilRelease:
             if spec == .neverAllowed {
                 verdict.kind = .retryForever
@@ -275,14 +313,16 @@ struct Judge {
                     : "waits for a release where time alone admits it at \(admission) ns"
             }
         case .neverAllowed:
-            if let admission, admission <= largestInstant {
+            if let admission, admission <= largestInstant, onClock(admission) <= lastOnClock {
                 verdict.kind = .liveness
                 verdict.explanation = "never allowed, where the Spec admits it at \(admission) ns (\(spec.brief))"
             } else if case .rejectedUntilRelease = spec {
                 verdict.kind = .liveness
                 verdict.explanation = "never allowed, where releases would admit it (\(spec.brief))"
             } else if admission != nil {
-                verdict.withinTolerance = true  // admitted only after the profile's largest instant
+                // Admitted only after the profile's largest instant, or after the last instant
+                // its clock can tell.
+                verdict.withinTolerance = true
             }
         case .invalid:
             if admission != nil || spec.isRejectedUntilRelease {
@@ -397,8 +437,8 @@ struct Judge {
                 // An admission within the tolerance is taken when the Spec would take it.
                 let instant = spec.isAdmitted ? now : max(now, verdict.specAdmission ?? now)
                 _ = shadow.apply(event, at: .generated(instant))
-            } else if case .rejected(let retryAfter) = got {
-                promise = (step, permits, now, retryAfter)
+            } else if case .rejected(let retryAfter) = got, retryAfter <= Int64.max - now, retryAfter < Int64.max {
+                promise = (step, permits, now, retryAfter)  // a wait past the end promises nothing
             }
         case .acquire:
             break

@@ -17,6 +17,7 @@ enum Shrinker {
         let kind = original.primary?.kind ?? .difference
         let profile = run.profile
         let unit = profile.timeUnitNanoseconds
+        let spanUnit = profile.configurationUnitNanoseconds
         var best = original.trace!
         var bestOutcome = original
         var runs = 0
@@ -89,7 +90,7 @@ enum Shrinker {
                 }
             }
             // 4. Smaller configuration numbers.
-            for configuration in simplifications(of: best.configuration, unit: unit) {
+            for configuration in simplifications(of: best.configuration, unit: spanUnit) {
                 var candidate = best
                 candidate.configuration = configuration
                 if stillFails(candidate) {

@@ -30,8 +30,9 @@ extension ScenarioCase {
         }
         if profile.createdAtFirstEvent { return "a state that begins at the first event (created at creation here)" }
         let unit = profile.timeUnitNanoseconds
-        if unit > 1, let span = Self.spanOffUnit(configuration, unit: unit) {
-            return "a span of \(span) ns, not a multiple of the time unit \(unit) ns"
+        let spans = profile.configurationUnitNanoseconds
+        if spans > 1, let span = Self.spanOffUnit(configuration, unit: spans) {
+            return "a span of \(span) ns, not a multiple of the configuration unit \(spans) ns"
         }
         guard case .story(let createdAt, let steps) = body else {
             // A refusal makes nothing: only a profile that validates configurations is asked it.
@@ -56,8 +57,8 @@ extension ScenarioCase {
             if let permits = step.event["permits"]?.int64, permits > profile.largestPermits {
                 return "\(place): \(permits) permits, past the largest \(profile.largestPermits)"
             }
-            if unit > 1, let span = Self.spanOffUnit(step.event, unit: unit) {
-                return "\(place): a span of \(span) ns, not a multiple of the time unit \(unit) ns"
+            if spans > 1, let span = Self.spanOffUnit(step.event, unit: spans) {
+                return "\(place): a span of \(span) ns, not a multiple of the configuration unit \(spans) ns"
             }
             // The other instants an event carries: a deadline, an arrival, a throttle's end.
             for member in ["deadline", "arrival", "until"] {

@@ -287,10 +287,10 @@ public final class GuavaShim {
       return object("kind", "allowed", "remaining", nextFree <= nowMicros ? (long) Integer.MAX_VALUE : 0L);
     }
     long waitMicros = nextFree - nowMicros;
-    if (waitMicros > (Long.MAX_VALUE - now) / MICRO) {
-      return object("kind", "neverAllowed"); // past the end of the protocol's timeline (CORE-7)
-    }
-    return object("kind", "rejected", "retryAfterNanoseconds", waitMicros * MICRO);
+    // A wait past the end of the protocol's timeline is sent as it is (CONF-1), capped at
+    // Long.MAX_VALUE ns, the most the protocol carries.
+    long wait = waitMicros > Long.MAX_VALUE / MICRO ? Long.MAX_VALUE : waitMicros * MICRO;
+    return object("kind", "rejected", "retryAfterNanoseconds", wait);
   }
 
   static Map<String, Object> handle(Map<?, ?> message, Map<String, Limiter> limiters) {

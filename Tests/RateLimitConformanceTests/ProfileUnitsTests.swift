@@ -39,6 +39,14 @@ struct ProfileUnitsTests {
         #expect(
             two.notChecked(strategy: FixedWindow.identifier).contains(
                 "CORE-1 spans of a configuration finer than the profile's configuration unit of 1000000000 ns"))
+        // The initializer keeps the units consistent: at least the clock unit, a multiple of it.
+        #expect(ImplementationProfile(timeUnitNanoseconds: 1_000).configurationUnitNanoseconds == 1_000)
+        #expect(
+            ImplementationProfile(timeUnitNanoseconds: 1_000, configurationUnitNanoseconds: 0)
+                .configurationUnitNanoseconds == 1_000)
+        #expect(
+            ImplementationProfile(timeUnitNanoseconds: 1_000, configurationUnitNanoseconds: 1_500)
+                .configurationUnitNanoseconds == 2_000)
         for bad in [
             #"{"timeUnitNanoseconds": 1000, "configurationUnitNanoseconds": 1500}"#,
             #"{"timeUnitNanoseconds": 1000, "configurationUnitNanoseconds": 10}"#,

@@ -30,7 +30,7 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
         let horizon: Int64 = 16
         var offsets: [Int64] = [-3, -1, 0, 1, 2, 3, 4, 5]
         if profile.monotonic { offsets.removeAll { $0 < 0 } }
-        let end = profile.largestInstantNanoseconds / profile.configurationUnitNanoseconds
+        let end = profile.largestInstantNanoseconds / max(1, profile.configurationUnitNanoseconds)
         var moves = offsets.map(Move.offset) + [.to(horizon)]
         if end > horizon + 8 { moves.append(.to(end)) }
         let maximum = max(configuration.maximumPermits, other.maximumPermits)

@@ -44,7 +44,8 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// The granularity of the configurations it accepts: every span of a configuration the harness
     /// sends is a whole multiple of it, itself a multiple of ``timeUnitNanoseconds`` (a library
     /// whose windows are whole seconds and whose clock reads microseconds: 1,000,000,000 and
-    /// 1,000). The same as ``timeUnitNanoseconds`` unless declared.
+    /// 1,000). The same as ``timeUnitNanoseconds`` unless declared. Keep it a multiple of
+    /// ``timeUnitNanoseconds`` when setting either (the initializers do).
     public var configurationUnitNanoseconds: Int64 = 1
     /// The last instant the implementation can represent exactly (a `Double` of microseconds is
     /// exact up to 2^53 µs); the harness sends no instant after it.
@@ -94,8 +95,13 @@ public struct ImplementationProfile: Hashable, Sendable {
         events: Set<Event> = Set(Event.allCases), toleranceNanoseconds: Int64 = 0, validatesConfigurations: Bool = true,
         createdAtFirstEvent: Bool = false, largestPermits: Int64 = .max, configurationUnitNanoseconds: Int64? = nil
     ) {
-        self.timeUnitNanoseconds = timeUnitNanoseconds
-        self.configurationUnitNanoseconds = configurationUnitNanoseconds ?? timeUnitNanoseconds
+        self.timeUnitNanoseconds = max(1, timeUnitNanoseconds)
+        // At least the clock unit, rounded up to a multiple of it (the JSON reader refuses others).
+        let unit = self.timeUnitNanoseconds
+        let declared = max(unit, configurationUnitNanoseconds ?? unit)
+        let over = declared % unit
+        self.configurationUnitNanoseconds =
+            over == 0 || declared > Int64.max - unit ? declared - over : declared - over + unit
         self.largestInstantNanoseconds = largestInstantNanoseconds
         self.largestPermits = max(1, largestPermits)
         self.monotonic = monotonic
@@ -241,7 +247,7 @@ public struct ImplementationProfile: Hashable, Sendable {
 
     /// How many clock units make a configuration unit: a generated configuration's spans, counted
     /// in clock units, are multiples of it.
-    package var spanScale: Int64 { configurationUnitNanoseconds / max(1, timeUnitNanoseconds) }
+    package var spanScale: Int64 { max(1, configurationUnitNanoseconds / max(1, timeUnitNanoseconds)) }
 
     /// A vector story (`trace`, with the Spec's `answers`) as run against this profile: the same
     /// trace, a transformed one (created at its first event, scaled to the configuration unit:
@@ -355,7 +361,9 @@ public struct ImplementationProfile: Hashable, Sendable {
             if case .reconfigure(let replacement) = step.event { configurations.append(replacement) }
         }
         return configurations.allSatisfy {
-            $0.fields.allSatisfy { !$0.name.hasSuffix("Nanoseconds") || $0.value % configurationUnitNanoseconds == 0 }
+            $0.fields.allSatisfy {
+                !$0.name.hasSuffix("Nanoseconds") || $0.value % max(1, configurationUnitNanoseconds) == 0
+            }
         }
     }
 

@@ -313,16 +313,16 @@ struct Judge {
                     : "waits for a release where time alone admits it at \(admission) ns"
             }
         case .neverAllowed:
-            if let admission, admission <= largestInstant, onClock(admission) <= lastOnClock {
+            if let admission, onClock(admission) <= largestInstant, onClock(admission) <= lastOnClock {
                 verdict.kind = .liveness
                 verdict.explanation = "never allowed, where the Spec admits it at \(admission) ns (\(spec.brief))"
             } else if case .rejectedUntilRelease = spec {
                 verdict.kind = .liveness
                 verdict.explanation = "never allowed, where releases would admit it (\(spec.brief))"
+            } else if let admission, onClock(admission) > lastOnClock {
+                verdict.exactOnItsClock = true  // admitted only after the last instant its clock tells
             } else if admission != nil {
-                // Admitted only after the profile's largest instant, or after the last instant
-                // its clock can tell.
-                verdict.withinTolerance = true
+                verdict.withinTolerance = true  // admitted only after the profile's largest instant
             }
         case .invalid:
             if admission != nil || spec.isRejectedUntilRelease {

@@ -227,3 +227,19 @@ func readChunk(_ descriptor: Int32, waiting milliseconds: Int32) -> String? {
 
 /// `10 of 10`: every strategy of the Spec, as a passing run's last line counts them.
 let allStrategies = "\(AnyRateLimitStrategy.identifiers.count) of \(AnyRateLimitStrategy.identifiers.count)"
+
+extension CommandTests {
+    @Test("CONF-11 the implementation's process inherits its three pipes and no other descriptor of the harness")
+    func noInheritedDescriptors() throws {
+        guard FileManager.default.fileExists(atPath: "/proc/self/fd") else { return }  // Linux's /proc only
+        // A pipe as a test's redis-server watcher holds one: open in this process, not close-on-exec.
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { for end in ends { close(end) } }
+        let child = try ChildProcess(
+            command: "for d in 0 1 2 \(ends[0]) \(ends[1]); do [ -e /proc/$$/fd/$d ] && printf '%s ' $d; done; echo")
+        defer { child.close() }
+        // A hang guard only: the answer comes at once.
+        #expect(try child.receiveLine(timeout: 120) == "0 1 2 ", "the descriptors open in the child")
+    }
+}

@@ -63,7 +63,8 @@ struct RedisLimiterRealTimeTests {
         // Bursts of 2, then one per hour: the third acquire waits until the first hour is over.
         let hour: Int64 = 3_600_000_000_000
         let limiter = RedisRateLimiter(
-            try GCRA(burst: 2, emissionIntervalNanoseconds: hour), key: "{clock}:gcra", runner: redis)
+            try GCRA(burst: 2, emissionIntervalNanoseconds: hour), key: "{clock}:gcra", runner: redis,
+            clock: ManualClock())
         let before = try await serverTime(redis)
         #expect(try await limiter.tryAcquire() == .allowed(remaining: 1))
         #expect(try await limiter.tryAcquire() == .allowed(remaining: 0))

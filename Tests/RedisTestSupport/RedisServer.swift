@@ -92,8 +92,7 @@ public final class RedisServer: @unchecked Sendable {
 
     /// Kills the server (its state is lost: no persistence) and starts it again on the same port.
     public func restart() throws {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        end()
         try launch(cluster: false)
     }
 
@@ -132,9 +131,18 @@ public final class RedisServer: @unchecked Sendable {
 
     /// Stops the server and waits for it to exit.
     public func stop() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        end()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Kills the server and waits for it to exit. Closing the pipe ends its watcher, and the kill
+    /// ends the server even while a descriptor of that pipe lives on in some other child of this
+    /// process, which would keep the watcher waiting (a subject process that inherited one held a
+    /// test here, and a whole run, for as long as it ran).
+    private func end() {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     /// The path of redis-server 7 or later, or nil.

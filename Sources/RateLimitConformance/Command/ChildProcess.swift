@@ -27,6 +27,28 @@ package final class ChildProcess {
         var description: String
     }
 
+    #if canImport(Glibc)
+        /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which the Glibc
+        /// module does not import, looked up once.
+        private static let addCloseFrom:
+            (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+                guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+                return unsafeBitCast(
+                    symbol,
+                    to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+            }()
+
+        /// Closes every descriptor from 3 on in the child: with `addclosefrom`, or else each one
+        /// open now (one opened between the listing and the spawn may still reach the child).
+        private static func closeFrom3(_ actions: inout posix_spawn_file_actions_t) {
+            if let addCloseFrom, addCloseFrom(&actions, 3) == 0 { return }
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            for descriptor in open.compactMap({ Int32($0) }) where descriptor >= 3 {
+                posix_spawn_file_actions_addclose(&actions, descriptor)
+            }
+        }
+    #endif
+
     package init(command: String) throws {
         signal(SIGPIPE, SIG_IGN)  // a dead child must surface as an error, not kill the harness
         var input: [Int32] = [0, 0]
@@ -54,13 +76,27 @@ package final class ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
         for descriptor in [input[0], output[1], errors[1]] { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        // Nothing else of this process reaches the child: a descriptor it inherited (another
+        // child's pipe, a server's socket) would stay open as long as it runs, so whoever waits for
+        // that descriptor's end would wait for this child instead (a test's redis-server, whose
+        // watcher waits for its pipe to close, hung a whole test run that way).
+        #if canImport(Glibc)
+            Self.closeFrom3(&actions)
+        #endif
         // A process group of its own (so killing it reaches its children too), with the signals
         // the harness ignores or catches back at their defaults.
         var defaults = sigset_t()
         sigemptyset(&defaults)
         for number in [SIGPIPE, SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, number) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF))
+        #if canImport(Darwin)
+            // Darwin's form of closing every other descriptor: only those the actions name survive.
+            let closeTheRest = POSIX_SPAWN_CLOEXEC_DEFAULT
+        #else
+            let closeTheRest: Int32 = 0
+        #endif
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | closeTheRest))
         posix_spawnattr_setpgroup(&attributes, 0)
 
         var child: pid_t = 0

@@ -165,6 +165,21 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
     /// The answers the model gives before any state is read, exactly as an in-process limiter's:
     /// negative permits (CORE-9) and a release to a strategy that holds no permits (CORE-11).
     static func answerWithoutStore(_ operation: ScriptOperation<Strategy>, strategy: Strategy) -> ScriptAnswer? {
+        // The scripts implement the Spec's design only: a fixed window aligned otherwise (FW-13)
+        // is refused by name at every call, rather than run on the origin grid.
+        var asked = strategy
+        if case .reconfigure(let replacement) = operation { asked = replacement }
+        for candidate in [strategy, asked] {
+            if let window = candidate as? FixedWindow, window.alignment != .origin {
+                return ScriptAnswer(
+                    result: .invalid(
+                        RateLimitInputError(
+                            field: "alignment", value: nil, problem: .notSupported,
+                            reason:
+                                "the Redis script aligns windows to the origin only, not to \(window.alignment.rawValue)"
+                        )))
+            }
+        }
         let needsNoState: Bool
         switch operation {
         case .acquire(let permits, _): needsNoState = permits < 0

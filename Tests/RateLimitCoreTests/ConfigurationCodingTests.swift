@@ -93,6 +93,30 @@ struct ConfigurationCodingTests {
         #expect(try decode(CompositeLimit.self, try encode(composite)) == composite)
     }
 
+    @Test("CORE-16 FW-13 a fixed window's alignment is a string member, written only when it is not the origin")
+    func alignment() throws {
+        let creation = try FixedWindow(limit: 5, windowNanoseconds: 60, alignment: .creation)
+        #expect(try encode(creation) == #"{"alignment":"creation","limit":5,"windowNanoseconds":60}"#)
+        #expect(try encode(creation.aligned(.origin)) == #"{"limit":5,"windowNanoseconds":60}"#)
+        for alignment in FixedWindow.Alignment.allCases {
+            #expect(
+                try decode(FixedWindow.self, try encode(creation.aligned(alignment))) == creation.aligned(alignment))
+        }
+        #expect(
+            try decode(
+                AnyRateLimitStrategy.self,
+                #"{"strategy": "fixed-window", "configuration": {"limit": 5, "windowNanoseconds": 60, "alignment": "first-event"}}"#
+            ) == .fixedWindow(creation.aligned(.firstEvent)))
+        let unknown = refusal {
+            _ = try decode(FixedWindow.self, #"{"limit": 5, "windowNanoseconds": 60, "alignment": "creation-time"}"#)
+        }
+        #expect(unknown?.path == "alignment" && unknown?.message.contains("unknown alignment") == true)
+        let elsewhere = refusal {
+            _ = try decode(SlidingWindowLog.self, #"{"limit": 5, "windowNanoseconds": 60, "alignment": "creation"}"#)
+        }
+        #expect(elsewhere?.path == "alignment" && elsewhere?.message.contains("unknown field") == true)
+    }
+
     @Test(
         "CORE-16 CORE-3 a configuration is refused by its field: missing, unknown, not an integer, or refused by the Spec"
     )

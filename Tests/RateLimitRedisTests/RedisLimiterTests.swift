@@ -331,3 +331,30 @@ private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws(R
     done.wait()
     return handoff.result ?? .failure(.cancelled)
 }
+
+/// What the shared limiters refuse before they call the store.
+@Suite("RateLimitRedis: what the scripts do not implement is refused by name")
+struct RedisLimiterRefusalTests {
+    @Test(
+        "FW-13 a fixed window aligned otherwise than to the origin is invalid at every call, never run on the origin grid"
+    )
+    func alignmentVariants() async throws {
+        // Nothing listens there: a call that reached the store would fail with connectionFailed.
+        let nowhere = RESPConnection(lazilyTo: try unusedPort())
+        for alignment in [FixedWindow.Alignment.creation, .firstEvent] {
+            let window = try FixedWindow(limit: 2, windowNanoseconds: 1_000, alignment: alignment)
+            let aligned = RedisRateLimiter(window, key: "{fw}:aligned", runner: nowhere, clock: ManualClock())
+            let origin = RedisRateLimiter(
+                window.aligned(.origin), key: "{fw}:origin", runner: nowhere, clock: ManualClock())
+            for result in [
+                try await aligned.tryAcquire(), try await aligned.reset(), try await origin.reconfigure(window),
+            ] {
+                guard case .invalid(let error) = result else {
+                    Issue.record("\(alignment): expected invalid, got \(result)")
+                    continue
+                }
+                #expect(error.field == "alignment" && error.problem == .notSupported, "\(error)")
+            }
+        }
+    }
+}

@@ -118,7 +118,12 @@ extension AnyRateLimitStrategy {
                         "unknown strategy \"\(identifier)\" (one of \(identifiers.joined(separator: ", ")))"))
         }
         let container = try decoder.container(keyedBy: ConfigurationKey.self)
-        if let extra = container.allKeys.first(where: { !names.contains($0.stringValue) }) {
+        // FW-13: a fixed window's alignment, a string, is the one member that is not an integer.
+        let alignmentKey = ConfigurationKey("alignment")
+        let alignable = identifier == FixedWindow.identifier
+        if let extra = container.allKeys.first(where: {
+            !names.contains($0.stringValue) && !(alignable && $0.stringValue == alignmentKey.stringValue)
+        }) {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: decoder.codingPath + [extra],
@@ -135,8 +140,22 @@ extension AnyRateLimitStrategy {
                 values[name] = try container.decode(Int64.self, forKey: key)
             }
         }
+        var alignment = FixedWindow.Alignment.origin
+        if alignable, let name = try container.decodeIfPresent(String.self, forKey: alignmentKey) {
+            guard let declared = FixedWindow.Alignment(rawValue: name) else {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath + [alignmentKey],
+                        debugDescription:
+                            "unknown alignment \"\(name)\" (one of \(FixedWindow.Alignment.allCases.map(\.rawValue).joined(separator: ", ")))"
+                    ))
+            }
+            alignment = declared
+        }
         do {
-            return try AnyRateLimitStrategy(identifier: identifier, values: values)
+            let configuration = try AnyRateLimitStrategy(identifier: identifier, values: values)
+            if case .fixedWindow(let window) = configuration { return .fixedWindow(window.aligned(alignment)) }
+            return configuration
         } catch {
             throw DecodingError.dataCorrupted(
                 .init(
@@ -149,6 +168,9 @@ extension AnyRateLimitStrategy {
     func encodeFields(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: ConfigurationKey.self)
         for (name, value) in fields { try container.encode(value, forKey: ConfigurationKey(name)) }
+        if case .fixedWindow(let window) = self, window.alignment != .origin {
+            try container.encode(window.alignment.rawValue, forKey: ConfigurationKey("alignment"))
+        }
     }
 
     /// Decodes a configuration of `S` from its fields.

@@ -11,6 +11,9 @@ decision.
     python3 ratelimiter.py --list-bugs   print the names of the injectable bugs
     python3 ratelimiter.py --bug NAME    speak the protocol with one bug injected (repeat
                                          --bug NAME to inject several)
+    python3 ratelimiter.py --fixed-window-alignment creation|first-event
+                                         fixed windows aligned otherwise than to the origin
+                                         (FW-13), declared in the fixed window's profile
 
 Standard library only; Python 3.9+.
 
@@ -30,6 +33,7 @@ if HERE not in sys.path:
 
 from ratelimit_example.bugs import BUGS, SAFETY_BUGS, inject  # noqa: E402
 from ratelimit_example.protocol import PROFILE, handle, serve  # noqa: E402
+from ratelimit_example.windows import ALIGNMENT  # noqa: E402
 
 __all__ = ["BUGS", "SAFETY_BUGS", "PROFILE", "handle", "main", "serve"]  # what importers use: handle
 
@@ -52,6 +56,15 @@ def main(argv):
             sys.stdout.flush()
             return 2
         inject(args[1])  # the one registry every module reads (ratelimit_example/bugs.py)
+        args = args[2:]
+    if args[:1] == ["--fixed-window-alignment"] and len(args) >= 2:
+        # FW-13: fixed windows aligned to "creation" or "first-event" instead of the origin; the
+        # hello declares the variant in the fixed window's profile, which is then judged as it.
+        if args[1] not in ("origin", "creation", "first-event"):
+            sys.stdout.write(json.dumps({"type": "error", "message": "unknown alignment"}) + "\n")
+            sys.stdout.flush()
+            return 2
+        ALIGNMENT["fixed-window"] = args[1]
         args = args[2:]
     if args[:1] == ["--profile"] and len(args) >= 2:
         # Declares a narrower profile than the implementation's own (its members override

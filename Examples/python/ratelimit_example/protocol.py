@@ -12,6 +12,7 @@ from .config import ConfigError, is_int
 from .results import INT64_MAX
 from .strategies import KINDS, apply_event
 from .wait_queue import WaitQueue
+from .windows import ALIGNMENT
 
 
 IMPLEMENTATION = "python-example 1"
@@ -70,6 +71,8 @@ def handle(msg, limiters):
                   "implementation": IMPLEMENTATION, "strategies": list(STRATEGIES)}
         if answer["protocol"] == 2:
             answer["profiles"] = {strategy: dict(PROFILE) for strategy in STRATEGIES}
+            if ALIGNMENT["fixed-window"] != "origin":
+                answer["profiles"]["fixed-window"]["alignment"] = ALIGNMENT["fixed-window"]  # FW-13
             answer["extensions"] = sorted(MACHINES)
             # Lines are read and answered one at a time, in order: any window offered is fine
             # (Spec/protocol.md, "Pipelining").

@@ -10,12 +10,19 @@ from .config import validate_segments, validate_window
 from .results import allowed, crash, never, refuse_at, wrap
 
 
+# Where fixed windows start (FW-13): "origin" (the Spec's design), "creation" or "first-event".
+# --fixed-window-alignment sets it (ratelimiter.py) and the hello declares it (protocol.py).
+ALIGNMENT = {"fixed-window": "origin"}
+
+
 class FixedWindow:  # FW
     validate = staticmethod(validate_window)
 
     def __init__(self, cfg, t0):
         self.cfg = cfg
         self.t0 = t0
+        self.align = ALIGNMENT["fixed-window"]
+        self.anchor = 0 if self.align == "origin" else t0  # FW-13: windows are counted from it
         self.u, self.last = 0, t0
         self.history = []  # window-history-crash: one count per window, at most 256
 
@@ -25,13 +32,13 @@ class FixedWindow:  # FW
             return (t - 1) // w
         if bug("window-aligned-to-creation"):
             return (t - self.t0) // w
-        return t // w
+        return (t - self.anchor) // w
 
     def start(self, j):
         w = self.cfg[1]
         if bug("window-aligned-to-creation"):
             return self.t0 + j * w
-        return j * w
+        return self.anchor + j * w
 
     def counted(self, now):  # FW-3
         e = max(now, self.last)
@@ -57,6 +64,8 @@ class FixedWindow:  # FW
             self.u, self.last = wrap(u + n, 32), e
             return allowed(max(0, lim - self.u))
         if n <= lim - u:  # FW-4
+            if self.align == "first-event" and u == 0:
+                self.anchor = e  # FW-13: the first admission with no window open opens one
             self.u, self.last = u + n, e
             return allowed(self.left(lim, self.u))
         if bug("count-rejected"):
@@ -65,11 +74,15 @@ class FixedWindow:  # FW
 
     def reset(self, now):  # FW-9
         self.u, self.last = 0, max(now, self.last)
+        if self.align != "origin":
+            self.anchor = self.last  # FW-13: as created at e
         return allowed(self.cfg[0])
 
     def reconfigure(self, cfg, now):  # FW-10
         e, u = self.counted(now)
         self.cfg = cfg
+        if self.align == "first-event" and (u == 0 or e - self.anchor >= cfg[1]):
+            self.anchor = e  # FW-13: the kept count belongs to a window that contains e
         self.u, self.last = u, e
         return allowed(max(0, cfg[0] - u))
 

@@ -26,7 +26,9 @@ extension ExhaustiveSpace where S == AnyRateLimitStrategy {
     /// has (an answer the Spec gives as `invalid` is left out by the walk when it has none).
     /// `nil` for an identifier this function does not know.
     package static func standard(_ identifier: String, profile: ImplementationProfile = .full) -> Self? {
-        guard let (configuration, other) = standardConfigurations(identifier) else { return nil }
+        guard let (standard, alternative) = standardConfigurations(identifier) else { return nil }
+        // FW-13: the states of the variant the profile declares.
+        let (configuration, other) = (profile.aligned(standard), profile.aligned(alternative))
         let horizon: Int64 = 16
         var offsets: [Int64] = [-3, -1, 0, 1, 2, 3, 4, 5]
         if profile.monotonic { offsets.removeAll { $0 < 0 } }

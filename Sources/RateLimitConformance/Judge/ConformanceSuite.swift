@@ -336,6 +336,7 @@ struct StrategyRun {
     mutating func judged<S: ConformanceSubject>(
         _ trace: Trace, id: String, origin: CaseOutcome.Origin, on subject: inout S, pipelined: Bool = true
     ) -> CaseOutcome {
+        let trace = profile.aligned(trace)  // FW-13: judged as the variant declared
         let outcome = judgedOnce(trace, id: id, origin: origin, on: &subject, pipelined: pipelined)
         guard pipelined, outcome.subjectFailure?.stepUncertain == true else { return outcome }
         return judgedOnce(trace, id: id, origin: origin, on: &subject, pipelined: false)

@@ -66,6 +66,9 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// Its state begins at its first event, not at `create`: the harness sends `create` at the
     /// instant of the first event.
     public var createdAtFirstEvent = false
+    /// Where its fixed windows start (FixedWindow.md FW-13): the harness judges a fixed window
+    /// against the variant declared, the origin unless declared. Other strategies ignore it.
+    public var alignment: FixedWindow.Alignment = .origin
 
     /// The largest tolerance a profile or `--tolerance` may ask for: one second. Past the quanta
     /// of the strategies it judges, a tolerance leaves nothing of safety and liveness to check.
@@ -93,8 +96,10 @@ public struct ImplementationProfile: Hashable, Sendable {
     public init(
         timeUnitNanoseconds: Int64 = 1, largestInstantNanoseconds: Int64 = .max, monotonic: Bool = false,
         events: Set<Event> = Set(Event.allCases), toleranceNanoseconds: Int64 = 0, validatesConfigurations: Bool = true,
-        createdAtFirstEvent: Bool = false, largestPermits: Int64 = .max, configurationUnitNanoseconds: Int64? = nil
+        createdAtFirstEvent: Bool = false, largestPermits: Int64 = .max, configurationUnitNanoseconds: Int64? = nil,
+        alignment: FixedWindow.Alignment = .origin
     ) {
+        self.alignment = alignment
         self.timeUnitNanoseconds = max(1, timeUnitNanoseconds)
         // At least the clock unit, rounded up to a multiple of it (the JSON reader refuses others).
         let unit = self.timeUnitNanoseconds
@@ -114,7 +119,7 @@ public struct ImplementationProfile: Hashable, Sendable {
     static let keys = [
         "timeUnitNanoseconds", "configurationUnitNanoseconds", "largestInstantNanoseconds", "largestPermits",
         "monotonic", "events",
-        "toleranceNanoseconds", "validation", "createdAtFirstEvent",
+        "toleranceNanoseconds", "validation", "createdAtFirstEvent", "alignment",
     ]
 
     /// Reads a profile as a `hello` of protocol 2 declares it; every member is optional.
@@ -157,6 +162,14 @@ public struct ImplementationProfile: Hashable, Sendable {
         monotonic = try flag("monotonic") ?? false
         validatesConfigurations = try flag("validation") ?? true
         createdAtFirstEvent = try flag("createdAtFirstEvent") ?? false
+        if let value = json["alignment"] {
+            guard let name = value.string, let declared = FixedWindow.Alignment(rawValue: name) else {
+                throw ConformanceFormatError(
+                    "profile member \"alignment\" must be one of \(FixedWindow.Alignment.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \(value.compactText)"
+                )
+            }
+            alignment = declared
+        }
         if let list = json["events"] {
             guard let items = list.array else {
                 throw ConformanceFormatError("profile member \"events\" must be an array of strings")
@@ -183,8 +196,28 @@ public struct ImplementationProfile: Hashable, Sendable {
             ("largestPermits", .integer(largestPermits)),
             ("monotonic", .bool(monotonic)), ("events", .array(events.sorted().map { .string($0.rawValue) })),
             ("toleranceNanoseconds", .integer(toleranceNanoseconds)), ("validation", .bool(validatesConfigurations)),
-            ("createdAtFirstEvent", .bool(createdAtFirstEvent)),
+            ("createdAtFirstEvent", .bool(createdAtFirstEvent)), ("alignment", .string(alignment.rawValue)),
         ])
+    }
+
+    /// `configuration` as this profile's implementation declares it works: a fixed window aligned
+    /// as ``alignment`` says (FW-13); every other configuration unchanged.
+    package func aligned(_ configuration: AnyRateLimitStrategy) -> AnyRateLimitStrategy {
+        guard alignment != .origin, case .fixedWindow(let window) = configuration else { return configuration }
+        return .fixedWindow(window.aligned(alignment))
+    }
+
+    /// `trace` with its configuration and every reconfigure's aligned (``aligned(_:)-swift.method``).
+    package func aligned(_ trace: Trace) -> Trace {
+        guard alignment != .origin else { return trace }
+        var aligned = trace
+        aligned.configuration = self.aligned(trace.configuration)
+        for index in aligned.steps.indices {
+            if case .reconfigure(let next) = aligned.steps[index].event {
+                aligned.steps[index].event = .reconfigure(self.aligned(next))
+            }
+        }
+        return aligned
     }
 
     /// What the Spec requires and this profile keeps the harness from checking, one line each,
@@ -192,6 +225,11 @@ public struct ImplementationProfile: Hashable, Sendable {
     public func notChecked(strategy: String) -> [String] {
         let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
         var lines: [String] = []
+        if alignment != .origin, strategy == FixedWindow.identifier {
+            lines.append(
+                "FW-3 windows aligned to the origin: judged as the variant the implementation declares, FW-13 \(alignment.rawValue)"
+            )
+        }
         if configurationUnitNanoseconds > timeUnitNanoseconds {
             if timeUnitNanoseconds > 1 {
                 lines.append("CORE-1 instants finer than the profile's clock unit of \(timeUnitNanoseconds) ns")

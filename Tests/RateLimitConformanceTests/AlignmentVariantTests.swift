@@ -1,0 +1,62 @@
+import RateLimitConformance
+import RateLimitCore
+import RateLimitTestSupport
+import Testing
+
+// A fixed window aligned otherwise than to the origin (Spec/FixedWindow.md FW-13), declared in the
+// implementation's profile (Spec/protocol.md, "Profiles"): judged exactly as the variant it
+// declares, and failed when it declares a variant it does not implement.
+
+@Suite("Window alignment variants declared in a profile (FW-13, CONF-7)")
+struct AlignmentVariantTests {
+    @Test("CONF-7 FW-13 a profile's alignment is read, written back, and refused by name when unknown")
+    func profileMember() throws {
+        let declared = try ImplementationProfile(json: JSONValue(parsing: #"{"alignment": "first-event"}"#))
+        #expect(declared.alignment == .firstEvent)
+        #expect(try ImplementationProfile(json: declared.json) == declared)
+        #expect(try ImplementationProfile(json: JSONValue(parsing: "{}")).alignment == .origin)
+        #expect(throws: ConformanceFormatError.self) {
+            try ImplementationProfile(json: JSONValue(parsing: #"{"alignment": "epoch"}"#))
+        }
+        // Only a fixed window changes; a trace's reconfigures are aligned too.
+        let window = try FixedWindow(limit: 2, windowNanoseconds: 10)
+        let trace = Trace(
+            configuration: .fixedWindow(window), createdAt: 3,
+            steps: [TraceStep(now: 4, event: .reconfigure(.fixedWindow(window)))])
+        let aligned = declared.aligned(trace)
+        #expect(aligned.configuration == .fixedWindow(window.aligned(.firstEvent)))
+        #expect(aligned.steps[0].event == .reconfigure(.fixedWindow(window.aligned(.firstEvent))))
+        let bucket = AnyRateLimitStrategy.gcra(try GCRA(burst: 2, emissionIntervalNanoseconds: 5))
+        #expect(declared.aligned(bucket) == bucket)
+        #expect(declared.notChecked(strategy: "fixed-window").contains { $0.contains("FW-13 first-event") })
+        #expect(!declared.notChecked(strategy: "gcra").contains { $0.contains("FW-13") })
+    }
+
+    @Test(
+        "FW-13 the Python example, run as each variant, passes its vectors, random traces and exhaustive paths to depth 2 at level exact",
+        arguments: ["creation", "first-event"])
+    func pythonExampleVariants(_ alignment: String) async throws {
+        let python = "\(Repository.python) --fixed-window-alignment \(alignment)"
+        let random = try await runCommand(
+            [
+                "--exec", python, "--strategy", "fixed-window", "--random", "20", "--random-steps", "2000", "--seed",
+                "13",
+            ])
+        #expect(random.status == 0, "\(random.output)\(random.errors)")
+        #expect(random.output.contains("PASS: 1 of 1 strategies conform at level exact"), "\(random.output)")
+        #expect(random.output.contains("judged as the variant the implementation declares, FW-13 \(alignment)"))
+        let exhaustive = try await runCommand(["--exec", python, "--strategy", "fixed-window", "--exhaustive", "2"])
+        #expect(exhaustive.status == 0, "\(exhaustive.output)\(exhaustive.errors)")
+        #expect(exhaustive.output.contains("conform on every path at level exact"), "\(exhaustive.output)")
+    }
+
+    @Test(
+        "FW-13 declaring a variant the implementation does not have fails it: origin windows declared as each variant",
+        arguments: ["creation", "first-event"])
+    func wrongDeclarationFails(_ alignment: String) async throws {
+        let python = "\(Repository.python) --profile '{\"alignment\": \"\(alignment)\"}'"
+        let run = try await runCommand(["--exec", python, "--strategy", "fixed-window", "--quick"])
+        #expect(run.status == 1, "\(run.output)\(run.errors)")
+        #expect(run.output.contains("FAIL fixed-window"), "\(run.output)")
+    }
+}

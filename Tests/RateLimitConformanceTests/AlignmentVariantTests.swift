@@ -59,4 +59,22 @@ struct AlignmentVariantTests {
         #expect(run.status == 1, "\(run.output)\(run.errors)")
         #expect(run.output.contains("FAIL fixed-window"), "\(run.output)")
     }
+
+    @Test(
+        "FW-13 a variant's stories run only for an implementation that declares it, beside the stories of the origin",
+        arguments: ["origin", "creation", "first-event"])
+    func variantStoriesByDeclaration(_ alignment: String) async throws {
+        let declared = try #require(FixedWindow.Alignment(rawValue: alignment))
+        let stories = try VectorGenerator.files().filter { $0.strategy == FixedWindow.identifier }.flatMap(\.stories)
+        let expected = stories.filter { $0.alignment == .origin || $0.alignment == declared }.count
+        #expect(stories.contains { $0.alignment != .origin && $0.alignment != declared }, "some story is left out")
+        let run = try await runCommand(
+            [
+                "--exec", "\(Repository.python) --fixed-window-alignment \(alignment)", "--strategy", "fixed-window",
+                "--quick",
+            ])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        let row = run.output.split(separator: "\n").first { $0.hasPrefix("fixed-window ") }?.split(separator: " ")
+        #expect(row?.count ?? 0 > 3 && row?[2] == "\(expected)" && row?[4] == "\(expected)", "\(run.output)")
+    }
 }

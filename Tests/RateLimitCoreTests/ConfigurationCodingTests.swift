@@ -38,16 +38,24 @@ struct ConfigurationCodingTests {
         var checked = 0
         for file in try VectorGenerator.files() {
             for story in file.stories {
-                let fields = story.configuration.json.compactText
+                // A variant's story names its alignment beside the fields (FW-13); JSON has it inside.
+                let alignment =
+                    story.alignment == .origin ? "" : #""alignment": "\#(story.alignment.rawValue)", "#
+                let fields = "{" + alignment + story.configuration.json.compactText.dropFirst()
                 let any = try decode(
                     AnyRateLimitStrategy.self, #"{"strategy": "\#(file.strategy)", "configuration": \#(fields)}"#)
                 #expect(any == story.configuration, "\(story.id)")
                 let back = try JSONValue(parsing: try encode(any))
+                #expect(
+                    back["configuration"]?["alignment"]?.string == (alignment.isEmpty ? nil : story.alignment.rawValue))
                 let configuration = try back["configuration"].map { json throws(ConformanceFormatError) in
-                    try AnyRateLimitStrategy(strategy: file.strategy, json: json)
+                    try AnyRateLimitStrategy(
+                        strategy: file.strategy,
+                        json: .object(json.keys.filter { $0 != "alignment" }.map { ($0, json[$0] ?? .null) }))
                 }
                 #expect(
-                    back["strategy"]?.string == file.strategy && configuration == story.configuration,
+                    back["strategy"]?.string == file.strategy
+                        && configuration?.aligned(story.alignment) == story.configuration,
                     "\(story.id): \(back.compactText)")
                 checked += 1
             }

@@ -39,6 +39,34 @@ public struct Trace: Hashable, Sendable {
     }
 }
 
+extension AnyRateLimitStrategy {
+    /// A fixed window aligned as `alignment` says (FW-13); any other configuration unchanged.
+    package func aligned(_ alignment: FixedWindow.Alignment) -> AnyRateLimitStrategy {
+        guard case .fixedWindow(let window) = self, window.alignment != alignment else { return self }
+        return .fixedWindow(window.aligned(alignment))
+    }
+
+    /// Where a fixed window's windows start (FW-13); the origin for every other strategy.
+    package var alignment: FixedWindow.Alignment {
+        if case .fixedWindow(let window) = self { window.alignment } else { .origin }
+    }
+}
+
+extension Trace {
+    /// The trace with its configuration and every reconfigure's aligned as `alignment` says.
+    package func aligned(_ alignment: FixedWindow.Alignment) -> Trace {
+        guard configuration.alignment != alignment || steps.contains(where: \.isReconfigure) else { return self }
+        var aligned = self
+        aligned.configuration = configuration.aligned(alignment)
+        for index in aligned.steps.indices {
+            if case .reconfigure(let next) = aligned.steps[index].event {
+                aligned.steps[index].event = .reconfigure(next.aligned(alignment))
+            }
+        }
+        return aligned
+    }
+}
+
 /// One event of a trace at its instant.
 public struct TraceStep: Hashable, Sendable {
     public var now: Int64
@@ -47,6 +75,10 @@ public struct TraceStep: Hashable, Sendable {
     public init(now: Int64, event: ConformanceEvent) {
         self.now = now
         self.event = event
+    }
+
+    var isReconfigure: Bool {
+        if case .reconfigure = event { true } else { false }
     }
 }
 

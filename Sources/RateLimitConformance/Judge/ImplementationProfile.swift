@@ -203,22 +203,11 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// `configuration` as this profile's implementation declares it works: a fixed window aligned
     /// as ``alignment`` says (FW-13); every other configuration unchanged.
     package func aligned(_ configuration: AnyRateLimitStrategy) -> AnyRateLimitStrategy {
-        guard alignment != .origin, case .fixedWindow(let window) = configuration else { return configuration }
-        return .fixedWindow(window.aligned(alignment))
+        configuration.aligned(alignment)
     }
 
     /// `trace` with its configuration and every reconfigure's aligned (``aligned(_:)-swift.method``).
-    package func aligned(_ trace: Trace) -> Trace {
-        guard alignment != .origin else { return trace }
-        var aligned = trace
-        aligned.configuration = self.aligned(trace.configuration)
-        for index in aligned.steps.indices {
-            if case .reconfigure(let next) = aligned.steps[index].event {
-                aligned.steps[index].event = .reconfigure(self.aligned(next))
-            }
-        }
-        return aligned
-    }
+    package func aligned(_ trace: Trace) -> Trace { trace.aligned(alignment) }
 
     /// What the Spec requires and this profile keeps the harness from checking, one line each,
     /// naming the clause (CONF-7).

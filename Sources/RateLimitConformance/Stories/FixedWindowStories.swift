@@ -8,6 +8,9 @@ extension VectorCatalogue {
         func window(_ limit: Int64, per window: Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy {
             .fixedWindow(try FixedWindow(limit: limit, windowNanoseconds: window))
         }
+        func windowOf(_ limit: Int64, _ span: Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy {
+            try window(limit, per: span)
+        }
         let threePerTen = try window(3, per: 10)
         let stories = [
             StoryDraft(
@@ -144,7 +147,86 @@ extension VectorCatalogue {
                     DraftStep(9, .acquire(1), rejected(1), "the old limit of 3"),
                 ]),
         ]
-        let refusals = [
+        return (stories + (try alignmentVariants(windowOf)), refusals())
+    }
+
+    /// FW-13's variants: run only for an implementation whose profile declares the story's
+    /// alignment (the file names it beside the configuration).
+    private static func alignmentVariants(
+        _ window: (Int64, Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy
+    ) throws(RateLimitInputError) -> [StoryDraft] {
+        func creation(_ limit: Int64, per span: Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy {
+            try window(limit, span).aligned(.creation)
+        }
+        func firstEvent(_ limit: Int64, per span: Int64) throws(RateLimitInputError) -> AnyRateLimitStrategy {
+            try window(limit, span).aligned(.firstEvent)
+        }
+        return [
+            StoryDraft(
+                "creation-windows",
+                "aligned to the creation: windows start at the creation instant plus multiples of W",
+                clauses: ["FW-13"], try creation(3, per: 10), createdAt: 5,
+                [
+                    (5, .acquire(3), allowed(0), "fills [5, 15)"),
+                    (14, .acquire(1), rejected(1), "the next window starts at 5 + 10 = 15, not 10"),
+                    (15, .acquire(1), allowed(2), "a new window at 15"),
+                    (24, .acquire(0), allowed(2), "the last instant of [15, 25)"),
+                    (25, .acquire(0), allowed(3), "[25, 35)"),
+                ]),
+            StoryDraft(
+                "creation-reset-reanchors",
+                "aligned to the creation: a reset starts the windows again from its instant",
+                clauses: ["FW-13", "FW-9"], try creation(3, per: 10), createdAt: 5,
+                [
+                    (6, .acquire(3), allowed(0), "fills [5, 15)"),
+                    (8, .reset, allowed(3), "as created at 8: windows [8, 18), [18, 28)"),
+                    (8, .acquire(3), allowed(0), "fills [8, 18)"),
+                    (15, .acquire(1), rejected(3), "the window ends at 18, not 15"),
+                    (18, .acquire(1), allowed(2), "[18, 28)"),
+                ]),
+            StoryDraft(
+                "creation-reconfigure-keeps-anchor",
+                "aligned to the creation: a reconfigure keeps the anchor, the count goes to the new grid's window",
+                clauses: ["FW-13", "FW-10"], try creation(3, per: 10), createdAt: 5,
+                [
+                    (6, .acquire(2), allowed(1), "2 in [5, 15)"),
+                    (7, .reconfigure(try creation(2, per: 4)), allowed(0), "the 2 count in [5, 9) of the new grid"),
+                    (8, .acquire(1), rejected(1), "full until 9"),
+                    (9, .acquire(1), allowed(1), "[9, 13)"),
+                ]),
+            StoryDraft(
+                "first-event-opens",
+                "aligned to the first event: an admission opens a window; a query or a refusal opens none",
+                clauses: ["FW-13"], try firstEvent(3, per: 10),
+                [
+                    (4, .acquire(0), allowed(3), "a query opens no window"),
+                    (7, .acquire(4), never, "4 > limit 3: opens nothing"),
+                    (13, .acquire(2), allowed(1), "the first admission opens [13, 23)"),
+                    (22, .acquire(2), rejected(1), "2 + 2 > 3: the window ends at 23"),
+                    (23, .acquire(2), allowed(1), "opens [23, 33)"),
+                    (40, .acquire(1), allowed(2), "idle since 33: opens [40, 50)"),
+                    (45, .acquire(3), rejected(5), "1 + 3 > 3: at 50"),
+                ]),
+            StoryDraft(
+                "first-event-reset-reconfigure",
+                "aligned to the first event: a reset closes the window; a shorter window that no longer holds now reopens at now",
+                clauses: ["FW-13", "FW-9", "FW-10"], try firstEvent(2, per: 10),
+                [
+                    (3, .acquire(2), allowed(0), "opens [3, 13)"),
+                    (5, .reset, allowed(2), "count 0: no window open"),
+                    (8, .acquire(1), allowed(1), "opens [8, 18)"),
+                    (
+                        16, .reconfigure(try firstEvent(2, per: 5)), allowed(1),
+                        "[8, 13) does not hold 16: the count of 1 moves to a window opened at 16"
+                    ),
+                    (17, .acquire(2), rejected(4), "1 + 2 > 2: the window [16, 21) ends at 21"),
+                    (21, .acquire(2), allowed(0), "opens [21, 26)"),
+                ]),
+        ]
+    }
+
+    private static func refusals() -> [RefusalDraft] {
+        [
             RefusalDraft(
                 "refuse-zero-limit", "a limit below 1", [("limit", 0), ("windowNanoseconds", 10)],
                 refusedAs: "limit", .mustBePositive),
@@ -155,6 +237,5 @@ extension VectorCatalogue {
                 "refuse-zero-window", "a window of 0", [("limit", 1), ("windowNanoseconds", 0)],
                 refusedAs: "windowNanoseconds", .mustBePositive),
         ]
-        return (stories, refusals)
     }
 }

@@ -89,12 +89,18 @@ public struct VectorStory: Hashable, Sendable {
         return result + refused.map(\.json)
     }
 
+    /// Where the story's fixed windows start (FW-13): a story of a variant is run only for an
+    /// implementation whose profile declares it.
+    public var alignment: FixedWindow.Alignment { configuration.alignment }
+
     public var json: JSONValue {
-        .object([
-            ("id", .string(id)), ("description", .string(summary)), ("clauses", .array(clauses.map(JSONValue.string))),
-            ("reaches", .array(reaches.map(JSONValue.string))), ("configuration", configuration.json),
-            ("createdAt", .integer(createdAt)), ("steps", .array(stepsJSON)),
-        ])
+        let variant: [(String, JSONValue)] = alignment == .origin ? [] : [("alignment", .string(alignment.rawValue))]
+        return .object(
+            [
+                ("id", .string(id)), ("description", .string(summary)),
+                ("clauses", .array(clauses.map(JSONValue.string))), ("reaches", .array(reaches.map(JSONValue.string))),
+                ("configuration", configuration.json),
+            ] + variant + [("createdAt", .integer(createdAt)), ("steps", .array(stepsJSON))])
     }
 
     /// Where the reference model disagrees with the story's answers, one line per step (`<id>
@@ -338,9 +344,28 @@ public struct VectorFile: Hashable, Sendable {
         } catch {
             throw ConformanceFormatError("\(id): \(error.message)")
         }
+        // FW-13: a story of a fixed-window variant says which; its configuration and every
+        // reconfigure's are that variant's.
+        var alignment = FixedWindow.Alignment.origin
+        if let value = json["alignment"] {
+            guard strategy == FixedWindow.identifier, let name = value.string,
+                let declared = FixedWindow.Alignment(rawValue: name)
+            else {
+                throw ConformanceFormatError(
+                    "\(id): alignment must be one of \(FixedWindow.Alignment.allCases.map(\.rawValue).joined(separator: ", ")), on a fixed window only"
+                )
+            }
+            alignment = declared
+        }
+        for index in steps.indices {
+            if case .reconfigure(let next) = steps[index].event {
+                steps[index].event = .reconfigure(next.aligned(alignment))
+            }
+        }
         return VectorStory(
-            id: id, summary: summary, clauses: written, reaches: reached, isRandom: random, configuration: parsed,
-            createdAt: try instant(json["createdAt"], "\(id) createdAt"), steps: steps, refusedReconfigures: refused)
+            id: id, summary: summary, clauses: written, reaches: reached, isRandom: random,
+            configuration: parsed.aligned(alignment), createdAt: try instant(json["createdAt"], "\(id) createdAt"),
+            steps: steps, refusedReconfigures: refused)
     }
 
     private static func refusal(_ json: JSONValue) throws(ConformanceFormatError) -> ConfigurationRefusal {

@@ -242,4 +242,14 @@ extension CommandTests {
         // A hang guard only: the answer comes at once.
         #expect(try child.receiveLine(timeout: 120) == "0 1 2 ", "the descriptors open in the child")
     }
+
+    @Test("CONF-11 an implementation that exits before its first line is read keeps what it said on stderr")
+    func stderrOfAnEarlyExit() async throws {
+        let child = try ChildProcess(command: "echo 'sh: 1: no-such-command: not found' >&2; exit 127")
+        defer { child.close() }
+        // A hang guard only: the shell exits at once.
+        #expect(await eventually(within: .seconds(60)) { !child.isRunning })
+        #expect(throws: SubjectFailureReason.self) { try child.send("{}") }
+        #expect(child.errorText.contains("not found"), "\(child.errorText)")
+    }
 }

@@ -190,7 +190,11 @@ package final class ChildProcess {
             let written = bytes[offset...].withUnsafeBytes { posixWrite(stdinWrite, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw .died("the implementation closed its input\(exitDescription)")
+                // Once it has exited, what it said on stderr is all there (a shell's "not found"
+                // line, when the command is missing and the shell was quicker than this write).
+                let exit = exitDescription
+                drainErrors()
+                throw .died("the implementation closed its input\(exit)")
             }
             offset += written
         }

@@ -152,7 +152,10 @@ class LimitsShim(shimproto.Shim):
     strategies = list(STRATEGIES)
 
     def profiles(self):
-        return {strategy: dict(PROFILE) for strategy in STRATEGIES}
+        profiles = {strategy: dict(PROFILE) for strategy in STRATEGIES}
+        # FW-13: its fixed window starts at the first hit that finds no window open.
+        profiles["fixed-window"]["alignment"] = "first-event"
+        return profiles
 
     def create(self, strategy, configuration, now):
         if strategy not in STRATEGIES:

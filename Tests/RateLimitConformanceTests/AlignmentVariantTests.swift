@@ -1,3 +1,4 @@
+import Foundation
 import RateLimitConformance
 import RateLimitCore
 import RateLimitTestSupport
@@ -76,5 +77,30 @@ struct AlignmentVariantTests {
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         let row = run.output.split(separator: "\n").first { $0.hasPrefix("fixed-window ") }?.split(separator: " ")
         #expect(row?.count ?? 0 > 3 && row?[2] == "\(expected)" && row?[4] == "\(expected)", "\(run.output)")
+    }
+
+    @Test("CONF-3 FW-13 the matrix names the variant a row's fixed window was judged as")
+    func matrixNamesTheVariant() async throws {
+        let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
+        let file = "\(folder)/matrix.json"
+        try Data(
+            #"""
+            {"implementations": [
+              {"name": "first", "version": "1", "command": "\#(Repository.python) --fixed-window-alignment first-event"},
+              {"name": "wrong", "version": "1", "command": "\#(Repository.python) --profile '{\"alignment\": \"creation\"}'"}
+            ]}
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let markdown = "\(folder)/MATRIX.md"
+        let run = try await runCommand([
+            "--matrix", file, "--strategy", "gcra,fixed-window", "--random", "2", "--random-steps", "200", "--seed",
+            "1",
+            "--markdown", markdown,
+        ])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        let page = try String(contentsOfFile: markdown, encoding: .utf8)
+        #expect(page.contains("| [first](#first) | 1 | exact | exact (first-event) |"), "\(page)")
+        #expect(page.contains("| [wrong](#wrong) | 1 | exact | **fails** (creation) |"), "\(page)")
     }
 }

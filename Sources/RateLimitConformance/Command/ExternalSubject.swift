@@ -215,9 +215,19 @@ package final class ExternalSubject: ConformanceSubject {
         do {
             try child.send(lines)
         } catch {
+            // What it said on stderr before it went (a shell's "not found" line) belongs in the
+            // message whichever way the end was found: this write, or the next read.
             child.drainErrors()
-            throw fail(error.message, received: nil, kind: .crashed)
+            throw fail(error.message + Self.stderrSuffix(child), received: nil, kind: .crashed)
         }
+    }
+
+    /// `; stderr: …` with the first 500 characters the child wrote to stderr, lines joined by `|`;
+    /// empty when it wrote nothing there.
+    private static func stderrSuffix(_ child: ChildProcess) -> String {
+        child.errorText.isEmpty
+            ? ""
+            : "; stderr: " + child.errorText.prefix(500).split(whereSeparator: \.isNewline).joined(separator: " | ")
     }
 
     /// Reads the answer to the oldest request not answered yet.
@@ -230,10 +240,7 @@ package final class ExternalSubject: ConformanceSubject {
             line = try child.receiveLine(timeout: types == ["hello"] ? max(timeout, Self.startupTimeout) : timeout)
         } catch {
             child.drainErrors()
-            let stderr =
-                child.errorText.isEmpty
-                ? ""
-                : "; stderr: " + child.errorText.prefix(500).split(whereSeparator: \.isNewline).joined(separator: " | ")
+            let stderr = Self.stderrSuffix(child)
             var partial: String?
             let kind: SubjectFailure.Kind
             switch error {

@@ -14,6 +14,9 @@ decision.
     python3 ratelimiter.py --fixed-window-alignment creation|first-event
                                          fixed windows aligned otherwise than to the origin
                                          (FW-13), declared in the fixed window's profile
+    python3 ratelimiter.py --segments-alignment creation
+                                         segments aligned to the creation (SWS-13), declared
+                                         likewise (after --fixed-window-alignment, if both)
 
 Standard library only; Python 3.9+.
 
@@ -65,6 +68,14 @@ def main(argv):
             sys.stdout.flush()
             return 2
         ALIGNMENT["fixed-window"] = args[1]
+        args = args[2:]
+    if args[:1] == ["--segments-alignment"] and len(args) >= 2:
+        # SWS-13: segments aligned to the creation instead of the origin, declared likewise.
+        if args[1] not in ("origin", "creation"):
+            sys.stdout.write(json.dumps({"type": "error", "message": "unknown alignment"}) + "\n")
+            sys.stdout.flush()
+            return 2
+        ALIGNMENT["sliding-window-segments"] = args[1]
         args = args[2:]
     if args[:1] == ["--profile"] and len(args) >= 2:
         # Declares a narrower profile than the implementation's own (its members override

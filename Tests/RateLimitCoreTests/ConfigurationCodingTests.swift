@@ -101,12 +101,12 @@ struct ConfigurationCodingTests {
         #expect(try decode(CompositeLimit.self, try encode(composite)) == composite)
     }
 
-    @Test("CORE-16 FW-13 a fixed window's alignment is a string member, written only when it is not the origin")
+    @Test("CORE-16 FW-13 SWS-13 a window's alignment is a string member, written only when it is not the origin")
     func alignment() throws {
         let creation = try FixedWindow(limit: 5, windowNanoseconds: 60, alignment: .creation)
         #expect(try encode(creation) == #"{"alignment":"creation","limit":5,"windowNanoseconds":60}"#)
         #expect(try encode(creation.aligned(.origin)) == #"{"limit":5,"windowNanoseconds":60}"#)
-        for alignment in FixedWindow.Alignment.allCases {
+        for alignment in WindowAlignment.allCases {
             #expect(
                 try decode(FixedWindow.self, try encode(creation.aligned(alignment))) == creation.aligned(alignment))
         }
@@ -123,6 +123,17 @@ struct ConfigurationCodingTests {
             _ = try decode(SlidingWindowLog.self, #"{"limit": 5, "windowNanoseconds": 60, "alignment": "creation"}"#)
         }
         #expect(elsewhere?.path == "alignment" && elsewhere?.message.contains("unknown field") == true)
+        // SWS-13: segments align to the origin or to the creation.
+        let segments = try SlidingWindowSegments(
+            limit: 3, segmentsPerWindow: 2, segmentNanoseconds: 5, alignment: .creation)
+        #expect(try decode(SlidingWindowSegments.self, try encode(segments)) == segments)
+        #expect(try encode(segments).contains(#""alignment":"creation""#))
+        let firstEvent = refusal {
+            _ = try decode(
+                SlidingWindowSegments.self,
+                #"{"limit": 3, "segmentsPerWindow": 2, "segmentNanoseconds": 5, "alignment": "first-event"}"#)
+        }
+        #expect(firstEvent?.path == "alignment", "\(String(describing: firstEvent))")
     }
 
     @Test(

@@ -87,36 +87,9 @@ struct FixedWindowAlignmentTests {
 
     @Test("FW-13 creation: a limiter created at c answers at t as the origin design created at 0 answers at t − c")
     func creationIsTheOriginShifted() {
-        for trace in 0..<200 {
-            var rng = PropertySeed.generator("FW-13 creation", trace: trace)
-            let replay = PropertySeed.replay("creationIsTheOriginShifted", trace: trace)
-            let created = rng.chance(20) ? Int64.max - rng.int(in: 0...1_000) : rng.int(in: 0...1_000)
-            var origin = randomWindow(.origin, using: &rng)
-            var originState = origin.initialState(at: t(0))
-            var shiftedState = origin.aligned(.creation).initialState(at: t(created))
-            var now = created
-            for index in 0..<300 {
-                // Now and then back in time (CORE-10), never before the creation; no reset, which
-                // re-anchors (FW-13).
-                now = rng.chance(10) ? max(created, now - rng.int(in: 0...20)) : later(now, by: rng.int(in: 0...25))
-                let next = rng.chance(8) ? randomWindow(.origin, using: &rng) : nil
-                let event: RateLimitEvent<FixedWindow> =
-                    next.map { .reconfigure($0) } ?? .acquire(rng.int(in: -1...origin.limit + 1))
-                let shiftedEvent: RateLimitEvent<FixedWindow> =
-                    next.map { .reconfigure($0.aligned(.creation)) } ?? event
-                var expected = origin.step(&originState, event, at: t(now - created))
-                // The same admission instant, moved by c: past the end of the timeline, never (CORE-7).
-                if case .rejected(let wait) = expected, now > Int64.max - wait { expected = .neverAllowed }
-                let got = origin.aligned(.creation).step(&shiftedState, shiftedEvent, at: t(now))
-                if let next { origin = next }
-                guard
-                    holds(
-                        got == expected,
-                        "step \(index) at \(now) (created at \(created)): \(event) -> \(got), origin \(expected)",
-                        replay: replay)
-                else { break }
-            }
-        }
+        checkCreationIsTheOriginShifted(
+            "creationIsTheOriginShifted", random: { randomWindow(.origin, using: &$0) },
+            creation: { $0.aligned(.creation) })
     }
 
     @Test("FW-13 first-event: every answer is the one a model of open windows gives")
@@ -147,11 +120,8 @@ struct FixedWindowAlignmentTests {
     }
 }
 
-/// `now + span`, at most the end of the timeline.
-private func later(_ now: Int64, by span: Int64) -> Int64 { now > Int64.max - span ? Int64.max : now + span }
-
 /// A fixed window of 1 to 4 permits per 1 to 30 ns, aligned as asked.
-private func randomWindow(_ alignment: FixedWindow.Alignment, using rng: inout SeededGenerator) -> FixedWindow {
+private func randomWindow(_ alignment: WindowAlignment, using rng: inout SeededGenerator) -> FixedWindow {
     try! FixedWindow(limit: rng.int(in: 1...4), windowNanoseconds: rng.int(in: 1...30), alignment: alignment)
 }
 

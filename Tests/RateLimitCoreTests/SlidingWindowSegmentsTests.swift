@@ -1,3 +1,4 @@
+import RateLimitConformance
 import RateLimitTestSupport
 import Testing
 
@@ -87,6 +88,46 @@ struct SlidingWindowSegmentsTests {
                     "SWS-12 the log with the same admissions counts \(logged) and admits \(n), the segments refuse: \(step.description)",
                     replay: step.replay)
             }
+        }
+    }
+}
+
+/// The creation variant (SWS-13).
+@Suite("Segmented sliding window aligned to the creation (Spec/SlidingWindowSegments.md SWS-13)")
+struct SlidingWindowSegmentsAlignmentTests {
+    @Test("SWS-13 creation: a limiter created at c answers at t as the origin design created at 0 answers at t − c")
+    func creationIsTheOriginShifted() {
+        checkCreationIsTheOriginShifted(
+            "SWS creationIsTheOriginShifted",
+            random: { rng in
+                try! SlidingWindowSegments(
+                    limit: rng.int(in: 1...5), segmentsPerWindow: rng.int(in: 1...4),
+                    segmentNanoseconds: rng.int(in: 1...12))
+            }, creation: { $0.aligned(.creation)! })
+    }
+
+    @Test("SWS-13 hand-worked: segments from the creation; first-event and another alignment are refused")
+    func handWorked() throws {
+        // 2 permits per 2 segments of 5 ns, created at 3: segments [3, 8), [8, 13), [13, 18)...
+        let window = try SlidingWindowSegments(
+            limit: 2, segmentsPerWindow: 2, segmentNanoseconds: 5, alignment: .creation)
+        var limiter = RateLimiter(window, at: t(3))
+        #expect(limiter.step(.acquire(1), at: t(4)) == .allowed(remaining: 1))
+        #expect(limiter.step(.acquire(1), at: t(9)) == .allowed(remaining: 0))
+        #expect(limiter.step(.acquire(1), at: t(12)) == .rejected(retryAfterNanoseconds: 1), "[3, 8) slides out at 13")
+        #expect(limiter.step(.acquire(1), at: t(13)) == .allowed(remaining: 0))
+        #expect(limiter.step(.reset, at: t(14)) == .allowed(remaining: 2))
+        #expect(limiter.step(.acquire(2), at: t(15)) == .allowed(remaining: 0))
+        #expect(
+            limiter.step(.acquire(1), at: t(20)) == .rejected(retryAfterNanoseconds: 4), "re-anchored at 14: out at 24")
+        let refused = limiter.step(.reconfigure(window.aligned(.origin)!), at: t(21))
+        guard case .invalid(let error) = refused else {
+            Issue.record("expected invalid, got \(refused)")
+            return
+        }
+        #expect(error.field == "alignment" && error.problem == .notSupported)
+        expectRefused(field: "alignment", .notSupported) { () throws(RateLimitInputError) in
+            try SlidingWindowSegments(limit: 1, segmentsPerWindow: 1, segmentNanoseconds: 1, alignment: .firstEvent)
         }
     }
 }

@@ -341,7 +341,7 @@ struct RedisLimiterRefusalTests {
     func alignmentVariants() async throws {
         // Nothing listens there: a call that reached the store would fail with connectionFailed.
         let nowhere = RESPConnection(lazilyTo: try unusedPort())
-        for alignment in [FixedWindow.Alignment.creation, .firstEvent] {
+        for alignment in [WindowAlignment.creation, .firstEvent] {
             let window = try FixedWindow(limit: 2, windowNanoseconds: 1_000, alignment: alignment)
             let aligned = RedisRateLimiter(window, key: "{fw}:aligned", runner: nowhere, clock: ManualClock())
             let origin = RedisRateLimiter(

@@ -71,8 +71,9 @@ def handle(msg, limiters):
                   "implementation": IMPLEMENTATION, "strategies": list(STRATEGIES)}
         if answer["protocol"] == 2:
             answer["profiles"] = {strategy: dict(PROFILE) for strategy in STRATEGIES}
-            if ALIGNMENT["fixed-window"] != "origin":
-                answer["profiles"]["fixed-window"]["alignment"] = ALIGNMENT["fixed-window"]  # FW-13
+            for strategy, alignment in ALIGNMENT.items():  # FW-13, SWS-13
+                if alignment != "origin":
+                    answer["profiles"][strategy]["alignment"] = alignment
             answer["extensions"] = sorted(MACHINES)
             # Lines are read and answered one at a time, in order: any window offered is fine
             # (Spec/protocol.md, "Pipelining").

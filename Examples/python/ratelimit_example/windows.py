@@ -10,9 +10,10 @@ from .config import validate_segments, validate_window
 from .results import allowed, crash, never, refuse_at, wrap
 
 
-# Where fixed windows start (FW-13): "origin" (the Spec's design), "creation" or "first-event".
-# --fixed-window-alignment sets it (ratelimiter.py) and the hello declares it (protocol.py).
-ALIGNMENT = {"fixed-window": "origin"}
+# Where fixed windows start (FW-13): "origin" (the Spec's design), "creation" or "first-event";
+# where segments start (SWS-13): "origin" or "creation". --fixed-window-alignment and
+# --segments-alignment set them (ratelimiter.py) and the hello declares them (protocol.py).
+ALIGNMENT = {"fixed-window": "origin", "sliding-window-segments": "origin"}
 
 
 class FixedWindow:  # FW
@@ -234,17 +235,19 @@ class SlidingWindowSegments:  # SWS
     def __init__(self, cfg, t0):
         self.cfg = cfg
         self.t0 = t0
+        self.creation = ALIGNMENT["sliding-window-segments"] == "creation"
+        self.anchor = t0 if self.creation else 0  # SWS-13: segments are counted from it
         self.segments, self.last = [], t0  # [j, count], increasing j (SWS-2)
 
     def start(self, j, g):  # the first instant of segment j
         if bug("segments-aligned-to-creation"):
             return self.t0 + j * g
-        return j * g
+        return self.anchor + j * g
 
     def index(self, t, g):  # the segment of instant t
         if bug("segments-aligned-to-creation"):
             return (t - self.t0) // g
-        return t // g
+        return (t - self.anchor) // g
 
     def live(self, e, cfg):  # SWS-3: segments k - S < j <= k
         _, s, g = cfg
@@ -282,6 +285,8 @@ class SlidingWindowSegments:  # SWS
 
     def reset(self, now):  # SWS-9
         self.segments, self.last = [], max(now, self.last)
+        if self.creation:
+            self.anchor = self.last  # SWS-13: as created at e
         return allowed(self.cfg[0])
 
     def reconfigure(self, cfg, now):  # SWS-10

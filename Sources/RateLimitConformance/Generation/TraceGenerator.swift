@@ -40,21 +40,39 @@ public struct Trace: Hashable, Sendable {
 }
 
 extension AnyRateLimitStrategy {
-    /// A fixed window aligned as `alignment` says (FW-13); any other configuration unchanged.
-    package func aligned(_ alignment: FixedWindow.Alignment) -> AnyRateLimitStrategy {
-        guard case .fixedWindow(let window) = self, window.alignment != alignment else { return self }
-        return .fixedWindow(window.aligned(alignment))
+    /// A fixed window (FW-13) or segmented window (SWS-13) aligned as `alignment` says, when it
+    /// has that variant; any other configuration unchanged.
+    package func aligned(_ alignment: WindowAlignment) -> AnyRateLimitStrategy {
+        switch self {
+        case .fixedWindow(let window): .fixedWindow(window.aligned(alignment))
+        case .slidingWindowSegments(let window): window.aligned(alignment).map(Self.slidingWindowSegments) ?? self
+        default: self
+        }
     }
 
-    /// Where a fixed window's windows start (FW-13); the origin for every other strategy.
-    package var alignment: FixedWindow.Alignment {
-        if case .fixedWindow(let window) = self { window.alignment } else { .origin }
+    /// Where a fixed window's windows or a segmented window's segments start (FW-13, SWS-13); the
+    /// origin for every other strategy.
+    package var alignment: WindowAlignment {
+        switch self {
+        case .fixedWindow(let window): window.alignment
+        case .slidingWindowSegments(let window): window.alignment
+        default: .origin
+        }
+    }
+
+    /// The alignments `strategy` has (FW-13, SWS-13): the origin alone for most.
+    package static func alignments(of strategy: String) -> [WindowAlignment] {
+        switch strategy {
+        case FixedWindow.identifier: WindowAlignment.allCases
+        case SlidingWindowSegments.identifier: [.origin, .creation]
+        default: [.origin]
+        }
     }
 }
 
 extension Trace {
     /// The trace with its configuration and every reconfigure's aligned as `alignment` says.
-    package func aligned(_ alignment: FixedWindow.Alignment) -> Trace {
+    package func aligned(_ alignment: WindowAlignment) -> Trace {
         guard configuration.alignment != alignment || steps.contains(where: \.isReconfigure) else { return self }
         var aligned = self
         aligned.configuration = configuration.aligned(alignment)

@@ -66,9 +66,10 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// Its state begins at its first event, not at `create`: the harness sends `create` at the
     /// instant of the first event.
     public var createdAtFirstEvent = false
-    /// Where its fixed windows start (FixedWindow.md FW-13): the harness judges a fixed window
-    /// against the variant declared, the origin unless declared. Other strategies ignore it.
-    public var alignment: FixedWindow.Alignment = .origin
+    /// Where its fixed windows or segments start (FixedWindow.md FW-13, SlidingWindowSegments.md
+    /// SWS-13): the harness judges the strategy as the variant declared, the origin unless
+    /// declared. A strategy without that variant ignores it.
+    public var alignment: WindowAlignment = .origin
 
     /// The largest tolerance a profile or `--tolerance` may ask for: one second. Past the quanta
     /// of the strategies it judges, a tolerance leaves nothing of safety and liveness to check.
@@ -97,7 +98,7 @@ public struct ImplementationProfile: Hashable, Sendable {
         timeUnitNanoseconds: Int64 = 1, largestInstantNanoseconds: Int64 = .max, monotonic: Bool = false,
         events: Set<Event> = Set(Event.allCases), toleranceNanoseconds: Int64 = 0, validatesConfigurations: Bool = true,
         createdAtFirstEvent: Bool = false, largestPermits: Int64 = .max, configurationUnitNanoseconds: Int64? = nil,
-        alignment: FixedWindow.Alignment = .origin
+        alignment: WindowAlignment = .origin
     ) {
         self.alignment = alignment
         self.timeUnitNanoseconds = max(1, timeUnitNanoseconds)
@@ -163,9 +164,9 @@ public struct ImplementationProfile: Hashable, Sendable {
         validatesConfigurations = try flag("validation") ?? true
         createdAtFirstEvent = try flag("createdAtFirstEvent") ?? false
         if let value = json["alignment"] {
-            guard let name = value.string, let declared = FixedWindow.Alignment(rawValue: name) else {
+            guard let name = value.string, let declared = WindowAlignment(rawValue: name) else {
                 throw ConformanceFormatError(
-                    "profile member \"alignment\" must be one of \(FixedWindow.Alignment.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \(value.compactText)"
+                    "profile member \"alignment\" must be one of \(WindowAlignment.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \(value.compactText)"
                 )
             }
             alignment = declared
@@ -200,8 +201,8 @@ public struct ImplementationProfile: Hashable, Sendable {
         ])
     }
 
-    /// `configuration` as this profile's implementation declares it works: a fixed window aligned
-    /// as ``alignment`` says (FW-13); every other configuration unchanged.
+    /// `configuration` as this profile's implementation declares it works: a window aligned as
+    /// ``alignment`` says (FW-13, SWS-13) when it has that variant; any other unchanged.
     package func aligned(_ configuration: AnyRateLimitStrategy) -> AnyRateLimitStrategy {
         configuration.aligned(alignment)
     }
@@ -214,9 +215,9 @@ public struct ImplementationProfile: Hashable, Sendable {
     public func notChecked(strategy: String) -> [String] {
         let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
         var lines: [String] = []
-        if alignment != .origin, strategy == FixedWindow.identifier {
+        if alignment != .origin, AnyRateLimitStrategy.alignments(of: strategy).contains(alignment) {
             lines.append(
-                "FW-3 windows aligned to the origin: judged as the variant the implementation declares, FW-13 \(alignment.rawValue)"
+                "\(prefix)-3 windows aligned to the origin: judged as the variant the implementation declares, \(prefix)-13 \(alignment.rawValue)"
             )
         }
         if configurationUnitNanoseconds > timeUnitNanoseconds {

@@ -107,10 +107,11 @@ package struct ConformanceMatrix: Sendable {
     package static func cell(_ report: StrategyReport?) -> String {
         guard let report else { return "-" }
         let tolerance = report.toleranceNanoseconds > 0 ? " ±\(report.toleranceNanoseconds)ns" : ""
-        // FW-13: the variant the row was judged as, when it is not the Spec's design.
+        // FW-13, SWS-13: the variant the row was judged as, when it is not the Spec's design.
         let alignment = report.profile.alignment
         let variant =
-            report.strategy == FixedWindow.identifier && alignment != .origin ? " (\(alignment.rawValue))" : ""
+            alignment != .origin && AnyRateLimitStrategy.alignments(of: report.strategy).contains(alignment)
+            ? " (\(alignment.rawValue))" : ""
         switch report.level {
         case .exact: return "exact" + tolerance + variant
         case .safety: return "safe" + tolerance + variant

@@ -205,6 +205,55 @@ extension VectorCatalogue {
                 [("limit", 1), ("segmentsPerWindow", 3), ("segmentNanoseconds", Int64.max / 3 + 1)],
                 refusedAs: "segmentNanoseconds", .exceedsMaximum(3_074_457_345_618_258_602)),
         ]
-        return (stories, refusals)
+        return (stories + (try alignedToTheCreation()), refusals)
+    }
+
+    /// SWS-13's variant: run only for an implementation whose profile declares it (the file names
+    /// it beside the configuration).
+    private static func alignedToTheCreation() throws(RateLimitInputError) -> [StoryDraft] {
+        func creation(_ limit: Int64, _ count: Int64, of length: Int64) throws(RateLimitInputError)
+            -> AnyRateLimitStrategy
+        {
+            .slidingWindowSegments(
+                try SlidingWindowSegments(
+                    limit: limit, segmentsPerWindow: count, segmentNanoseconds: length, alignment: .creation))
+        }
+        return [
+            StoryDraft(
+                "creation-segments",
+                "aligned to the creation: segments start at the creation instant plus multiples of G",
+                clauses: ["SWS-13"], try creation(3, 3, of: 10), createdAt: 7,
+                [
+                    (7, .acquire(1), allowed(2), "segment 0, [7, 17)"),
+                    (22, .acquire(2), allowed(0), "segment 1, [17, 27): U = 3"),
+                    (36, .acquire(1), rejected(1), "segment 0 slides out at 7 + 3·10 = 37, not 30"),
+                    (37, .acquire(1), allowed(0), "segments 1 … 3 in force: U = 2, then 3"),
+                    (47, .acquire(0), allowed(2), "segment 1 slid out at 47"),
+                ]),
+            StoryDraft(
+                "creation-reset-reanchors",
+                "aligned to the creation: a reset starts the segments again from its instant",
+                clauses: ["SWS-13", "SWS-9"], try creation(2, 2, of: 5), createdAt: 3,
+                [
+                    (4, .acquire(2), allowed(0), "segment 0, [3, 8)"),
+                    (6, .reset, allowed(2), "as created at 6: segments [6, 11), [11, 16) …"),
+                    (6, .acquire(2), allowed(0), "segment 0, [6, 11)"),
+                    (15, .acquire(1), rejected(1), "it slides out at 6 + 2·5 = 16, not 13"),
+                    (16, .acquire(1), allowed(1), "segment 2, [16, 21)"),
+                ]),
+            StoryDraft(
+                "creation-reconfigure-keeps-anchor",
+                "aligned to the creation: a reconfigure keeps the anchor; kept permits go to their segment's last instant",
+                clauses: ["SWS-13", "SWS-10"], try creation(3, 3, of: 10), createdAt: 7,
+                [
+                    (8, .acquire(2), allowed(1), "segment 0, [7, 17)"),
+                    (
+                        20, .reconfigure(try creation(3, 2, of: 4)), allowed(1),
+                        "the 2 go to 16, the last instant of [7, 17): new segment ⌊(16 − 7)/4⌋ = 2, [15, 19)"
+                    ),
+                    (22, .acquire(2), rejected(1), "U = 2: new segment 2 slides out at 7 + (2 + 2)·4 = 23"),
+                    (23, .acquire(2), allowed(1), "it has: U = 0, then 2"),
+                ]),
+        ]
     }
 }

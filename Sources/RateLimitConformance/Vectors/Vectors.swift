@@ -91,7 +91,7 @@ public struct VectorStory: Hashable, Sendable {
 
     /// Where the story's fixed windows start (FW-13): a story of a variant is run only for an
     /// implementation whose profile declares it.
-    public var alignment: FixedWindow.Alignment { configuration.alignment }
+    public var alignment: WindowAlignment { configuration.alignment }
 
     public var json: JSONValue {
         let variant: [(String, JSONValue)] = alignment == .origin ? [] : [("alignment", .string(alignment.rawValue))]
@@ -344,15 +344,15 @@ public struct VectorFile: Hashable, Sendable {
         } catch {
             throw ConformanceFormatError("\(id): \(error.message)")
         }
-        // FW-13: a story of a fixed-window variant says which; its configuration and every
+        // FW-13, SWS-13: a story of a window variant says which; its configuration and every
         // reconfigure's are that variant's.
-        var alignment = FixedWindow.Alignment.origin
+        var alignment = WindowAlignment.origin
         if let value = json["alignment"] {
-            guard strategy == FixedWindow.identifier, let name = value.string,
-                let declared = FixedWindow.Alignment(rawValue: name)
+            let known = AnyRateLimitStrategy.alignments(of: strategy).dropFirst()
+            guard let name = value.string, let declared = WindowAlignment(rawValue: name), known.contains(declared)
             else {
                 throw ConformanceFormatError(
-                    "\(id): alignment must be one of \(FixedWindow.Alignment.allCases.map(\.rawValue).joined(separator: ", ")), on a fixed window only"
+                    "\(id): a \(strategy) story's alignment is one of: \(known.map(\.rawValue).joined(separator: ", "))"
                 )
             }
             alignment = declared

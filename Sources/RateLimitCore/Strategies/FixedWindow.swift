@@ -13,29 +13,21 @@
 // ended (Python limits' fixed window: anchor = that admission).
 
 /// At most `limit` permits per window of `windowNanoseconds`; windows aligned to the timeline
-/// origin, or to one of the variants of ``Alignment`` (FW-13).
+/// origin, or to one of the variants of ``WindowAlignment`` (FW-13).
 public struct FixedWindow: RateLimitStrategy {
     public static let identifier = "fixed-window"
-
-    /// Where windows start (Spec/FixedWindow.md, FW-13).
-    public enum Alignment: String, CaseIterable, Hashable, Sendable {
-        /// Windows `[j·W, (j+1)·W)` of the timeline: the Spec's design.
-        case origin
-        /// Windows `[c + j·W, c + (j+1)·W)` from the instant `c` the limiter was created (or reset).
-        case creation
-        /// A window `[a, a + W)` opens at the first admission `a` that finds none open.
-        case firstEvent = "first-event"
-    }
 
     /// Permits admitted per window.
     public let limit: Int64
     /// The window length in nanoseconds.
     public let windowNanoseconds: Int64
     /// Where windows start: the origin unless a variant is asked for (FW-13).
-    public let alignment: Alignment
+    public let alignment: WindowAlignment
 
     /// A validated fixed-window configuration (FW-1); both values must be positive.
-    public init(limit: Int64, windowNanoseconds: Int64, alignment: Alignment = .origin) throws(RateLimitInputError) {
+    public init(limit: Int64, windowNanoseconds: Int64, alignment: WindowAlignment = .origin)
+        throws(RateLimitInputError)
+    {
         try RateLimitInputError.checkPositive(limit, "limit")
         try RateLimitInputError.checkPositive(windowNanoseconds, "windowNanoseconds")
         self.limit = limit
@@ -44,13 +36,13 @@ public struct FixedWindow: RateLimitStrategy {
     }
 
     /// A validated fixed-window configuration with the window as a `Duration` (whole nanoseconds).
-    public init(limit: Int64, window: Duration, alignment: Alignment = .origin) throws(RateLimitInputError) {
+    public init(limit: Int64, window: Duration, alignment: WindowAlignment = .origin) throws(RateLimitInputError) {
         try self.init(
             limit: limit, windowNanoseconds: window.wholeNanoseconds(field: "windowNanoseconds"), alignment: alignment)
     }
 
     /// This configuration with windows aligned as `alignment` says.
-    public func aligned(_ alignment: Alignment) -> FixedWindow {
+    public func aligned(_ alignment: WindowAlignment) -> FixedWindow {
         // The values were validated already: only the alignment changes.
         (try? FixedWindow(limit: limit, windowNanoseconds: windowNanoseconds, alignment: alignment)) ?? self
     }

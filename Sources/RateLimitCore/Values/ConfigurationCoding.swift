@@ -118,9 +118,9 @@ extension AnyRateLimitStrategy {
                         "unknown strategy \"\(identifier)\" (one of \(identifiers.joined(separator: ", ")))"))
         }
         let container = try decoder.container(keyedBy: ConfigurationKey.self)
-        // FW-13: a fixed window's alignment, a string, is the one member that is not an integer.
+        // FW-13, SWS-13: a window's alignment, a string, is the one member that is not an integer.
         let alignmentKey = ConfigurationKey("alignment")
-        let alignable = identifier == FixedWindow.identifier
+        let alignable = identifier == FixedWindow.identifier || identifier == SlidingWindowSegments.identifier
         if let extra = container.allKeys.first(where: {
             !names.contains($0.stringValue) && !(alignable && $0.stringValue == alignmentKey.stringValue)
         }) {
@@ -140,22 +140,31 @@ extension AnyRateLimitStrategy {
                 values[name] = try container.decode(Int64.self, forKey: key)
             }
         }
-        var alignment = FixedWindow.Alignment.origin
+        var alignment = WindowAlignment.origin
         if alignable, let name = try container.decodeIfPresent(String.self, forKey: alignmentKey) {
-            guard let declared = FixedWindow.Alignment(rawValue: name) else {
+            guard let declared = WindowAlignment(rawValue: name) else {
                 throw DecodingError.dataCorrupted(
                     .init(
                         codingPath: decoder.codingPath + [alignmentKey],
                         debugDescription:
-                            "unknown alignment \"\(name)\" (one of \(FixedWindow.Alignment.allCases.map(\.rawValue).joined(separator: ", ")))"
+                            "unknown alignment \"\(name)\" (one of \(WindowAlignment.allCases.map(\.rawValue).joined(separator: ", ")))"
                     ))
             }
             alignment = declared
         }
-        do {
+        do throws(RateLimitInputError) {
             let configuration = try AnyRateLimitStrategy(identifier: identifier, values: values)
-            if case .fixedWindow(let window) = configuration { return .fixedWindow(window.aligned(alignment)) }
-            return configuration
+            switch configuration {
+            case .fixedWindow(let window): return .fixedWindow(window.aligned(alignment))
+            case .slidingWindowSegments(let window):
+                guard let aligned = window.aligned(alignment) else {
+                    throw RateLimitInputError(
+                        field: "alignment", value: nil, problem: .notSupported,
+                        reason: "segments align to the origin or to the creation (SWS-13)")
+                }
+                return .slidingWindowSegments(aligned)
+            default: return configuration
+            }
         } catch {
             throw DecodingError.dataCorrupted(
                 .init(
@@ -168,9 +177,13 @@ extension AnyRateLimitStrategy {
     func encodeFields(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: ConfigurationKey.self)
         for (name, value) in fields { try container.encode(value, forKey: ConfigurationKey(name)) }
-        if case .fixedWindow(let window) = self, window.alignment != .origin {
-            try container.encode(window.alignment.rawValue, forKey: ConfigurationKey("alignment"))
-        }
+        let alignment: WindowAlignment =
+            switch self {
+            case .fixedWindow(let window): window.alignment
+            case .slidingWindowSegments(let window): window.alignment
+            default: .origin
+            }
+        if alignment != .origin { try container.encode(alignment.rawValue, forKey: ConfigurationKey("alignment")) }
     }
 
     /// Decodes a configuration of `S` from its fields.

@@ -56,7 +56,7 @@ struct AlignmentVariantTests {
         let python = "\(Repository.python) \(variant.flag) \(variant.alignment)"
         let random = try await runCommand(
             [
-                "--exec", python, "--strategy", variant.strategy, "--random", "20", "--random-steps", "2000", "--seed",
+                "--exec", python, "--strategy", variant.strategy, "--random", "10", "--random-steps", "1000", "--seed",
                 "13",
             ])
         #expect(random.status == 0, "\(random.output)\(random.errors)")

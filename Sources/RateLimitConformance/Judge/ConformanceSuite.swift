@@ -325,7 +325,8 @@ struct StrategyRun {
             let result = judged(experiment, id: outcome.id, origin: outcome.origin, on: &subject)
             guard result.skippedBecause == nil, result.subjectFailure == nil else { continue }
             if primary.kind.failsSafety ? result.failure == nil : result.findings.isEmpty {
-                outcome.findings[position].cause = feature.cause(strategy: strategy)
+                outcome.findings[position].cause = feature.cause(
+                    strategy: strategy, alignment: trace.configuration.alignment)
                 return
             }
         }

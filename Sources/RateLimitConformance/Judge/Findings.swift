@@ -219,12 +219,16 @@ enum HistoryFeature: CaseIterable {
     /// it is created on a grid point.
     case unalignedCreation
 
-    func cause(strategy: String) -> FindingCause {
+    /// The cause this feature names, for a case of `strategy` judged as the `alignment` variant.
+    func cause(strategy: String, alignment: WindowAlignment = .origin) -> FindingCause {
         let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
         switch self {
         case .backwardTime: return .backwardTime
         case .reset: return FindingCause("\(prefix)-9", "reset")
         case .reconfigure: return FindingCause("\(prefix)-10", "reconfigure carry-over")
+        case .unalignedCreation where alignment != .origin:
+            // The case was judged as a declared variant: its alignment is what differs (FW-13, SWS-13).
+            return FindingCause("\(prefix)-13", "window alignment, the declared \(alignment.rawValue)")
         case .unalignedCreation:
             return FindingCause(
                 "\(prefix)-3", prefix == "TBI" ? "interval alignment to the origin" : "window alignment to the origin")

@@ -16,7 +16,7 @@ decision.
                                          (FW-13), declared in the fixed window's profile
     python3 ratelimiter.py --segments-alignment creation
                                          segments aligned to the creation (SWS-13), declared
-                                         likewise (after --fixed-window-alignment, if both)
+                                         likewise
 
 Standard library only; Python 3.9+.
 
@@ -60,22 +60,17 @@ def main(argv):
             return 2
         inject(args[1])  # the one registry every module reads (ratelimit_example/bugs.py)
         args = args[2:]
-    if args[:1] == ["--fixed-window-alignment"] and len(args) >= 2:
-        # FW-13: fixed windows aligned to "creation" or "first-event" instead of the origin; the
-        # hello declares the variant in the fixed window's profile, which is then judged as it.
-        if args[1] not in ("origin", "creation", "first-event"):
+    # FW-13, SWS-13: windows aligned otherwise than to the origin; the hello declares the variant
+    # in the strategy's profile, which is then judged as it. Either flag, in either order.
+    flags = {"--fixed-window-alignment": ("fixed-window", ("origin", "creation", "first-event")),
+             "--segments-alignment": ("sliding-window-segments", ("origin", "creation"))}
+    while args[:1] and args[0] in flags and len(args) >= 2:
+        strategy, known = flags[args[0]]
+        if args[1] not in known:
             sys.stdout.write(json.dumps({"type": "error", "message": "unknown alignment"}) + "\n")
             sys.stdout.flush()
             return 2
-        ALIGNMENT["fixed-window"] = args[1]
-        args = args[2:]
-    if args[:1] == ["--segments-alignment"] and len(args) >= 2:
-        # SWS-13: segments aligned to the creation instead of the origin, declared likewise.
-        if args[1] not in ("origin", "creation"):
-            sys.stdout.write(json.dumps({"type": "error", "message": "unknown alignment"}) + "\n")
-            sys.stdout.flush()
-            return 2
-        ALIGNMENT["sliding-window-segments"] = args[1]
+        ALIGNMENT[strategy] = args[1]
         args = args[2:]
     if args[:1] == ["--profile"] and len(args) >= 2:
         # Declares a narrower profile than the implementation's own (its members override

@@ -2,15 +2,15 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify tools test tsan tsan-all build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check vectors conformance exhaustive matrix matrix-setup bench bench-smoke bench-redis bench-peers soak fuzz fuzz-long new-user clean
+.PHONY: verify tools test tsan tsan-all build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check facades facades-check vectors conformance exhaustive matrix matrix-setup bench bench-smoke bench-redis bench-peers soak fuzz fuzz-long new-user clean
 
-## Check the formatting, the core's purity and that the Redis scripts embedded in RateLimitRedis are
-## the files, build everything with warnings as errors, run every test, check the public API
+## Check the formatting, the core's purity and that the generated sources (the Redis scripts
+## embedded in RateLimitRedis, the Dispatch adapter's shared members) are up to date, build everything with warnings as errors, run every test, check the public API
 ## against its listing and the README's examples against their files, build the DocC documentation
 ## without a warning and run the benchmarks' smoke modes: about 7.5 minutes on a fresh clone of a
 ## 2-core machine. ThreadSanitizer's build and run would double that: .ci/run runs every test under
 ## it after verify (make tsan-all); make tsan runs the concurrent code's tests under it.
-verify: lint core-purity redis-scripts-check tools test api-check readme-check docs bench-smoke
+verify: lint core-purity redis-scripts-check facades-check tools test api-check readme-check docs bench-smoke
 
 ## What some tests need from the system; each such test says it skipped when its tool is missing.
 tools:
@@ -94,6 +94,14 @@ redis-scripts:
 	python3 .ci/redis-scripts.py write
 redis-scripts-check:
 	python3 .ci/redis-scripts.py check
+
+## The members the Dispatch adapter shares with the lock adapter, written once in the lock adapter's
+## files (between their BEGIN and END lines): facades writes the Dispatch adapter's *+Shared.swift,
+## facades-check fails when they differ.
+facades:
+	python3 .ci/facades.py write
+facades-check:
+	python3 .ci/facades.py check
 
 ## The benchmarks in release mode: each cost with its ratio to the bare primitive measured in the
 ## same run (Performance.md has the figures); BENCH_FLAGS=--json for machines, --check to fail on a missed target.

@@ -1,5 +1,6 @@
 // Limiters by key on a serial dispatch queue (Spec/Registry.md): a registry executed by the shell
-// of `DispatchShell.swift`.
+// of `DispatchShell.swift`. What this adapter answers as the lock adapter does is in
+// `DispatchRateLimitRegistry+Shared.swift`, generated (`make facades`).
 
 import Dispatch
 import RateLimitCore
@@ -24,19 +25,6 @@ where C.Duration == Duration {
             clock: clock, callbackQueue: callbackQueue)
     }
 
-    /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
-    @inlinable
-    public func tryAcquire(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        shell.tryAcquire(key, permits: permits, priority: priority)
-    }
-
-    /// What ``tryAcquire(_:permits:priority:)`` would answer now, without taking anything or
-    /// creating the key: whether `permits` are available and, when the limit refuses, the exact
-    /// wait until they are.
-    public func availability(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        shell.availability(key, permits: permits, priority: priority)
-    }
-
     /// Requests `permits` on `key`, waiting when the key's rule queues (REG-5); `completion` runs
     /// once on the callback queue with the grant or the error. The rule's timeout applies when
     /// `timeout` is `nil`; a `timeout` of zero or less, or under a nanosecond, is granted or times
@@ -53,82 +41,9 @@ where C.Duration == Duration {
         }
     }
 
-    /// The registry's clock now, as an instant of its timeline (which starts at `origin` when the
-    /// registry is made): what a later request that continues this one names as its `arrival`.
-    public var now: RateLimitInstant { shell.timeline.now() }
-
-    /// Gives back permits on `key` (concurrency limits) and serves its waiters.
-    @discardableResult
-    public func release(_ key: String, permits: Int64) -> RateLimitResult { shell.release(key, permits: permits) }
-
-    /// Resets `key`'s limit (REG-7).
-    @discardableResult
-    public func reset(_ key: String) -> RateLimitResult { shell.reset(key) }
-
-    /// Resets every key's limit (REG-7).
-    public func resetAll() { shell.resetAll() }
-
-    /// Gives `key` a configuration of its own (REG-7).
-    @discardableResult
-    public func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult {
-        shell.reconfigure(key, to: strategy)
-    }
-
-    /// Gives `key` its rule's configuration again (REG-7): its own configuration is dropped, its
-    /// state mapped as ``reconfigure(_:to:)`` maps it, and from then on it follows the rule (a rule
-    /// reconfigured reaches it; idle, it may be forgotten, REG-8). Answers the strategy's answer to
-    /// that reconfiguration, or `nil` when the key has no configuration of its own (nothing changes).
-    @discardableResult
-    public func restoreRule(_ key: String) -> RateLimitResult? { shell.restoreRule(key) }
-
-    /// Replaces a rule's configuration for every key it governs (REG-7).
-    ///
-    /// - Throws: `RateLimitRegistryError` for an unknown rule or a threshold that no longer fits.
-    public func reconfigure(rule pattern: KeyPattern, to strategy: Strategy) throws(RateLimitRegistryError) {
-        try shell.reconfigure(rule: pattern, to: strategy)
-    }
-
-    /// Throttles `key` for `duration` from now (a server's Retry-After, REG-4).
-    public func throttle(_ key: String, for duration: Duration) { shell.throttle(key, for: duration) }
-
-    /// Disables `key`: everything passes at once (REG-4).
-    public func disable(_ key: String) { shell.disable(key) }
-
-    /// Returns `key` to accepting (REG-4).
-    public func resume(_ key: String) { shell.resume(key) }
-
-    /// Removes `key` (REG-12): its waiters end `closed` and its next request starts it anew from
-    /// its rule. Answers whether the key was held.
-    @discardableResult
-    public func remove(_ key: String) -> Bool { shell.remove(key) }
-
-    /// The keys held now, sorted (REG-8, REG-12).
-    public var keys: [String] { shell.keys() }
-
-    /// The rule that governs `key` (REG-2), with its configuration now (REG-7); `nil` when no rule
-    /// matches it.
-    public func rule(for key: String) -> RateLimitRule<Strategy>? { shell.rule(for: key) }
-
-    /// `key`'s state, quota status, remaining quota and statistics now, after serving what is due
-    /// (REG-6, REG-9); `nil` when no rule matches it.
-    public func quota(of key: String) -> KeyQuota? { shell.quota(of: key) }
-
-    /// Every request so far, over all keys (REG-9).
-    public var totals: KeyStatistics { shell.totals() }
-
-    /// A new stream of the events reported from now on, in order; it ends when the registry closes
-    /// (REG-10).
-    public func events() -> AsyncStream<RegistryEvent> { shell.events() }
-
     /// Calls `handler` with every event, in order and one at a time, on the callback queue (`nil`
     /// removes it).
     public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) { shell.setEventHandler(handler) }
-
-    /// Requests waiting for a grant, over all keys.
-    public var waitingCount: Int { shell.waitingCount }
-
-    /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
-    public func close() { shell.close() }
 }
 
 extension DispatchRateLimitRegistry where C == ContinuousClock {

@@ -1,5 +1,6 @@
 // One rate limiter on a serial dispatch queue (Spec/WaitQueue.md): the wait queue of one strategy,
-// executed by the shell of `DispatchShell.swift`.
+// executed by the shell of `DispatchShell.swift`. What this adapter answers as the lock adapter does
+// is in `DispatchRateLimiter+Shared.swift`, generated (`make facades`).
 
 import Dispatch
 @_exported import RateLimitClock
@@ -32,18 +33,6 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: S
             clock: clock, callbackQueue: callbackQueue)
     }
 
-    /// Takes `permits` now if the limiter and the waiters ahead allow it; never waits (WQ-4).
-    @inlinable
-    public func tryAcquire(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        shell.tryAcquire(permits, priority: priority)
-    }
-
-    /// What ``tryAcquire(_:priority:)`` would answer now, without taking anything: whether
-    /// `permits` are available and, when the strategy refuses, the exact wait until they are.
-    public func availability(of permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        shell.availability(of: permits, priority: priority)
-    }
-
     /// Requests `permits`, waiting in the queue if needed; `completion` runs once on the callback
     /// queue with the grant (after the scheduled start of a `delayed` grant) or the error. A
     /// `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
@@ -61,39 +50,6 @@ public final class DispatchRateLimiter<Strategy: RateLimitStrategy, C: Clock>: S
                 arrival: arrival, at: now)
         }
     }
-
-    /// The limiter's clock now, as an instant of its timeline (which starts at `origin` when the
-    /// limiter is made): what a later request that continues this one names as its `arrival`.
-    public var now: RateLimitInstant { shell.timeline.now() }
-
-    /// Gives back permits (concurrency limiter) and serves the waiters (WQ-8).
-    @discardableResult
-    public func release(_ permits: Int64) -> RateLimitResult { shell.release(permits) }
-
-    /// Resets the strategy's state; waiters are served from the fresh state (WQ-8).
-    @discardableResult
-    public func reset() -> RateLimitResult { shell.reset() }
-
-    /// Replaces the configuration; waiters are served under the new one (WQ-8).
-    @discardableResult
-    public func reconfigure(_ strategy: Strategy) -> RateLimitResult { shell.reconfigure(strategy) }
-
-    /// The permits an acquire could take now: `tryAcquire(0)`, which serves the waiters due first
-    /// (0 once closed).
-    @inlinable
-    public func remaining() -> Int64 { shell.remaining() }
-
-    /// The strategy in force.
-    public var strategy: Strategy { shell.strategy() }
-
-    /// Requests waiting for a grant.
-    public var waitingCount: Int { shell.waitingCount }
-
-    /// Granted requests waiting for their scheduled start (leaky bucket queue).
-    public var scheduledCount: Int { shell.scheduledCount }
-
-    /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
-    public func close() { shell.close() }
 }
 
 extension DispatchRateLimiter where C == ContinuousClock {

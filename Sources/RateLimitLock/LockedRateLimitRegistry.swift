@@ -25,19 +25,6 @@ where C.Duration == Duration {
             machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), clock: clock)
     }
 
-    /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
-    @inlinable
-    public func tryAcquire(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        shell.tryAcquire(key, permits: permits, priority: priority)
-    }
-
-    /// What ``tryAcquire(_:permits:priority:)`` would answer now, without taking anything or
-    /// creating the key: whether `permits` are available and, when the limit refuses, the exact
-    /// wait until they are.
-    public func availability(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        shell.availability(key, permits: permits, priority: priority)
-    }
-
     /// Parks the calling thread until `permits` on `key` are granted, refused, timed out or closed
     /// (REG-5); the rule's timeout applies when `timeout` is `nil`. A `timeout` of zero or less,
     /// or under a nanosecond, is granted or times out at once (WQ-11). A request that continues
@@ -67,6 +54,26 @@ where C.Duration == Duration {
         try await shell.asyncOutcome(permits: permits) { registry, now in
             registry.acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: arrival, at: now)
         }
+    }
+
+    /// Calls `handler` with every event, in order, on a serial queue (`nil` removes it).
+    public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) { shell.setEventHandler(handler) }
+}
+
+// BEGIN shared with RateLimitDispatch: `make facades` copies what lies between the BEGIN
+// and END lines into DispatchRateLimitRegistry+Shared.swift, with the type renamed. Edit it here.
+extension LockedRateLimitRegistry {
+    /// Takes `permits` on `key` now if its limit and its waiters allow it; never waits (REG-5).
+    @inlinable
+    public func tryAcquire(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.tryAcquire(key, permits: permits, priority: priority)
+    }
+
+    /// What ``tryAcquire(_:permits:priority:)`` would answer now, without taking anything or
+    /// creating the key: whether `permits` are available and, when the limit refuses, the exact
+    /// wait until they are.
+    public func availability(_ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.availability(key, permits: permits, priority: priority)
     }
 
     /// The registry's clock now, as an instant of its timeline (which starts at `origin` when the
@@ -136,15 +143,13 @@ where C.Duration == Duration {
     /// (REG-10).
     public func events() -> AsyncStream<RegistryEvent> { shell.events() }
 
-    /// Calls `handler` with every event, in order, on a serial queue (`nil` removes it).
-    public func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) { shell.setEventHandler(handler) }
-
     /// Requests waiting for a grant, over all keys.
     public var waitingCount: Int { shell.waitingCount }
 
     /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
     public func close() { shell.close() }
 }
+// END shared with RateLimitDispatch
 
 extension LockedRateLimitRegistry where C == ContinuousClock {
     /// A registry of `rules` on the continuous clock.

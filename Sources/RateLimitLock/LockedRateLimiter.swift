@@ -27,18 +27,6 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
         shell = LockShell(machine: try WaitQueue(strategy, queueLimit: queueLimit, at: .origin), clock: clock)
     }
 
-    /// Takes `permits` now if the limiter and the waiters ahead allow it; never waits (WQ-4).
-    @inlinable
-    public func tryAcquire(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        shell.tryAcquire(permits, priority: priority)
-    }
-
-    /// What ``tryAcquire(_:priority:)`` would answer now, without taking anything: whether
-    /// `permits` are available and, when the strategy refuses, the exact wait until they are.
-    public func availability(of permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
-        shell.availability(of: permits, priority: priority)
-    }
-
     /// Parks the calling thread until `permits` are granted, the timeout passes, or the limiter is
     /// closed; a `delayed` grant (leaky bucket queue) also waits for its scheduled start. A
     /// `timeout` of zero or less, or under a nanosecond, is granted or times out at once (WQ-11).
@@ -75,6 +63,22 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
                 arrival: arrival, at: now)
         }
     }
+}
+
+// BEGIN shared with RateLimitDispatch: `make facades` copies what lies between the BEGIN
+// and END lines into DispatchRateLimiter+Shared.swift, with the type renamed. Edit it here.
+extension LockedRateLimiter {
+    /// Takes `permits` now if the limiter and the waiters ahead allow it; never waits (WQ-4).
+    @inlinable
+    public func tryAcquire(_ permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.tryAcquire(permits, priority: priority)
+    }
+
+    /// What ``tryAcquire(_:priority:)`` would answer now, without taking anything: whether
+    /// `permits` are available and, when the strategy refuses, the exact wait until they are.
+    public func availability(of permits: Int64 = 1, priority: RateLimitPriority = .normal) -> WaitOutcome {
+        shell.availability(of: permits, priority: priority)
+    }
 
     /// The limiter's clock now, as an instant of its timeline (which starts at `origin` when the
     /// limiter is made): what a later request that continues this one names as its `arrival`.
@@ -109,6 +113,7 @@ public final class LockedRateLimiter<Strategy: RateLimitStrategy, C: Clock>: Sen
     /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
     public func close() { shell.close() }
 }
+// END shared with RateLimitDispatch
 
 extension LockedRateLimiter where C == ContinuousClock {
     /// A limiter of `strategy` on the continuous clock.

@@ -165,8 +165,13 @@ extension ServerIntegrationRealTimeTests {
             session: server.session, limiter: registry, adaptive: .standard, seed: 6)
         let log = EventLog(await client.events())
         let total = 600
+        let (wallStart, servedStart) = (ContinuousClock.now, ServedTime.now)
         let statuses = try await sendPooled(
             total, tasks: 24, through: client, to: server, path: "/slow", endpoint: "GET /slow")
+        // The share of the run the machine served this process (RateLimitTestSupport's served
+        // time): while it is not served, no response is read and no request sent, and the
+        // workers idle for want of requests the client had every right to send.
+        let served = min(1, (ServedTime.now - servedStart) / (ContinuousClock.now - wallStart))
         let stats = try await server.stats()
         let events = await log.all(expectingSent: stats.slow.served + stats.slow.refused)
         #expect(statuses == Array(repeating: 200, count: total))
@@ -193,7 +198,9 @@ extension ServerIntegrationRealTimeTests {
         // service past its 25 ms and slows the server's threads, which lowers the throughput
         // without it being the client's doing. So the client is judged by the share of the
         // workers' time it kept them busy over the last quarter (throughput over the best at the
-        // service times measured), not against 160 per second.
+        // service times measured), not against 160 per second; and its bar is scaled by the share
+        // of the run this process was served (the workers were 57% busy once, in `make verify`
+        // beside a CPU-bound process and four conformance runs).
         let busy = Double(lastQuarter.map { $0[4] - $0[3] }.reduce(0, +))
         let span = Double((lastQuarter.map { $0[4] }.max() ?? 0) - (lastQuarter.map { $0[3] }.min() ?? 0))
         let utilization = busy / (Double(workers) * max(span, 1))
@@ -204,9 +211,11 @@ extension ServerIntegrationRealTimeTests {
         #expect(
             limits.allSatisfy { (workers...(workers + 2 * beta)).contains($0) },
             "limits over the last quarter: \(limits)")
-        #expect(utilization >= 0.8, "the workers were busy \(utilization) of the time, \(throughput) per second")
+        #expect(
+            utilization >= 0.8 * served,
+            "the workers were busy \(utilization) of the time, \(throughput) per second, \(served) of the run served")
         print(
-            "HTTP-13 concurrency from \(start), 4 workers of 25 ms: limit \(limits.min() ?? 0) … \(limits.max() ?? 0) over the last quarter, \(String(format: "%.1f", inFlight)) in flight at the server on average, workers busy \(String(format: "%.0f", utilization * 100))% of the time, \(String(format: "%.1f", throughput)) per second (160 at 25 ms a request), 0 refused"
+            "HTTP-13 concurrency from \(start), 4 workers of 25 ms: limit \(limits.min() ?? 0) … \(limits.max() ?? 0) over the last quarter, \(String(format: "%.1f", inFlight)) in flight at the server on average, workers busy \(String(format: "%.0f", utilization * 100))% of the time (\(String(format: "%.0f", served * 100))% of the run served), \(String(format: "%.1f", throughput)) per second (160 at 25 ms a request), 0 refused"
         )
     }
 }

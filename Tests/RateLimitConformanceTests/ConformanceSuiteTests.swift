@@ -528,4 +528,53 @@ struct ConformanceSuiteTests {
         let undeclared = try run(subject, ConformanceOptions(randomTraces: 20, seed: 3))
         #expect(undeclared.strategies.allSatisfy { $0.level != .exact }, "remaining 2^31 − 1 is not Int64.max")
     }
+
+    @Test(
+        "CONF-7 An implementation whose API takes at most 2^31 − 1 permits is asked no negative count below −(2^31 − 1) either, and conforms; undeclared, it does not"
+    )
+    func largestPermitsBoundsNegativeCounts() async throws {
+        try await offThePool { try largestPermitsBoundsNegativeCountsOnThread() }
+    }
+
+    private func largestPermitsBoundsNegativeCountsOnThread() throws {
+        let largest: Int64 = 2_147_483_647
+        final class Seen: @unchecked Sendable {
+            // Written only by the subject's `decide`, which the suite calls on this test's thread.
+            var outside: [Int64] = []
+            var edge = false
+        }
+        let seen = Seen()
+        // An API of 32-bit counts (Guava's `int`): a count it cannot take is answered notSupported,
+        // the protocol's translation, never the Spec's mustNotBeNegative.
+        var subject = OwnHistory(strategies: [PayLater.identifier, TokenBucket.identifier]) { event, state, now, _ in
+            let spec = state.probe(event, at: .generated(now))
+            switch event {
+            case .acquire(let permits), .release(let permits):
+                if permits == -largest { seen.edge = true }
+                guard (-largest...largest).contains(permits) else {
+                    seen.outside.append(permits)
+                    return (.invalid(RateLimitInputError(field: "permits", value: nil, problem: .notSupported)), now)
+                }
+            case .reset, .reconfigure: break
+            }
+            switch spec {
+            case .allowed(let remaining): return (.allowed(remaining: min(remaining, largest)), now)
+            case .delayed, .rejected, .rejectedUntilRelease, .neverAllowed, .invalid: return (spec, now)
+            }
+        }
+        subject.declared = ImplementationProfile(largestPermits: largest)
+        let seed = TestSeed.base
+        let declared = try run(subject, ConformanceOptions(randomTraces: 60, randomSteps: 100, seed: seed))
+        #expect(
+            seen.outside.isEmpty,
+            "asked \(seen.outside.prefix(5)); \(TestSeed.replay("largestPermitsBoundsNegativeCounts", trace: 0))")
+        #expect(seen.edge, "a draw below the edge asks for the edge, −(2^31 − 1)")
+        #expect(
+            declared.passes(at: .exact),
+            "\(declared.strategies.map { "\($0.strategy) \($0.level)" }); seed \(seed)")
+        subject.declared = .full
+        let undeclared = try run(subject, ConformanceOptions(randomTraces: 60, randomSteps: 100, seed: seed))
+        #expect(!seen.outside.isEmpty, "undeclared, Int64.min is asked")
+        #expect(!undeclared.passes(at: .exact), "notSupported is not the Spec's answer to a negative count")
+    }
 }

@@ -275,10 +275,10 @@ package enum TraceGenerator {
                 rng.chance(3) && events.contains(.invalid)
                 ? -1
                 : rng.chance(50) ? (held ?? 1) : rng.logUniform(in: 0...max(1, maximum), edges: held.map { [$0] } ?? [])
-            return .release(min(amount, profile.largestPermits))
+            return .release(profile.expressible(amount))
         }
         let permits = min(
-            Self.permits(maximum: maximum, remaining: remaining, using: &rng), profile.largestPermits, ceiling)
+            profile.expressible(Self.permits(maximum: maximum, remaining: remaining, using: &rng)), ceiling)
         if permits > 1, !events.contains(.weighted) { return .acquire(1) }
         if permits == 0, !events.contains(.query) { return .acquire(1) }
         if permits < 0, !events.contains(.invalid) { return .acquire(1) }
@@ -299,10 +299,10 @@ package enum TraceGenerator {
             return profile.events.contains(.reconfigure) ? .reconfigure(replacement) : .acquire(1)
         }
         if roll < 6 + releases {
-            return .release(rng.chance(3) ? -1 : min(rng.int(in: 0...maximum / 2 + 1), profile.largestPermits))
+            return .release(rng.chance(3) ? -1 : profile.expressible(rng.int(in: 0...maximum / 2 + 1)))
         }
-        // Past the profile's largest, its largest: the edge the implementation can be asked.
-        let permits = min(permits(maximum: maximum, using: &rng), profile.largestPermits)
+        // Past the profile's largest either way, its edge: the nearest the implementation can be asked.
+        let permits = profile.expressible(permits(maximum: maximum, using: &rng))
         if permits > 1, !profile.events.contains(.weighted) { return .acquire(1) }
         if permits == 0, !profile.events.contains(.query) { return .acquire(1) }
         return .acquire(permits)

@@ -51,7 +51,8 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// exact up to 2^53 µs); the harness sends no instant after it.
     public var largestInstantNanoseconds: Int64 = .max
     /// The most permits one `acquire` or `release` of its API takes (a library whose counts are
-    /// 32-bit integers: 2^31 − 1); the harness asks for no more (CORE-4 beyond it is not checked).
+    /// 32-bit integers: 2^31 − 1); the harness asks for no more, nor for a negative count beyond
+    /// its negation (CORE-4 beyond it is not checked).
     public var largestPermits: Int64 = .max
     /// The implementation reads a clock that never goes back: the harness never sends a `now`
     /// earlier than one it sent before to the same limiter (CORE-10 is not checked).
@@ -258,12 +259,23 @@ public struct ImplementationProfile: Hashable, Sendable {
         return lines
     }
 
+    /// `permits` as the implementation's API can take it: a count past ``largestPermits`` either
+    /// way is that count's edge (−``largestPermits`` for a negative one), the nearest it can be
+    /// asked; with no largest declared, every count as it is (`Int64.min` included).
+    package func expressible(_ permits: Int64) -> Int64 {
+        guard largestPermits < .max else { return permits }
+        return min(max(permits, -largestPermits), largestPermits)
+    }
+
     /// Whether `event` is one the profile can express, given the Spec's answer to it.
     func allows(_ event: ConformanceEvent, specAnswer: RateLimitResult) -> String? {
         if specAnswer.isInvalid, !events.contains(.invalid) { return "an invalid event (the profile has none)" }
         switch event {
         case .acquire(let permits) where permits > largestPermits, .release(let permits) where permits > largestPermits:
             return "more than \(largestPermits) permits (the profile's largest)"
+        case .acquire(let permits) where expressible(permits) != permits,
+            .release(let permits) where expressible(permits) != permits:
+            return "a count below -\(largestPermits) (the negation of the profile's largest permits)"
         case .acquire(let permits) where permits > 1:
             return events.contains(.weighted) ? nil : "a weighted acquire (the profile has none)"
         case .acquire(0): return events.contains(.query) ? nil : "acquire(0) (the profile has no query)"

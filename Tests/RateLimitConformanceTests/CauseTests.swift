@@ -82,4 +82,26 @@ struct CauseTests {
         #expect(finding.step == 4, "\(finding)")
         #expect(finding.cause == .neverAllowed, "\(finding.cause)")
     }
+
+    @Test(
+        "CONF-10 FW-13 a declared variant's findings on the origin's grid are not FW-3's: the creation's grid is FW-13's, a first-event grid claims none"
+    )
+    func variantEdges() throws {
+        // A difference at `now` (the Spec admits, the implementation refuses), on a window of 10 ns
+        // created at 3, judged as `alignment`.
+        func cause(_ alignment: WindowAlignment, at now: Int64) throws -> FindingCause {
+            let window = AnyRateLimitStrategy.fixedWindow(
+                try FixedWindow(limit: 2, windowNanoseconds: 10, alignment: alignment))
+            let trace = Trace(configuration: window, createdAt: 3, steps: [TraceStep(now: now, event: .acquire(1))])
+            return FindingCause.ofStep(
+                .difference, strategy: "fixed-window", trace: trace, index: 0, expected: .allowed(remaining: 1),
+                got: .rejected(retryAfterNanoseconds: 3), specAdmission: now, admitted: [], configuration: window
+            ).cause
+        }
+        #expect(try cause(.origin, at: 20) == FindingCause("FW-3", "window edges"))
+        #expect(try cause(.origin, at: 23) == FindingCause("FW-4", "admission"))
+        #expect(try cause(.creation, at: 23) == FindingCause("FW-13", "window edges, the declared creation"))
+        #expect(try cause(.creation, at: 20) == FindingCause("FW-4", "admission"))
+        #expect(try cause(.firstEvent, at: 20) == FindingCause("FW-4", "admission"))
+    }
 }

@@ -174,13 +174,29 @@ extension FindingCause {
         case .acquire, .release: break
         }
         let instants = [step.now] + (specAdmission.map { [$0] } ?? [])
+        // A boundary of the grid the strategy is judged on: the origin's, a declared variant's
+        // creation (FW-13, SWS-13); a first-event grid is placed by the history, so none is claimed.
+        func onGrid(_ span: Int64, _ alignment: WindowAlignment) -> Bool {
+            instants.contains { instant in
+                switch alignment {
+                case .origin: return instant % span == 0
+                case .creation:
+                    let (offset, overflow) = instant.subtractingReportingOverflow(trace.createdAt)
+                    return !overflow && offset % span == 0
+                case .firstEvent: return false
+                }
+            }
+        }
+        func edges(_ what: String, _ alignment: WindowAlignment) -> FindingCause {
+            alignment == .origin ? own(3, what) : own(13, "\(what), the declared \(alignment.rawValue)")
+        }
         switch configuration {
         case .fixedWindow(let s):
-            if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), false) }
+            if onGrid(s.windowNanoseconds, s.alignment) { return (edges("window edges", s.alignment), false) }
         case .slidingWindowCounter(let s):
-            if instants.contains(where: { $0 % s.windowNanoseconds == 0 }) { return (own(3, "window edges"), false) }
+            if onGrid(s.windowNanoseconds, .origin) { return (own(3, "window edges"), false) }
         case .slidingWindowSegments(let s):
-            if instants.contains(where: { $0 % s.segmentNanoseconds == 0 }) { return (own(3, "segment edges"), false) }
+            if onGrid(s.segmentNanoseconds, s.alignment) { return (edges("segment edges", s.alignment), false) }
         case .intervalTokenBucket(let s):
             if instants.contains(where: { $0 % s.intervalNanoseconds == 0 }) {
                 return (own(3, "interval edges"), false)

@@ -175,7 +175,8 @@ if let file = options.matrix {
             rows.append(.init(entry: entry, report: nil, failure: error.message))
         }
     }
-    let matrix = ConformanceMatrix(rows: rows, runDescription: runDescription())
+    var matrix = ConformanceMatrix(rows: rows, runDescription: runDescription())
+    matrix.level = options.level
     if options.json {
         print(matrix.json.prettyText, terminator: "")
     } else {

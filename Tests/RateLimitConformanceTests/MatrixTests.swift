@@ -38,8 +38,8 @@ struct MatrixTests {
         #expect(run.output.contains("FAIL token-bucket TB-4"), "\(run.output)")
 
         let page = try String(contentsOfFile: markdown, encoding: .utf8)
-        #expect(page.contains("| implementation | version | token-bucket | gcra |"))
-        #expect(page.contains("| [example](#example) | 1 | exact | exact |"), "\(page)")
+        #expect(page.contains("| implementation | version | expectations | token-bucket | gcra |"))
+        #expect(page.contains("| [example](#example) | 1 | 0 | exact | exact |"), "\(page)")
         #expect(page.contains("**fails**"))
         #expect(page.contains("TB-4"))
 
@@ -50,12 +50,22 @@ struct MatrixTests {
         #expect(document.components(separatedBy: "<svg").count - 1 >= 1, "a failing case is drawn")
         #expect(document.contains("class=\"divergence\""), "the first difference is marked")
 
-        let json = try await runCommand(["--matrix", file, "--strategy", "gcra", "--json"])
+        // Vectors and 3 short random traces: the same run as --exec with the same options.
+        let same = ["--strategy", "token-bucket,gcra", "--random", "3", "--random-steps", "50", "--seed", "1"]
+        let json = try await runCommand(["--matrix", file, "--json"] + same)
         let matrix = try JSONValue(parsing: json.output)
         #expect(matrix["format"] == .string("ratelimit-conformance-matrix"))
         let rows = try #require(matrix["implementations"]?.array)
         #expect(rows.compactMap { $0["name"]?.string } == ["example", "example with a float bucket"])
         #expect(rows.first?["strategies"]?.array?.first?["cell"] == .string("exact"))
+        // A row's expectations are what --write-expect writes for the same run.
+        let written = "\(folder)/float.expect"
+        _ = try await runCommand(
+            ["--exec", "\(Self.example) --bug float-accumulation", "--write-expect", written] + same)
+        let expected = try ExpectationFile(parsing: String(contentsOfFile: written, encoding: .utf8))
+        #expect(!expected.expectations.isEmpty)
+        #expect(rows.first?["expectations"] == .integer(0))
+        #expect(rows.last?["expectations"] == .integer(Int64(expected.expectations.count)), "\(expected.expectations)")
     }
 
     @Test("CONF-3 a matrix file is JSON or name | version | command lines; a bad one is refused with the reason")

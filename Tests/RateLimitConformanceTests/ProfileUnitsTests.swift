@@ -147,6 +147,41 @@ struct ProfileUnitsTests {
     }
 }
 
+extension ProfileUnitsTests {
+    @Test(
+        "CONF-7 a retry-after that ends between two readings of the clock is read as the later one: exact when that is the Spec's, early when it ends on an earlier reading"
+    )
+    func betweenTwoReadings() async throws { try await offThePool { try betweenTwoReadingsOnThread() } }
+
+    private func betweenTwoReadingsOnThread() throws {
+        let rates: Set<String> = [TokenBucket.identifier, GCRA.identifier]
+        let unit = Self.microsecond
+        /// A subject whose retry-afters end `offset` after the reading before the Spec's (rounded
+        /// up to the microsecond), where that still leaves a wait of at least 1 ns.
+        func ending(_ offset: Int64) -> OwnHistory {
+            OwnHistory(strategies: rates) { event, state, now, _ in
+                let spec = state.probe(event, at: .generated(now))
+                guard case .rejected(let wait) = spec, wait <= Int64.max - now - unit else { return (spec, now) }
+                let admission = now + wait
+                let reading = admission % unit == 0 ? admission : admission - admission % unit + unit
+                let end = reading - unit + offset
+                return end > now ? (.rejected(retryAfterNanoseconds: end - now), now) : (spec, now)
+            }
+        }
+        var within = ending(1)
+        within.declared = ImplementationProfile(timeUnitNanoseconds: unit)
+        let read = try run(within, ConformanceOptions(strategies: rates, randomTraces: 20, seed: 5))
+        #expect(read.passes(at: .exact), "\(Self.firstFindings(read))")
+
+        var onTheReadingBefore = ending(0)
+        onTheReadingBefore.declared = ImplementationProfile(timeUnitNanoseconds: unit)
+        let early = try run(onTheReadingBefore, ConformanceOptions(strategies: rates, randomTraces: 20, seed: 5))
+        #expect(
+            early.strategies.contains { $0.groups.contains { $0.kind == .earlyRetry } },
+            "a retry on the reading before the Spec's is early: \(Self.firstFindings(early))")
+    }
+}
+
 extension ConformanceEvent {
     /// The configuration a reconfigure moves to.
     fileprivate var replacement: AnyRateLimitStrategy? {

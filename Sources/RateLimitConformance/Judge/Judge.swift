@@ -93,10 +93,12 @@ struct Judge {
     /// The last instant the implementation's clock can tell: the last multiple of its unit.
     private var lastOnClock: Int64 { Int64.max - Int64.max % clockUnit }
 
-    /// Whether an answered instant later than the Spec's is the Spec's on the implementation's
-    /// clock: within the same clock unit, rounded up (CONF-7).
+    /// Whether an answered instant other than the Spec's is the Spec's on the implementation's
+    /// clock: both read the same there, each rounded up to its next multiple (CONF-7). A caller
+    /// on that clock waits for its first reading at or after the instant it is given, so an
+    /// instant between two readings is the later one.
     private func onClockUnit(_ answered: Int64, spec: Int64) -> Bool {
-        clockUnit > 1 && answered > spec && answered <= onClock(spec)
+        clockUnit > 1 && answered != spec && onClock(answered) == onClock(spec)
     }
 
     /// Judges answer `got` to a reconfigure to raw `fields` at `now`, fields the Spec
@@ -233,7 +235,7 @@ struct Judge {
                     "admitted acquire(\(permits)) \(admission - now) ns before the Spec would (\(spec.brief))"
                 return
             }
-            if gotStart < specStart - min(tolerance, specStart) {
+            if gotStart < specStart - min(tolerance, specStart), !onClockUnit(gotStart, spec: specStart) {
                 verdict.kind = .earlyRetry
                 verdict.severity.nanosecondsEarly = specStart - gotStart
                 verdict.explanation = "starts \(specStart - gotStart) ns earlier than the Spec's schedule"
@@ -280,7 +282,7 @@ struct Judge {
                 return
             }
             guard let admission, let specStart else { return }
-            if retry < admission - min(tolerance, admission) {
+            if retry < admission - min(tolerance, admission), !onClockUnit(retry, spec: admission) {
                 verdict.kind = .earlyRetry
                 verdict.severity.nanosecondsEarly = admission - retry
                 verdict.explanation =

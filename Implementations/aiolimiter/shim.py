@@ -9,7 +9,9 @@ of C permits that leaks C per time_period seconds, that is R per P nanoseconds. 
 The library is used unmodified. Its only clock is its event loop's `time()`; the shim runs it on
 an asyncio event loop whose `time()` reads the protocol's instant (in seconds, a float, as
 `time.monotonic()` gives it) and whose selector, when the loop would sleep until a timer, moves
-that clock to the timer instead of sleeping (a virtual-time loop). Nothing else is replaced.
+that clock to the timer instead of sleeping (a virtual-time loop); while a wait is measured, a
+library that spins on the clock moves it on as a real clock would (`end_spin`). Nothing else is
+replaced.
 """
 
 import asyncio
@@ -33,26 +35,88 @@ from aiolimiter import AsyncLimiter  # noqa: E402
 NS = 1_000_000_000
 # A float of seconds resolves a nanosecond up to 2^22 s (48.5 days): beyond, its spacing exceeds 1 ns.
 LARGEST_INSTANT = (1 << 22) * NS
-SPIN_TICK = 1000  # zero-timeout polls at one instant after which the clock ticks by one float step
+SPIN_TICK = 1000  # zero-timeout polls at one instant after which the clock ticks to its next reading
+SPIN_READS = 100  # reads of time() with no poll in between: the library is spinning synchronously
+END_OF_TIMELINE = (1 << 63) - 1  # the protocol's last instant (ns)
 
 
 class Clock:
     seconds = 0.0
     spins = 0  # consecutive zero-timeout polls while a wait is being measured
-    measuring = False  # only then may the clock tick by itself
+    reads = 0  # reads of time() since the loop last polled, while a wait is being measured
+    measuring = None  # (the limiter copy, permits) while a wait is measured: only then may the clock move by itself
+    probing = False  # asking copies of the limiter, in end_spin
 
 
 CLOCK = Clock()
+
+
+class EndlessSpin(Exception):
+    """The library's acquire busy-loops without yielding to the event loop, and its own test
+    would not let it out at any instant up to the end of the timeline: it does not return (in
+    real time, it blocks the event loop for good)."""
+
+
+def tick():
+    """Moves the clock to its next reading: the first protocol instant (a whole nanosecond, as
+    time.monotonic() reads CLOCK_MONOTONIC) whose float of seconds is above the current one."""
+    if os.environ.get("SHIM_TRACE_SPINS"):
+        print("spin tick at", CLOCK.seconds, file=sys.stderr)
+    CLOCK.seconds = seconds_of(first_instant_reading(math.nextafter(CLOCK.seconds, math.inf)))
+
+
+def end_spin():
+    """The library is reading the clock over and over without letting the loop poll: a
+    synchronous busy loop (aiolimiter's acquire, when has_capacity(n) is False but _wake_next finds
+    needed <= 0 and wakes the waiter at once: see README.md). A real clock moves on while it
+    spins, and the loop ends at the first reading at which the test it repeats, has_capacity(n),
+    holds. The clock moves to that reading: the first protocol instant after the current one at
+    which has_capacity(n), asked of a copy of the spinning limiter, holds (the library's own test,
+    as for `remaining`; it only gets truer as the level leaks). If it holds at no instant up to the
+    end of the timeline, the loop never ends: EndlessSpin (answered `error`: a hang, not hidden)."""
+    limiter, permits = CLOCK.measuring
+    now = CLOCK.seconds
+
+    def holds(n):
+        CLOCK.seconds = seconds_of(n)
+        return copy.copy(limiter).has_capacity(permits)
+
+    CLOCK.probing = True
+    try:
+        lo = hi = first_instant_reading(math.nextafter(now, math.inf))
+        step = 1
+        while not holds(hi):  # gallop: holds(n) is False for every n < lo
+            if hi >= END_OF_TIMELINE:
+                raise EndlessSpin(
+                    "aiolimiter %s: acquire(%d) %s: it busy-loops without yielding to the event loop "
+                    "(has_capacity(%d) is False at every instant up to the end of the timeline, while "
+                    "_wake_next finds needed <= 0 and wakes it at once); level %r, max_rate %r"
+                    % (aiolimiter.__version__, permits,
+                       "never returns" if not limiter._level else "does not return before the end of the timeline",
+                       permits, limiter._level, limiter.max_rate))
+            lo, hi, step = hi + 1, min(END_OF_TIMELINE, hi + step), step * 2
+        while lo < hi:  # the first instant in [lo, hi] at which it holds
+            mid = (lo + hi) // 2
+            if holds(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+    finally:
+        CLOCK.seconds, CLOCK.probing = now, False
+    if os.environ.get("SHIM_TRACE_SPINS"):
+        print("synchronous spin at", now, "ends at", seconds_of(hi), file=sys.stderr)
+    CLOCK.seconds = seconds_of(hi)
 
 
 class VirtualSelector(selectors.DefaultSelector):
     """Polls without blocking; where the loop would sleep until its next timer, the clock moves
     to that timer's instant instead. While a wait is measured (and only then), a loop that keeps
     polling with a zero timeout at one instant (a waiter re-armed at the instant it was woken)
-    sees the clock tick by one float step every SPIN_TICK consecutive polls, as a real monotonic
-    clock advances while a program spins."""
+    sees the clock tick to its next nanosecond reading every SPIN_TICK consecutive polls, as a
+    real monotonic clock advances while a program spins."""
 
     def select(self, timeout=None):
+        CLOCK.reads = 0
         ready = super().select(0)
         if ready:
             return ready
@@ -67,17 +131,24 @@ class VirtualSelector(selectors.DefaultSelector):
         elif CLOCK.measuring:
             CLOCK.spins += 1
             if CLOCK.spins % SPIN_TICK == 0:
-                if os.environ.get("SHIM_TRACE_SPINS"):
-                    print("spin tick at", CLOCK.seconds, file=sys.stderr)
-                CLOCK.seconds = math.nextafter(CLOCK.seconds, math.inf)
+                tick()
         return []
 
 
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """time() is the protocol's instant in seconds. While a wait is measured, a library that
+    reads it SPIN_READS times without letting the loop poll is spinning synchronously: the clock
+    moves on as a real one would (end_spin); otherwise such a loop could never end in virtual time."""
+
     def __init__(self):
         super().__init__(VirtualSelector())
 
     def time(self):
+        if CLOCK.measuring and not CLOCK.probing:
+            CLOCK.reads += 1
+            if CLOCK.reads >= SPIN_READS:
+                CLOCK.reads = 0
+                end_spin()
         return CLOCK.seconds
 
 
@@ -141,14 +212,14 @@ async def _wait_of(lim, permits):
     clone._waiters = []
     clone._waker_handle = None
     start = CLOCK.seconds
-    CLOCK.measuring, CLOCK.spins = True, 0
+    CLOCK.measuring, CLOCK.spins, CLOCK.reads = (clone, permits), 0, 0
     try:
         await clone.acquire(permits)
     except ValueError:
         return None
     finally:
         end = CLOCK.seconds
-        CLOCK.seconds, CLOCK.measuring = start, False
+        CLOCK.seconds, CLOCK.measuring = start, None
     return end
 
 

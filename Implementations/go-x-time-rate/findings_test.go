@@ -1,12 +1,14 @@
 package main
 
 // Each finding of README.md, reproduced with golang.org/x/time/rate alone (no shim code: only
-// NewLimiter, AllowN, ReserveN, SetLimitAt, SetBurstAt and TokensAt, at t = time.Unix(0, ns)).
+// NewLimiter, AllowN, ReserveN, SetLimitAt, SetBurstAt, TokensAt, Burst and Limit, at
+// t = time.Unix(0, ns), and copies of a Limiter to ask what it would admit without changing it).
 // A test fails when the library no longer behaves as the finding says (for instance after an
 // upgrade). Run: see README.md ("Checking the findings").
 
 import (
 	"math"
+	"math/big"
 	"testing"
 	"time"
 
@@ -18,12 +20,59 @@ func at(ns int64) time.Time { return time.Unix(0, ns) }
 // perNs is the Limit of r tokens per p nanoseconds.
 func perNs(r, p float64) rate.Limit { return rate.Limit(r * 1e9 / p) }
 
+// exactPerNs is the float64 nearest to r·10^9/p events per second, for r or p too large for
+// perNs's float arithmetic to round once (the caller's arithmetic, as README.md's mapping says).
+func exactPerNs(r, p int64) rate.Limit {
+	q := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(r), big.NewInt(1_000_000_000)), big.NewInt(p))
+	f, _ := q.Float64()
+	return rate.Limit(f)
+}
+
+// partUsed is a Limiter of burst c created at ns holding i tokens: a new (full) Limiter, then
+// AllowN(ns, c-i), as a caller starts one part-used.
+func partUsed(limit rate.Limit, c, i int, ns int64) *rate.Limiter {
+	lim := rate.NewLimiter(limit, c)
+	if i != c && !lim.AllowN(at(ns), c-i) {
+		panic("setup: a new Limiter does not hold c-i tokens")
+	}
+	return lim
+}
+
 // CORE-9: AllowN(t, -1) is admitted and adds a token (reserveN: tokens -= float64(n), n unchecked).
 func TestNegativePermitsAddTokens(t *testing.T) {
 	lim := rate.NewLimiter(perNs(1, 10), 3)
 	lim.AllowN(at(0), 3)
 	if !lim.AllowN(at(0), -1) || lim.TokensAt(at(0)) != 1 {
 		t.Fatalf("AllowN(t, -1) = refused or no token added: tokens %v", lim.TokensAt(at(0)))
+	}
+}
+
+// CORE-9 (token-bucket/random-seed-1-trace-34): AllowN(t, math.MinInt) adds 2^63 tokens
+// (tokens -= float64(n), and advance caps the sum at burst only at the next call), so the whole
+// burst, 2147483648, is admitted next, where the untouched bucket (the Spec: invalid, no change)
+// admits 138294210.
+func TestMinIntPermitsFillTheBucket(t *testing.T) {
+	const c = 2147483648
+	lim := partUsed(exactPerNs(29097834782, 4294967296), c, 138287436, 54)
+	untouched := *lim //nolint:govet // a copy of the state, for the Spec's side
+	if !untouched.AllowN(at(1054), 138294210) || untouched.AllowN(at(1054), 138294211) {
+		t.Fatal("setup: the untouched bucket no longer admits exactly 138294210 at 1054 ns")
+	}
+	if !lim.AllowN(at(1054), math.MinInt) {
+		t.Fatal("AllowN(1054, MinInt) refused")
+	}
+	if probe := *lim; !probe.AllowN(at(1054), c) { //nolint:govet
+		t.Fatalf("after AllowN(MinInt) the burst %d is not admitted: tokens %v", c, lim.TokensAt(at(1054)))
+	}
+}
+
+// CORE-9, the worst (token-bucket/random-seed-1-trace-39): 523876601399049 tokens taken at 100 ns,
+// then AllowN(88, MinInt) (time back 12 ns as well): the whole burst is admitted again.
+func TestMinIntPermitsUndoATake(t *testing.T) {
+	const c = 4394632560702314
+	lim := rate.NewLimiter(exactPerNs(2147483647, 60000000000), c)
+	if !lim.AllowN(at(100), 523876601399049) || !lim.AllowN(at(88), math.MinInt) || !lim.AllowN(at(88), c) {
+		t.Fatal("AllowN(88, MinInt) no longer gives back the 523876601399049 tokens taken")
 	}
 }
 
@@ -41,15 +90,46 @@ func TestBackwardTimeRegrants(t *testing.T) {
 	}
 }
 
-// CORE-9 (token-bucket/random-seed-7-trace-12): the same moving back of last, seen through a query.
-func TestQueryAfterTimeWentBack(t *testing.T) {
-	lim := rate.NewLimiter(perNs(1, 24), 6)
-	lim.AllowN(at(24), 4) // initialTokens 2, created at 24
-	if !lim.AllowN(at(48), 1) || !lim.AllowN(at(29), 1) || !lim.AllowN(at(53), 0) {
+// CORE-10, the worst (token-bucket/go-backward-time, C=3, 10 per second, full): AllowN at 1.1 s,
+// then twice at 1.0 s; advance moves last back to 1.0 s keeping the tokens counted up to 1.1 s,
+// so the wait for the next token is 100 ms where the Spec says 200 ms.
+func TestBackwardTimeShortensTheWait(t *testing.T) {
+	lim := rate.NewLimiter(perNs(10, 1e9), 3)
+	if !lim.AllowN(at(1_100_000_000), 1) || !lim.AllowN(at(1_000_000_000), 1) || !lim.AllowN(at(1_000_000_000), 1) {
 		t.Fatal("setup steps differ")
 	}
-	if got := math.Floor(lim.TokensAt(at(53))); got != 2 {
-		t.Fatalf("whole tokens at 53 = %v, want 2 (Spec: 1)", got)
+	if lim.AllowN(at(1_000_000_000), 1) {
+		t.Fatal("a fourth token at 1.0 s")
+	}
+	if d := lim.ReserveN(at(1_000_000_000), 1).DelayFrom(at(1_000_000_000)); d != 100*time.Millisecond {
+		t.Fatalf("DelayFrom = %v, want 100ms (Spec: 200ms)", d)
+	}
+}
+
+// CORE-10 over-promise (token-bucket/random-seed-1-trace-25, shrunk: C=4, 1 per ns, I=1): a take
+// at 2078966397, one at 2078966380 (time back), one at 2078966381: advance re-grants the 1 ns
+// from 380 to 381 that was already counted, so 2 tokens remain where the Spec has 1.
+func TestBackwardTimeRemaining(t *testing.T) {
+	lim := partUsed(perNs(1, 1), 4, 1, 0)
+	if !lim.AllowN(at(2078966397), 1) || !lim.AllowN(at(2078966380), 1) || !lim.AllowN(at(2078966381), 1) {
+		t.Fatal("setup steps differ")
+	}
+	if probe := *lim; !probe.AllowN(at(2078966381), 2) { //nolint:govet
+		t.Fatalf("2 tokens not admitted after the time went back: tokens %v", lim.TokensAt(at(2078966381)))
+	}
+}
+
+// CORE-13 (token-bucket/reconfigure-refused): SetBurstAt(t, 0) is accepted (no validation) and
+// applied, so the limiter refuses what the Spec's unchanged one (3 tokens at 20 ns) admits.
+func TestReconfigureToZeroBurstApplied(t *testing.T) {
+	lim := rate.NewLimiter(perNs(1, 10), 3)
+	if !lim.AllowN(at(0), 1) {
+		t.Fatal("setup")
+	}
+	lim.SetLimitAt(at(20), perNs(1, 10))
+	lim.SetBurstAt(at(20), 0)
+	if lim.Burst() != 0 || lim.AllowN(at(20), 1) {
+		t.Fatalf("SetBurstAt(0) not applied: burst %d", lim.Burst())
 	}
 }
 
@@ -73,6 +153,17 @@ func TestHugeBucketAdmitsEarly(t *testing.T) {
 	}
 	if !lim.AllowN(at(c), c) {
 		t.Fatal("AllowN(2^62-1 ns, 2^62-1) refused (Spec: rejected(1ns))")
+	}
+}
+
+// TB-4 (token-bucket/random-seed-1-trace-31; C=3, 2235497416105326 per 11 ns, I=0, created at
+// 30): AllowN(29, 3), 1 ns before the creation, is admitted 2 ns before the Spec admits it:
+// advance moves last back to 29 (CORE-10's cause) and the 3-token deficit is 1.5e-14 ns, truncated
+// to a zero wait (TB-4's): the harness files it under TB-4, where raising 29 to 30 still admits early.
+func TestBeforeCreationAdmitsEarly(t *testing.T) {
+	lim := partUsed(exactPerNs(2235497416105326, 11), 3, 0, 30)
+	if !lim.AllowN(at(29), 3) {
+		t.Fatal("AllowN(29 ns, 3) refused (Spec: rejected(2ns))")
 	}
 }
 
@@ -109,6 +200,24 @@ func TestYearPeriodFloatWait(t *testing.T) {
 	}
 }
 
+// TB-6, the worst (token-bucket/random-seed-1-trace-9; C=65, 120 per 907472 ns, full, created at
+// 29): 3 taken at 1786314597747883016, then 64 asked at 1786314597747877580, 5436 ns earlier.
+// advance moves last back (CORE-10's cause) and the 2-token deficit, 15124.5 ns, is truncated
+// (TB-6's): 15124 ns where the Spec says 20561. The harness files it under TB-6: raising the
+// instant still leaves the 1 ns of truncation.
+func TestBackwardTimeAndTruncatedWait(t *testing.T) {
+	lim := rate.NewLimiter(exactPerNs(120, 907472), 65)
+	if !lim.AllowN(at(1786314597747883016), 3) {
+		t.Fatal("setup")
+	}
+	if lim.AllowN(at(1786314597747877580), 64) {
+		t.Fatal("64 admitted")
+	}
+	if d := lim.ReserveN(at(1786314597747877580), 64).DelayFrom(at(1786314597747877580)); d != 15124 {
+		t.Fatalf("DelayFrom = %d ns, want 15124 (Spec: 20561)", int64(d))
+	}
+}
+
 // TB-10 (token-bucket/reconfigure-keeps-fraction): 2/3 of a token at 2 ns, then 1 per 2 ns;
 // the missing 1/3 token is 2/3 ns, truncated to 0: admitted at once (Spec: remaining 0, 1 ns later).
 func TestReconfigureThenTruncation(t *testing.T) {
@@ -121,8 +230,26 @@ func TestReconfigureThenTruncation(t *testing.T) {
 	}
 }
 
-// CORE-3: NewLimiter validates nothing; a zero burst, a zero or infinite limit (Every(0)) are accepted.
-// Limit 0 is a special case in reserveN that spends the burst itself (lim.burst -= n).
+// TB-10, the worst (token-bucket/random-seed-1-trace-29, shrunk: C=1, 1 per ns, full): reconfigured
+// at 0 to C=180914715997623, 198742062354835492 per 9007199254740991 ns (22.06 per ns): the one
+// token kept, any deficit under 22.06 tokens is under 1 ns and truncated to a zero wait, so 23
+// are admitted at once (Spec: 1).
+func TestReconfigureToFastRateAdmitsDeficit(t *testing.T) {
+	lim := rate.NewLimiter(perNs(1, 1), 1)
+	lim.SetLimitAt(at(0), exactPerNs(198742062354835492, 9007199254740991))
+	lim.SetBurstAt(at(0), 180914715997623)
+	if probe := *lim; !probe.AllowN(at(0), 23) { //nolint:govet
+		t.Fatal("AllowN(0, 23) refused after the reconfigure")
+	}
+	if probe := *lim; probe.AllowN(at(0), 24) { //nolint:govet
+		t.Fatal("AllowN(0, 24) admitted: the deficit is no longer under 1 ns")
+	}
+}
+
+// CORE-3: NewLimiter validates nothing; a zero burst, a zero, negative or infinite limit
+// (Every(0)) are accepted. Limit 0 is a special case in reserveN that spends the burst itself
+// (lim.burst -= n); a negative limit (a negative period) is kept, and tokensFromDuration gives
+// it no tokens ever (limit <= 0): a new Limiter of it is empty for good.
 func TestNoValidation(t *testing.T) {
 	if lim := rate.NewLimiter(perNs(1, 1), 0); lim.Burst() != 0 {
 		t.Fatal("burst 0 not kept")
@@ -133,6 +260,10 @@ func TestNoValidation(t *testing.T) {
 	}
 	if inf := rate.NewLimiter(rate.Every(0), 0); !inf.AllowN(at(0), 1_000_000) {
 		t.Fatal("an infinite limit (period 0) no longer admits everything")
+	}
+	negative := rate.NewLimiter(perNs(1, -1), 1)
+	if negative.Limit() >= 0 || negative.AllowN(at(0), 1) || negative.AllowN(at(math.MaxInt64), 1) {
+		t.Fatal("a negative limit is no longer kept as it is, or refills")
 	}
 }
 

@@ -12,11 +12,14 @@ Spans are integer milliseconds (the library's unit). See README.md.
 
 The library is used unmodified. Its clock is `MonotonicClock`, whose `now()` is
 `monotonic_ns() // 1_000_000`; the shim replaces the one function it calls, `monotonic_ns` as
-`pyrate_limiter.clocks` looks it up, by one returning the protocol's instant in nanoseconds.
+`pyrate_limiter.clocks` looks it up, by one returning the protocol's instant in nanoseconds: the
+instant of the request being answered, and to each limiter's leaker thread the latest instant of
+its own limiter (the suite keeps many limiters alive at once, each on its own timeline).
 """
 
 import os
 import sys
+import threading
 import traceback
 from bisect import bisect_left
 from operator import attrgetter
@@ -48,11 +51,25 @@ NAME = "conformance"
 
 
 class Clock:
+    """The protocol's instants. `ns` is the instant of the request being answered, which the thread
+    answering it reads. Each `Limiter` has a leaker thread that reads the clock too (every 10 s of
+    real time, it drops the items outside the windows at `now`); it reads the latest instant of its
+    own limiter (`leakers`: thread id -> Entry), never an instant of another limiter's timeline,
+    so that what it drops is outside every window its bucket will look at."""
+
     ns = 0
+    leakers = {}
 
 
 CLOCK = Clock()
-clocks_module.monotonic_ns = lambda: CLOCK.ns  # the one clock reading MonotonicClock makes
+
+
+def _monotonic_ns():
+    entry = CLOCK.leakers.get(threading.get_ident())
+    return CLOCK.ns if entry is None else entry.now
+
+
+clocks_module.monotonic_ns = _monotonic_ns  # the one clock reading MonotonicClock makes
 
 PROFILE = {
     # Rate intervals and timestamps are integer milliseconds.
@@ -109,8 +126,16 @@ class Entry:
     def __init__(self, strategy, bucket, prefill=0):
         self.strategy = strategy
         self.bucket = bucket
+        self.now = CLOCK.ns  # this limiter's latest instant, for its leaker thread
         self.limiter = Limiter(bucket)
         self.prefill = prefill
+        # The leaker thread Limiter(bucket) started (SingleBucketFactory.schedule_leak). Until it
+        # is registered here it reads CLOCK.ns, which is still the creation instant.
+        leaker = self.limiter.bucket_factory._leaker
+        thread = leaker._thread if leaker is not None else None
+        self.leaker_id = thread.ident if thread is not None else None
+        if self.leaker_id is not None:
+            CLOCK.leakers[self.leaker_id] = self
 
     def fill(self):
         """The library has no initial tokens (a new StateBucket is full): a bucket with I < C is
@@ -150,6 +175,8 @@ class Entry:
 
     def close(self):
         self.limiter.close()
+        if CLOCK.leakers.get(self.leaker_id) is self:
+            del CLOCK.leakers[self.leaker_id]
 
 
 class PyrateShim(shimproto.Shim):
@@ -192,7 +219,7 @@ class PyrateShim(shimproto.Shim):
         return entry
 
     def event(self, entry, event, now):
-        CLOCK.ns = now
+        CLOCK.ns = entry.now = now
         now_ms = now // MS
         kind = event.get("kind")
         if kind == "acquire":

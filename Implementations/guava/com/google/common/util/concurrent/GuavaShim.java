@@ -158,8 +158,13 @@ public final class GuavaShim {
    * {@code SmoothBursty}'s {@code maxBurstSeconds} for {@code maxPermits = B - 1} (Guava computes
    * {@code maxPermits = maxBurstSeconds * rate}): the double nearest to (B - 1)*T / 10^6, or,
    * when that misses, a neighbour within 8 ulps whose product with the rate is exactly B - 1 (half
-   * of the misses have one). The public {@code create(rate)} fixes it at 1 s ({@code B = rate + 1}):
-   * the package-private constructor takes any value.
+   * of the misses have one). When no double gives exactly B - 1 (B = 2048 at 1 per us: 0.002047
+   * gives 2047.0000000000002, the double below it 2046.9999999999998), the largest whose product is
+   * below B - 1: Guava is never configured with more stored permits than the configuration's. The
+   * nearest above would be a burst the configuration does not have, and Guava's truncations turn
+   * its excess of 2^-42 permits into a whole one (2049 admitted at one instant for B = 2048): an
+   * over-admission made by this mapping, not by Guava. The public {@code create(rate)} fixes
+   * maxBurstSeconds at 1 s ({@code B = rate + 1}): the package-private constructor takes any value.
    */
   static double maxBurstSecondsFor(long storedPermits, long intervalMicros, double rate) {
     double nearest =
@@ -173,7 +178,10 @@ public final class GuavaShim {
       up = Math.nextUp(up);
       down = Math.nextDown(down);
     }
-    return nearest;
+    double below = nearest;
+    while (below * rate > target) below = Math.nextDown(below);
+    while (Math.nextUp(below) * rate < target) below = Math.nextUp(below);
+    return below;
   }
 
   /**

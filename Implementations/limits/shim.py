@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import types
+from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
@@ -38,6 +39,19 @@ from limits.storage import MemoryStorage  # noqa: E402
 
 NS = 1_000_000_000
 PRESENT = 1_700_000_000  # a Unix time in 2023: where time.time() reads in real use
+# The clock's unit (see README.md, "Profile"): time.time() is a double of Unix seconds. From the
+# origin (1.7e9 s, or the window when it is longer, at most 9.2e9 s) to 292 years later (below
+# 2^35 s) its readings are 2^-22 s (238 ns) to 2^-18 s (3.8 us) apart: every multiple of 10 us
+# reads a float of its own, within 2^-19 s (1.9 us) of it; whole microseconds would not (past
+# 2^33 s, two of them can read the same float).
+UNIT = 10_000
+TOLERANCE = 0
+
+
+def unix_seconds(origin, now):
+    """What time.time() reads at the protocol's instant `now` (ns): the float nearest to
+    origin + now / 10^9 Unix seconds (int / int is correctly rounded)."""
+    return (origin * NS + now) / NS
 
 
 class Clock:
@@ -112,14 +126,21 @@ STRATEGIES = {
 }
 
 PROFILE = {
+    # The clock: a float of seconds, resolving 10 us wherever the shim drives it (UNIT above).
+    "timeUnitNanoseconds": UNIT,
     # RateLimitItem windows are whole seconds (granularity "second", integer multiples).
-    "timeUnitNanoseconds": NS,
-    "largestInstantNanoseconds": INT64_MAX,
+    "configurationUnitNanoseconds": NS,
+    # The last multiple of the unit on the timeline.
+    "largestInstantNanoseconds": INT64_MAX // UNIT * UNIT,
     # time.time() is the wall clock: it may go back.
     "monotonic": False,
     # hit(cost=n); get_window_stats() as the query; clear() as the reset; no reconfigure.
     "events": ["weighted", "query", "invalid", "reset"],
-    "toleranceNanoseconds": 0,
+    # None. The suite reads an answered instant on this 10 us clock too (CONF-7): a wait ending a
+    # few ns before the Spec's instant, on the same reading, is exact. A wait ending a few ns after
+    # it is the float arithmetic of two readings (a reset time is a reading plus the window, minus
+    # the reading now), and float arithmetic is never covered by a tolerance (README.md, "Profile").
+    "toleranceNanoseconds": TOLERANCE,
     "validation": True,
     # Nothing happens when a limit is declared: the state begins at the first hit.
     "createdAtFirstEvent": True,
@@ -133,15 +154,13 @@ class Limiter:
     def __init__(self, strategy, limit, window_seconds, origin, now):
         self.strategy = strategy
         self.origin = origin  # the Unix time (s) of the protocol's instant 0
-        CLOCK.advance_to(float(origin + now // NS))
+        CLOCK.advance_to(unix_seconds(origin, now))
         self.storage = MemoryStorage()  # starts its expiry timer at this reading
         self.limiter = STRATEGIES[strategy](self.storage)
         self.item = RateLimitItemPerSecond(limit, window_seconds)
 
     def at(self, now):
-        seconds = self.origin + now // NS  # exact: instants are whole seconds (the profile's unit)
-        CLOCK.advance_to(float(seconds), self.storage)
-        return seconds
+        CLOCK.advance_to(unix_seconds(self.origin, now), self.storage)
 
     def stats(self):
         return self.limiter.get_window_stats(self.item)
@@ -184,18 +203,21 @@ class LimitsShim(shimproto.Shim):
         kind = event.get("kind")
         if kind == "acquire":
             permits = event.get("permits")
-            seconds = lim.at(now)
+            lim.at(now)
             if permits == 0:
                 # The library's query: get_window_stats().remaining (a read; MemoryStorage.get drops
-                # an expired key as every read does: the FW-3 finding of README.md).
+                # an expired key as every read does: the fixed window's CORE-10 finding of
+                # README.md).
                 return allowed(lim.stats().remaining)
             # hit(cost=n) for any n, negative included: limits does not check the cost.
             if lim.limiter.hit(lim.item, cost=permits):
                 return allowed(lim.stats().remaining)
             # Refused: the wait is the library's own reset time, get_window_stats().reset_time,
-            # what flask-limiter sends as Retry-After; measured from this instant.
+            # what flask-limiter sends as Retry-After, minus what its clock reads now (the float
+            # time.time() returns at this instant), exactly, rounded up to a nanosecond: what a
+            # caller of the library computes (reset_time - time.time()).
             reset = lim.stats().reset_time
-            return refused_for(now, ceil_ns(reset) - seconds * NS)
+            return refused_for(now, ceil_ns(Fraction(reset) - Fraction(CLOCK.time())))
         if kind == "release":
             return invalid("release", "notSupported")  # limits has no release
         if kind == "reset":

@@ -577,4 +577,28 @@ struct ConformanceSuiteTests {
         #expect(!seen.outside.isEmpty, "undeclared, Int64.min is asked")
         #expect(!undeclared.passes(at: .exact), "notSupported is not the Spec's answer to a negative count")
     }
+
+    @Test(
+        "CONF-6 CONF-7 what was not checked names the tolerance the run judged with: --tolerance overrides the profile's"
+    )
+    func notCheckedNamesTheRunsTolerance() async throws {
+        try await offThePool { try notCheckedNamesTheRunsToleranceOnThread() }
+    }
+
+    private func notCheckedNamesTheRunsToleranceOnThread() throws {
+        var subject = OwnHistory(strategies: [GCRA.identifier]) { event, state, now, _ in
+            (state.probe(event, at: .generated(now)), now)
+        }
+        subject.declared = ImplementationProfile(toleranceNanoseconds: 5)
+        let line =
+            "CONF-6 instants to the nanosecond: answers within 5 ns of the Spec's, the profile's tolerance, are judged exact"
+        let declared = try #require(
+            try run(subject, ConformanceOptions(strategies: [GCRA.identifier])).strategies.first)
+        #expect(declared.notChecked.contains(line), "\(declared.notChecked)")
+        let strict = try #require(
+            try run(subject, ConformanceOptions(strategies: [GCRA.identifier], toleranceNanoseconds: 0)).strategies
+                .first)
+        #expect(strict.toleranceNanoseconds == 0)
+        #expect(!strict.notChecked.contains { $0.hasPrefix("CONF-6") }, "\(strict.notChecked)")
+    }
 }

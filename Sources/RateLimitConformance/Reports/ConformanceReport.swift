@@ -233,7 +233,10 @@ public struct StrategyReport: Sendable {
     /// refusal case answered `unsupported`, whose configuration the implementation may accept and
     /// then not limit (CORE-3).
     public var notChecked: [String] {
-        profile.notChecked(strategy: strategy)
+        // The tolerance the run judged with: `--tolerance` overrides the profile's (CONF-6).
+        var judged = profile
+        judged.toleranceNanoseconds = toleranceNanoseconds
+        return judged.notChecked(strategy: strategy)
             + refusals.filter { $0.skippedBecause != nil && !$0.outsideProfile }.map {
                 "CORE-3 the refusal \($0.id), answered unsupported (\($0.skippedBecause ?? "")): validation is judged on the other refusals"
             }

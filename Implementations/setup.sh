@@ -95,4 +95,17 @@ sed -n 's/^\([A-Za-z][^ #]*==[^ #]*\).*/    \1/p' "$HERE/requirements.txt"
 "$VENV/bin/pip" install --disable-pip-version-check -q -r "$HERE/requirements.txt"
 "$VENV/bin/pip" freeze --disable-pip-version-check | sed 's/^/    installed: /'
 
+# A library whose pins conflict with the shared environment's (limiter 0.5.0 needs token-bucket
+# < 0.4) has a requirements.txt of its own beside its shim, and a virtual environment there.
+for own in "$HERE"/*/requirements.txt; do
+    [ -f "$own" ] || continue
+    dir=$(dirname "$own")
+    if [ ! -x "$dir/.venv/bin/python" ]; then
+        say "creating the virtual environment ${dir#"$HERE/"}/.venv"
+        python3 -m venv "$dir/.venv"
+    fi
+    say "installing ${own#"$HERE/"} into it"
+    "$dir/.venv/bin/pip" install --disable-pip-version-check -q -r "$own"
+done
+
 say "done; the commands are in Implementations/matrix.json (run them from the repository root)"

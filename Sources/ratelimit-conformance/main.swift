@@ -169,8 +169,10 @@ if let file = options.matrix {
     for entry in entries {
         progress("matrix: \(entry.name)")
         do {
-            let report = try run.suite(command: entry.command, options: suiteOptions).report
-            rows.append(.init(entry: entry, report: report, failure: nil))
+            let suite = try run.suite(
+                command: entry.command, options: suiteOptions, http: selectedFeedbackCases, scenarios: selectedScenarios
+            )
+            rows.append(.init(entry: entry, report: suite.report, failure: nil, extras: suite.extras))
         } catch {
             rows.append(.init(entry: entry, report: nil, failure: error.message))
         }

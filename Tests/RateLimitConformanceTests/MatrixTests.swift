@@ -68,6 +68,45 @@ struct MatrixTests {
         #expect(rows.last?["expectations"] == .integer(Int64(expected.expectations.count)), "\(expected.expectations)")
     }
 
+    @Test(
+        "CONF-3 the matrix shows each extension an implementation declares, exact or how many of its cases differ, and counts their findings among the row's expectations"
+    )
+    func matrixExtensions() async throws {
+        let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
+        let file = "\(folder)/matrix.txt"
+        try Data(
+            """
+            example | 1 | \(Self.example)
+            example with a composite bug | 1 | \(Self.example) --bug composite-records-refused
+            """.utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let same = ["--random", "1", "--random-steps", "10", "--seed", "1"]
+        let markdown = "\(folder)/MATRIX.md"
+        let run = try await runCommand(["--matrix", file, "--markdown", markdown] + same)
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        let page = try String(contentsOfFile: markdown, encoding: .utf8)
+        #expect(page.contains(" | concurrency | composite | wait-queue |"), "\(page)")
+        let rows = page.split(separator: "\n").filter { $0.hasPrefix("| [example") }
+        #expect(rows.count == 2)
+        #expect(rows.first?.contains("| exact | exact | exact | exact |") == true, "\(rows)")
+        let bugged = try #require(rows.last)
+        #expect(bugged.contains(" of 9 differ |"), "\(bugged)")
+        #expect(page.contains("composite (CompositeLimit.md): "), "the differing cases are named")
+
+        let json = try JSONValue(parsing: try await runCommand(["--matrix", file, "--json"] + same).output)
+        let last = try #require(json["implementations"]?.array?.last)
+        let composite = last["extensions"]?.array?.first { $0["extension"] == .string("composite") }
+        #expect((composite?["differing"]?.int64 ?? 0) > 0, "\(String(describing: composite))")
+        // The row's expectations are what --write-expect writes for the same run, extensions included.
+        let written = "\(folder)/composite.expect"
+        _ = try await runCommand(
+            ["--exec", "\(Self.example) --bug composite-records-refused", "--write-expect", written] + same)
+        let expected = try ExpectationFile(parsing: String(contentsOfFile: written, encoding: .utf8))
+        #expect(expected.expectations.contains { $0.scope == "composite" }, "\(expected.expectations)")
+        #expect(last["expectations"] == .integer(Int64(expected.expectations.count)))
+    }
+
     @Test("CONF-3 a matrix file is JSON or name | version | command lines; a bad one is refused with the reason")
     func matrixFiles() throws {
         let plain = try ConformanceMatrix.entries(

@@ -18,22 +18,33 @@ package struct ConformanceMatrix: Sendable {
         }
     }
 
-    /// One implementation's run: its report, or why there is none.
+    /// One implementation's run: its report and the cases its extensions were asked (the HTTP
+    /// vectors, each machine's scenarios), or why there is none.
     package struct Row: Sendable {
         package var entry: Entry
         package var report: ConformanceReport?
         package var failure: String?
+        package var extras: [CaseRunReport]
 
-        package init(entry: Entry, report: ConformanceReport?, failure: String?) {
+        package init(entry: Entry, report: ConformanceReport?, failure: String?, extras: [CaseRunReport] = []) {
             self.entry = entry
             self.report = report
             self.failure = failure
+            self.extras = extras
         }
 
         /// How many expectations `--write-expect` writes for this run at `level`: what the
         /// implementation's regression gate starts from (Spec/Conformance.md, "Expectations").
         package func expectations(at level: ConformanceLevel) -> Int? {
-            report.map { Set($0.findings(at: level)).count }
+            report.map { Set($0.findings(at: level) + extras.flatMap(\.findings)).count }
+        }
+
+        /// The cell of extension `label`: `exact` (every case answered as the vectors say), `N of M
+        /// differ`, or `-` where the implementation does not declare it.
+        package func cell(extension label: String) -> String {
+            guard failure == nil else { return "error" }
+            guard let extra = extras.first(where: { $0.label == label }), extra.notRun == nil else { return "-" }
+            return extra.passed ? "exact" : "\(extra.differing) of \(extra.cases) differ"
         }
     }
 
@@ -105,6 +116,17 @@ package struct ConformanceMatrix: Sendable {
         return entries
     }
 
+    /// Every extension some row declared (`http`, then the scenario machines), in the order run.
+    package var extensions: [String] {
+        var labels: [String] = []
+        for row in rows {
+            for extra in row.extras where extra.notRun == nil && !labels.contains(extra.label) {
+                labels.append(extra.label)
+            }
+        }
+        return labels
+    }
+
     /// Every strategy any row ran or skipped, in the Spec's order.
     package var strategies: [String] {
         let named = Set(rows.flatMap { $0.report?.strategies.map(\.strategy) ?? [] })
@@ -137,12 +159,12 @@ package struct ConformanceMatrix: Sendable {
     /// The matrix for a terminal: one line per implementation, then each one's failure groups.
     package var text: [String] {
         var lines = ["conformance matrix: \(runDescription)", ""]
-        let header = ["implementation", "version", "expectations"] + strategies
+        let header = ["implementation", "version", "expectations"] + strategies + extensions
         let table = rows.map { row in
             [row.entry.name, row.entry.version, row.expectations(at: level).map(String.init) ?? "-"]
                 + strategies.map { strategy in
                     row.failure != nil ? "error" : Self.cell(row.report?.strategies.first { $0.strategy == strategy })
-                }
+                } + extensions.map { row.cell(extension: $0) }
         }
         lines += TextTable.render(header: header, rows: table)
         for row in rows {
@@ -191,6 +213,21 @@ package struct ConformanceMatrix: Sendable {
                             ("command", .string(row.entry.command)),
                         ]
                         if let failure = row.failure { members.append(("error", .string(failure))) }
+                        let declared = row.extras.filter { $0.notRun == nil }
+                        if !declared.isEmpty {
+                            members.append(
+                                (
+                                    "extensions",
+                                    .array(
+                                        declared.map { extra in
+                                            .object([
+                                                ("extension", .string(extra.label)),
+                                                ("cases", .integer(Int64(extra.cases))),
+                                                ("differing", .integer(Int64(extra.differing))),
+                                            ])
+                                        })
+                                ))
+                        }
                         if let count = row.expectations(at: level) {
                             members.append(("expectations", .integer(Int64(count))))
                         }
@@ -260,13 +297,15 @@ package struct ConformanceMatrix: Sendable {
         out +=
             "`exact`, `safe` (never looser than the Spec, within the liveness bounds), either within a declared tolerance (`±T`), `fails`, or `-` where it did not run (the reason is below); a fixed window judged as the variant its profile declares names it (`(first-event)`, FW-13).\n"
         out +=
-            "`expectations` counts the findings `--write-expect` writes for the row's run: what its maintainer's regression gate (`--expect`) starts from.\n\n"
-        out += "| implementation | version | expectations | " + strategies.joined(separator: " | ") + " |\n"
-        out += "|---|---|---:|" + String(repeating: "---|", count: strategies.count) + "\n"
+            "`expectations` counts the findings `--write-expect` writes for the row's run: what its maintainer's regression gate (`--expect`) starts from. After the strategies come the extensions a row declares (`http`: the HTTP vectors through server-feedback; the scenario machines): `exact`, or how many of their cases differ.\n\n"
+        out +=
+            "| implementation | version | expectations | " + (strategies + extensions).joined(separator: " | ") + " |\n"
+        out += "|---|---|---:|" + String(repeating: "---|", count: strategies.count + extensions.count) + "\n"
         for row in rows {
-            let cells = strategies.map { strategy in
-                row.failure != nil ? "error" : Self.cell(row.report?.strategies.first { $0.strategy == strategy })
-            }
+            let cells =
+                strategies.map { strategy in
+                    row.failure != nil ? "error" : Self.cell(row.report?.strategies.first { $0.strategy == strategy })
+                } + extensions.map { row.cell(extension: $0) }
             out += "| [\(row.entry.name)](#\(Self.anchor(row.entry.name))) | \(row.entry.version) | "
             out += "\(row.expectations(at: level).map(String.init) ?? "-") | "
             out +=
@@ -301,6 +340,11 @@ package struct ConformanceMatrix: Sendable {
                 let unchecked = strategy.notChecked
                 out +=
                     "| \(strategy.strategy) | \(Self.pipeSafe(level)) | \(utilization) | \(Self.pipeSafe(unchecked.isEmpty ? "-" : unchecked.joined(separator: "; "))) |\n"
+            }
+            for extra in row.extras where extra.notRun == nil && !extra.passed {
+                out += "\n\(extra.label) (\(extra.specFile)): \(extra.differing) of \(extra.cases) cases differ: "
+                out += extra.failures.prefix(10).map { "`\($0.id)`" }.joined(separator: ", ")
+                out += extra.differing > 10 ? ", …\n" : "\n"
             }
             let groups = report.strategies.flatMap(\.groups)
             if groups.isEmpty {
@@ -354,7 +398,7 @@ package struct ConformanceMatrix: Sendable {
             """
         out +=
             "<p>\(HTML.escape(runDescription))</p>\n<table class=\"matrix\"><tr><th>implementation</th><th>version</th><th>expectations</th>"
-        out += strategies.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr>\n"
+        out += (strategies + extensions).map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr>\n"
         for row in rows {
             out += "<tr><td><a href=\"#\(Self.anchor(row.entry.name))\">\(HTML.escape(row.entry.name))</a></td>"
             out += "<td>\(HTML.escape(row.entry.version))</td>"
@@ -364,6 +408,11 @@ package struct ConformanceMatrix: Sendable {
                 let cell = row.failure != nil ? "error" : Self.cell(report)
                 let style =
                     cell.hasPrefix("exact") ? "exact" : cell.hasPrefix("safe") ? "safe" : cell == "-" ? "none" : "fails"
+                out += "<td class=\"\(style)\">\(HTML.escape(cell))</td>"
+            }
+            for label in extensions {
+                let cell = row.cell(extension: label)
+                let style = cell == "exact" ? "exact" : cell == "-" ? "none" : "fails"
                 out += "<td class=\"\(style)\">\(HTML.escape(cell))</td>"
             }
             out += "</tr>\n"

@@ -150,7 +150,8 @@ new-user:
 
 ## The conformance matrix of real libraries (not in verify: it needs the libraries). matrix-setup
 ## installs the pinned versions into git-ignored folders (Implementations/README.md); matrix runs
-## every implementation of Implementations/matrix.json and writes reports/MATRIX.md and reports/matrix.html.
+## every implementation of Implementations/matrix.json, writes reports/MATRIX.md and reports/matrix.html,
+## and appends the run to reports/matrix-history.jsonl (MATRIX.md ends with that history).
 ## Traces of 100 steps, not the command's 10,000: Spec/Conformance.md, "Who conforms", says why.
 MATRIX_FLAGS ?= --random 50 --random-steps 100 --seed 1
 matrix-setup:
@@ -158,7 +159,7 @@ matrix-setup:
 matrix: matrix-setup
 	$(SWIFT) build --product ratelimit-conformance
 	$(SWIFT) run ratelimit-conformance --matrix Implementations/matrix.json $(MATRIX_FLAGS) \
-		--markdown reports/MATRIX.md --html reports/matrix.html
+		--markdown reports/MATRIX.md --html reports/matrix.html --history reports/matrix-history.jsonl
 	@# The README's picture: Go's answer when time goes back (CORE-10), drawn and rendered by chromium.
 	$(SWIFT) run ratelimit-conformance --exec Implementations/go-x-time-rate/.build-go/shim \
 		--draw token-bucket/refusals-record-nothing > .build/go-time-backwards.svg

@@ -84,6 +84,9 @@ let usage = """
                               [{"name","version","command"}]}, or `name | version | command`
                               lines) and print the matrix: implementation x strategy -> level
       --markdown FILE         with --matrix: also write the matrix as Markdown (reports/MATRIX.md)
+      --history FILE          with --matrix: append the run's summary (date, suite, seed, each row's
+                              version, cells and expectations) to FILE, a JSON line per run, and
+                              end the Markdown with the history (reports/matrix-history.jsonl)
       --draw CASE             print an SVG picture of one vector case (with --exec: as the
                               implementation answered it)
       --write-vectors DIR     regenerate the vector files into DIR, DIR/http/server-feedback.json and
@@ -115,6 +118,7 @@ struct Options {
     var writeVectors: String?
     var matrix: String?
     var markdown: String?
+    var history: String?
     var html: String?
     var draw: String?
     var exhaustive: Int?
@@ -211,6 +215,7 @@ func parse(_ arguments: [String]) -> Options {
         case "--write-vectors": options.writeVectors = value(argument)
         case "--matrix": options.matrix = value(argument)
         case "--markdown": options.markdown = value(argument)
+        case "--history": options.history = value(argument)
         case "--html": options.html = value(argument)
         case "--draw": options.draw = value(argument)
         case "--exhaustive":
@@ -251,6 +256,7 @@ func parse(_ arguments: [String]) -> Options {
         fail("--matrix runs the implementations its file lists: it takes no --exec, --mutation-score or --draw")
     }
     if options.markdown != nil, options.matrix == nil { fail("--markdown writes a matrix: give --matrix FILE") }
+    if options.history != nil, options.matrix == nil { fail("--history keeps a matrix's history: give --matrix FILE") }
     if let draw = options.draw {
         if options.cases != nil || options.trace != nil || options.noVectors {
             fail("--draw draws one vector case: it takes no --case, --trace or --no-vectors")

@@ -184,7 +184,22 @@ if let file = options.matrix {
     } else {
         for line in matrix.text { print(line) }
     }
-    if let path = options.markdown { write(matrix.markdown, to: path) }
+    var history = ""
+    if let path = options.history {
+        // One JSON line per run, appended: the file is the history, read back whole.
+        let earlier = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        let today = Date().formatted(.iso8601.year().month().day())
+        let lines = earlier.split(separator: "\n").map(String.init)
+        let parsed = lines.compactMap { try? JSONValue(parsing: $0) }
+        // A file that is not a history is left as it is.
+        guard parsed.count == lines.count else {
+            fail("\(path): a line is not JSON; the history is one JSON object per line")
+        }
+        let line = matrix.historyLine(date: today)
+        write((lines + [line.compactText]).joined(separator: "\n") + "\n", to: path)
+        history = ConformanceMatrix.historyMarkdown(parsed + [line])
+    }
+    if let path = options.markdown { write(matrix.markdown + history, to: path) }
     if let path = options.html { write(matrix.html, to: path) }
     // The matrix is complete when every implementation ran; the levels are its content.
     ChildProcess.endHarness(status: rows.allSatisfy { $0.failure == nil } ? 0 : 1)

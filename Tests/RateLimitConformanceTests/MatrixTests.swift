@@ -107,6 +107,38 @@ struct MatrixTests {
         #expect(last["expectations"] == .integer(Int64(expected.expectations.count)))
     }
 
+    @Test("CONF-3 --history appends each matrix run as a JSON line and ends the Markdown with every run, newest first")
+    func matrixHistory() async throws {
+        let folder = try Repository.temporaryDirectory()
+        defer { Repository.remove(folder) }
+        let file = "\(folder)/matrix.txt"
+        try Data("example | 1 | \(Self.example)\n".utf8).write(to: URL(fileURLWithPath: file))
+        let history = "\(folder)/history.jsonl"
+        let markdown = "\(folder)/MATRIX.md"
+        let arguments = [
+            "--matrix", file, "--strategy", "gcra", "--random", "1", "--random-steps", "10", "--history", history,
+            "--markdown", markdown,
+        ]
+        for _ in 1...2 {
+            let run = try await runCommand(arguments)
+            #expect(run.status == 0, "\(run.output)\(run.errors)")
+        }
+        let lines = try String(contentsOfFile: history, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
+        let last = try JSONValue(parsing: String(try #require(lines.last)))
+        let row = try #require(last["rows"]?.array?.first)
+        #expect(row["name"] == .string("example") && row["version"] == .string("1"))
+        #expect(row["cells"]?["gcra"] == .string("exact"))
+        #expect(row["expectations"] == .integer(0))
+        let page = try String(contentsOfFile: markdown, encoding: .utf8)
+        #expect(page.contains("## History"))
+        #expect(page.components(separatedBy: "| example | 1 | 0 | gcra: exact |").count - 1 == 2, "\(page)")
+        try Data("not json\n".utf8).write(to: URL(fileURLWithPath: history))
+        let broken = try await runCommand(arguments)
+        #expect(broken.status != 0 && broken.errors.contains("is not JSON"), "\(broken.errors)")
+        #expect(try String(contentsOfFile: history, encoding: .utf8) == "not json\n", "left as it was")
+    }
+
     @Test("CONF-3 a matrix file is JSON or name | version | command lines; a bad one is refused with the reason")
     func matrixFiles() throws {
         let plain = try ConformanceMatrix.entries(

@@ -198,6 +198,54 @@ package struct ConformanceMatrix: Sendable {
             "\(verdict) \(group.strategy) \(group.cause.clause) \(group.cause.title): \(group.kind.name), \(group.cases.count) case\(group.cases.count == 1 ? "" : "s")\(severity)"
     }
 
+    // MARK: History
+
+    /// This run's line of the matrix history (`--history`): when, with which vectors and
+    /// options, and per row its version, its expectations and every cell that ran, so that a
+    /// change between library versions or suite versions shows.
+    package func historyLine(date: String) -> JSONValue {
+        .object([
+            ("date", .string(date)), ("run", .string(runDescription)),
+            (
+                "rows",
+                .array(
+                    rows.map { row in
+                        let cells: [(String, String)] =
+                            strategies.map { strategy in
+                                let report = row.report?.strategies.first { $0.strategy == strategy }
+                                return (strategy, row.failure != nil ? "error" : Self.cell(report))
+                            }
+                            + extensions.map { ($0, row.cell(extension: $0)) }
+                        return .object([
+                            ("name", .string(row.entry.name)), ("version", .string(row.entry.version)),
+                            ("expectations", row.expectations(at: level).map { .integer(Int64($0)) } ?? .null),
+                            ("cells", .object(cells.filter { $0.1 != "-" }.map { ($0.0, JSONValue.string($0.1)) })),
+                        ])
+                    })
+            ),
+        ])
+    }
+
+    /// The history's lines, newest first, as a Markdown section: per run and row, its version,
+    /// its expectations and the cells that ran.
+    package static func historyMarkdown(_ lines: [JSONValue]) -> String {
+        var out = "\n## History\n\nEach `make matrix` run, newest first (`reports/matrix-history.jsonl`).\n\n"
+        out += "| date | implementation | version | expectations | cells |\n|---|---|---|---:|---|\n"
+        for line in lines.reversed() {
+            let date = line["date"]?.string ?? "?"
+            for row in line["rows"]?.array ?? [] {
+                let cells: [String] =
+                    if case .object(let members)? = row["cells"] {
+                        members.map { "\($0.0): \($0.1.string ?? "?")" }
+                    } else { [] }
+                let expectations = row["expectations"]?.int64.map(String.init) ?? "-"
+                out +=
+                    "| \(date) | \(pipeSafe(row["name"]?.string ?? "?")) | \(pipeSafe(row["version"]?.string ?? "?")) | \(expectations) | \(pipeSafe(cells.joined(separator: ", "))) |\n"
+            }
+        }
+        return out
+    }
+
     // MARK: JSON
 
     package var json: JSONValue {

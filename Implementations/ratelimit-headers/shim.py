@@ -9,8 +9,9 @@ Each `feedback` message is one call of the library's public entry point,
 `ratelimit_headers.parse(response_headers=fields)`, with the response's fields as the list of
 `[name, value]` pairs the message carries (a form `parse` takes: core.py `_normalize`), unchanged;
 the library's `RateLimitState` is then written as a result of the vectors' form, each member the
-library reports in its place and every other member as "nothing read" (see README.md, "What the
-library implements": the protocol has no way to say which members an implementation reads).
+library reports in its place and every other member as "nothing read"; the hello names the
+members the library reads (`feedbackMembers`, README.md "What the library implements"), so that
+it is judged on those alone.
 
 The library is used unmodified. It reads one clock, the wall clock `datetime.now(timezone.utc)`
 (parsers/ietf.py and parsers/rfc7231.py, when a Retry-After or RateLimit-Reset is read); the shim
@@ -146,7 +147,14 @@ def handle(message, limiters):
     answer = shimproto._handle(HeadersShim(), message, limiters)
     if kind == "hello" and answer.get("protocol") == 2:
         answer["extensions"] = ["server-feedback"]
+        # The members of a result the library reads (README.md, "What the library implements"):
+        # judged on these alone, the others listed NOT CHECKED (protocol.md, feedbackMembers).
+        answer["feedbackMembers"] = FEEDBACK_MEMBERS
     return answer
+
+
+FEEDBACK_MEMBERS = ["requestedWaitNanoseconds", "reference", "xRateLimit.limit", "xRateLimit.remaining",
+                    "xRateLimit.reset", "remainingQuota"]
 
 
 class HeadersShim(shimproto.Shim):

@@ -129,4 +129,33 @@ struct FeedbackExtensionTests {
         #expect(unknown.status == 3, "an invalid hello: the implementation could not be run")
         #expect(unknown.errors.contains(#"unknown extension "telepathy""#), "\(unknown.errors)")
     }
+
+    @Test(
+        "HTTP-2 CONF-7 an implementation that names the feedback members it fills is judged on those alone, the rest listed NOT CHECKED; an unknown name fails its hello"
+    )
+    func declaredFeedbackMembers() async throws {
+        let all = try await runCommand(["--quick", "--exec", retryAfterOnly])
+        let members = "retryAfter,requestedWaitNanoseconds,date,reference"
+        let declared = try await runCommand(["--quick", "--exec", "\(retryAfterOnly) --feedback-members \(members)"])
+        func differing(_ output: String) -> [Substring] {
+            output.split(separator: "\n").filter { $0.hasPrefix("DIFF server-feedback/") }
+        }
+        let named = Set(members.split(separator: ","))
+        #expect(!differing(declared.output).isEmpty, "X-RateLimit-Reset's wait is still the Spec's: \(declared.output)")
+        #expect(differing(declared.output).count < differing(all.output).count)
+        for line in differing(declared.output) {
+            let member = line.split(separator: ": ").dropFirst().first?.prefix { $0 != "." && $0 != ":" } ?? ""
+            #expect(named.contains(member), "\(line)")
+        }
+        #expect(
+            declared.output.contains(
+                "NOT CHECKED http: members the implementation does not declare it fills (feedbackMembers): limits, policies, xRateLimit, remainingQuota, statedRate, diagnostics"
+            ), "\(declared.output)")
+        let part = try await runCommand(
+            ["--quick", "--exec", "\(retryAfterOnly) --feedback-members requestedWaitNanoseconds,xRateLimit.limit"])
+        #expect(part.output.contains("xRateLimit.remaining, xRateLimit.used"), "\(part.output)")
+        let typo = try await runCommand(["--quick", "--exec", "\(retryAfterOnly) --feedback-members retryAfterr"])
+        #expect(typo.status == 3, "\(typo.output)\(typo.errors)")
+        #expect((typo.output + typo.errors).contains("unknown feedback member \"retryAfterr\""))
+    }
 }

@@ -102,7 +102,7 @@ package struct ConformanceRun {
             if subject.extensions.contains("server-feedback") {
                 progress("http: server feedback")
                 extras.append(
-                    FeedbackRunReport.run(http) { feedbackCase in
+                    FeedbackRunReport.run(http, declared: subject.feedbackMembers) { feedbackCase in
                         Result { () throws(SubjectFailure) in try subject.feedback(feedbackCase) }
                             .mapError { ConformanceFormatError($0.description) }
                     })
@@ -249,7 +249,7 @@ package struct ConformanceRun {
         repeat {
             let batch = (index..<index + 50).compactMap { FeedbackGenerator.feedbackCase(seed: seed, index: $0) }
             index += 50
-            let report = FeedbackRunReport.run(batch) { feedbackCase in
+            let report = FeedbackRunReport.run(batch, declared: subject.feedbackMembers) { feedbackCase in
                 Result { () throws(SubjectFailure) in try subject.feedback(feedbackCase) }
                     .mapError { ConformanceFormatError($0.description) }
             }

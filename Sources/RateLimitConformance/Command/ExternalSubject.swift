@@ -22,6 +22,9 @@ package final class ExternalSubject: ConformanceSubject {
     private var profiles: [String: ImplementationProfile] = [:]
     /// The optional parts of the protocol the implementation declares in its hello (protocol.md).
     package private(set) var extensions: Set<String> = []
+    /// The members of a `feedback` answer the implementation fills, when its hello names them
+    /// (`feedbackMembers`); `nil`: all of them.
+    package private(set) var feedbackMembers: Set<String>?
     /// The extensions this harness knows: `server-feedback` (the HTTP vectors, `feedback` messages)
     /// and one per machine of the scenario vectors (`scenario` and `step` messages).
     package static let knownExtensions: Set<String> = Set(
@@ -116,6 +119,22 @@ package final class ExternalSubject: ConformanceSubject {
             }
             extensions = Set(names)
         }
+        var feedbackMembers: Set<String>?
+        if let declared = hello["feedbackMembers"] {
+            guard version >= 2, extensions.contains("server-feedback"),
+                let names = declared.array?.compactMap(\.string), names.count == declared.array?.count
+            else {
+                throw fail(
+                    "\"feedbackMembers\" is an array of strings, in a hello of protocol 2 that declares server-feedback",
+                    received: hello.compactText)
+            }
+            if let unknown = names.first(where: { !FeedbackResult.declarableMembers.contains($0) }) {
+                throw fail(
+                    "unknown feedback member \"\(unknown)\" (a feedback answer has \(FeedbackResult.declarableMembers.joined(separator: ", ")))",
+                    received: hello.compactText)
+            }
+            feedbackMembers = Set(names)
+        }
         var window: Int64 = 1
         if let declared = hello["window"] {
             guard version >= 2, offeredWindow > 1, let accepted = declared.int64, (1...offeredWindow).contains(accepted)
@@ -128,7 +147,7 @@ package final class ExternalSubject: ConformanceSubject {
         }
         if starts > 1,
             profiles != self.profiles || Set(list.compactMap(\.string)) != strategies || extensions != self.extensions
-                || window != self.window
+                || window != self.window || feedbackMembers != self.feedbackMembers
         {
             throw fail(
                 "a restarted implementation declared other strategies, profiles or extensions than at first",
@@ -138,6 +157,7 @@ package final class ExternalSubject: ConformanceSubject {
         self.window = window
         self.profiles = profiles
         self.extensions = extensions
+        self.feedbackMembers = feedbackMembers
         name = implementation
         strategies = Set(list.compactMap(\.string))
     }

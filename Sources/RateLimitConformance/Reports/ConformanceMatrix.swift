@@ -389,6 +389,9 @@ package struct ConformanceMatrix: Sendable {
                 out +=
                     "| \(strategy.strategy) | \(Self.pipeSafe(level)) | \(utilization) | \(Self.pipeSafe(unchecked.isEmpty ? "-" : unchecked.joined(separator: "; "))) |\n"
             }
+            for extra in row.extras where extra.notRun == nil {
+                for line in extra.notChecked { out += "\n\(extra.label), not checked: \(line)\n" }
+            }
             for extra in row.extras where extra.notRun == nil && !extra.passed {
                 out += "\n\(extra.label) (\(extra.specFile)): \(extra.differing) of \(extra.cases) cases differ: "
                 out += extra.failures.prefix(10).map { "`\($0.id)`" }.joined(separator: ", ")

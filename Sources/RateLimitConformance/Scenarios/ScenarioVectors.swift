@@ -443,6 +443,8 @@ package struct CaseRunReport: Sendable {
     package var outsideProfile: [Failure] = []
     /// Cases that differ beyond those listed in ``failures`` (a run that lists only the first few).
     package var unlisted = 0
+    /// What the cases did not check, as the implementation declared (CONF-7): lines for reports.
+    package var notChecked: [String] = []
 
     package var passed: Bool { notRun != nil || (failures.isEmpty && unlisted == 0) }
     /// Cases that differ, listed or not.
@@ -514,7 +516,9 @@ package struct CaseRunReport: Sendable {
     /// The report's line, then one line per differing case (its first difference and how many more).
     package var lines: [String] {
         if let notRun { return ["\(label): not run (\(notRun))"] }
-        let skipped = outsideProfile.map { "NOT CHECKED \($0.id): outside the profile: \($0.differences.first ?? "")" }
+        let skipped =
+            notChecked.map { "NOT CHECKED \(label): \($0)" }
+            + outsideProfile.map { "NOT CHECKED \($0.id): outside the profile: \($0.differences.first ?? "")" }
         if differing == 0 { return ["\(label): \(cases) cases, all as \(specFile) says"] + skipped }
         let more = unlisted > 0 ? " (the first \(failures.count) listed)" : ""
         return ["\(label): \(cases) cases, \(cases - differing) as \(specFile) says, \(differing) differ\(more):"]
@@ -529,6 +533,7 @@ package struct CaseRunReport: Sendable {
         return .object([
             ("ran", .bool(true)), ("cases", .integer(Int64(cases))),
             ("asSpecified", .integer(Int64(cases - differing))), ("differing", .integer(Int64(differing))),
+            ("notChecked", .array(notChecked.map(JSONValue.string))),
             (
                 "outsideProfile",
                 .array(

@@ -417,14 +417,34 @@ extension FeedbackResult {
     /// Every member in which `answer` differs from this expected result, as
     /// `member: expected X, got Y` lines; members named in `unspecified` are not compared, and
     /// diagnostics are compared without regard to order.
-    package func differences(from answer: FeedbackResult, unspecified: Set<String> = []) -> [String] {
+    package func differences(
+        from answer: FeedbackResult, unspecified: Set<String> = [], only declared: Set<String>? = nil
+    ) -> [String] {
         let expected = comparable.json
         let got = answer.comparable.json
-        return Self.members.compactMap { member in
-            guard !unspecified.contains(member), let want = expected[member], let have = got[member], want != have
-            else { return nil }
-            return "\(member): expected \(want.compactText), got \(have.compactText)"
+        return Self.members.flatMap { member -> [String] in
+            guard !unspecified.contains(member), let want = expected[member], let have = got[member] else { return [] }
+            guard let declared, !declared.contains(member) else {
+                return want == have ? [] : ["\(member): expected \(want.compactText), got \(have.compactText)"]
+            }
+            // Only the fields of the member the implementation declares it fills (`xRateLimit.limit`).
+            return Self.fields(of: member).filter { declared.contains("\(member).\($0)") }.compactMap { field in
+                let (wanted, had) = (want[field] ?? .null, have[field] ?? .null)
+                return wanted == had
+                    ? nil : "\(member).\(field): expected \(wanted.compactText), got \(had.compactText)"
+            }
         }
+    }
+
+    /// The fields a member's part may be declared by (`xRateLimit.remaining`): those of an object member.
+    package static func fields(of member: String) -> [String] {
+        member == "xRateLimit" ? ["limit", "remaining", "used", "reset", "resource"] : []
+    }
+
+    /// Every name a `feedbackMembers` declaration may hold: the members of a result and the fields
+    /// of ``fields(of:)`` (protocol.md, "Extension server-feedback").
+    package static var declarableMembers: [String] {
+        members.flatMap { member in [member] + fields(of: member).map { "\(member).\($0)" } }
     }
 
     /// The result with its diagnostics in a fixed order, for comparing.

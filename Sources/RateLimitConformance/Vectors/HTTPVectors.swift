@@ -247,13 +247,31 @@ extension CaseRunReport {
     /// Runs the HTTP `cases`, each answered by `answer` (a result, or why there is none), and
     /// compares. After ``consecutiveFailuresAllowed`` cases in a row without an answer, the rest
     /// fail unasked.
+    /// Only the members in `declared` are compared when the implementation names those it fills
+    /// (`feedbackMembers`); the others are listed as not checked (CONF-7).
     package static func run(
-        _ cases: [FeedbackCase], answer: (FeedbackCase) -> Result<FeedbackResult, ConformanceFormatError>
+        _ cases: [FeedbackCase], declared: Set<String>? = nil,
+        answer: (FeedbackCase) -> Result<FeedbackResult, ConformanceFormatError>
     ) -> CaseRunReport {
-        run(label: "http", specFile: "HTTP.md", cases, id: \.id) { feedbackCase throws(ConformanceFormatError) in
+        var report = run(label: "http", specFile: "HTTP.md", cases, id: \.id) {
+            feedbackCase throws(ConformanceFormatError) in
             feedbackCase.expected.differences(
-                from: try answer(feedbackCase).get(), unspecified: Set(feedbackCase.unspecified))
+                from: try answer(feedbackCase).get(), unspecified: Set(feedbackCase.unspecified), only: declared)
         }
+        if let declared {
+            let unchecked = FeedbackResult.members.flatMap { member -> [String] in
+                guard !declared.contains(member) else { return [] }
+                let fields = FeedbackResult.fields(of: member)
+                let filled = fields.filter { declared.contains("\(member).\($0)") }
+                return filled.isEmpty ? [member] : fields.filter { !filled.contains($0) }.map { "\(member).\($0)" }
+            }
+            if !unchecked.isEmpty {
+                report.notChecked = [
+                    "members the implementation does not declare it fills (feedbackMembers): \(unchecked.joined(separator: ", "))"
+                ]
+            }
+        }
+        return report
     }
 
     /// The report of HTTP cases that were not run, and why.

@@ -110,12 +110,18 @@ def feedback(fields, received):
 extensions = ["server-feedback"]
 if "--extensions" in sys.argv:
     extensions = [name for name in sys.argv[sys.argv.index("--extensions") + 1].split(",") if name]
+# --feedback-members a,b: the hello names the members of a feedback answer it fills (protocol.md).
+members = None
+if "--feedback-members" in sys.argv:
+    members = [name for name in sys.argv[sys.argv.index("--feedback-members") + 1].split(",") if name]
 for line in sys.stdin:
     message = json.loads(line)
     kind = message.get("type")
     if kind == "hello":
         answer = {"type": "hello", "protocol": 2, "implementation": "retry-after-only 1", "strategies": [],
                   "extensions": extensions}
+        if members is not None:
+            answer["feedbackMembers"] = members
     elif kind == "feedback":
         result = feedback(message["fields"], message["receivedAt"])
         answer = {"type": "feedback", "id": message["id"], "result": result}

@@ -5,10 +5,10 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 .PHONY: verify tools test tsan tsan-all build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check facades facades-check vectors conformance exhaustive matrix matrix-setup bench bench-smoke bench-redis bench-peers soak fuzz fuzz-long new-user clean
 
 ## Check the formatting, the core's purity and that the generated sources (the Redis scripts
-## embedded in RateLimitRedis, the Dispatch adapter's shared members) are up to date, build everything with warnings as errors, run every test, check the public API
-## against its listing and the README's examples against their files, build the DocC documentation
-## without a warning and run the benchmarks' smoke modes: about 7.5 minutes on a fresh clone of a
-## 2-core machine. ThreadSanitizer's build and run would double that: .ci/run runs every test under
+## embedded in RateLimitRedis, the Dispatch adapter's shared members) are up to date, build
+## everything with warnings as errors, run every test, check the public API against its listing
+## and the README's examples against their files, build the DocC documentation without a warning
+## and run the benchmarks' smoke modes: about 7.5 minutes on a fresh clone of a 2-core machine. ThreadSanitizer's build and run would double that: .ci/run runs every test under
 ## it after verify (make tsan-all); make tsan runs the concurrent code's tests under it.
 verify: lint core-purity redis-scripts-check facades-check tools test api-check readme-check docs bench-smoke
 

@@ -33,7 +33,7 @@ def generated(source, source_type, target_type):
     if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
         sys.exit(f"{source}: expected one '{BEGIN}' line and one '{END}' line after it")
     region = lines[begins[0] + 1:ends[0]]
-    while region and region[0].startswith("//"):  # the BEGIN comment's continuation
+    while region and region[0].startswith("// "):  # the BEGIN comment's continuation, not a /// doc
         region = region[1:]
     body = "\n".join(region).replace(source_type, target_type)
     return (

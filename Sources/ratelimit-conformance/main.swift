@@ -160,6 +160,16 @@ func orFail<T>(_ body: () throws(ConformanceFormatError) -> T) -> T {
 }
 
 if let file = options.matrix {
+    // The history is checked before the rows run, so that a file that is not one is said at once.
+    let earlierHistory: [String] =
+        options.history.map { path in
+            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            let lines = text.split(separator: "\n").map(String.init)
+            guard lines.allSatisfy({ (try? JSONValue(parsing: $0)) != nil }) else {
+                fail("\(path): a line is not JSON; the history is one JSON object per line")
+            }
+            return lines
+        } ?? []
     // Every implementation the file lists, one after the other, through the same suite.
     let text: String
     do { text = try String(contentsOfFile: file, encoding: .utf8) } catch { fail("cannot read \(file): \(error)") }
@@ -187,17 +197,10 @@ if let file = options.matrix {
     var history = ""
     if let path = options.history {
         // One JSON line per run, appended: the file is the history, read back whole.
-        let earlier = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         let today = Date().formatted(.iso8601.year().month().day())
-        let lines = earlier.split(separator: "\n").map(String.init)
-        let parsed = lines.compactMap { try? JSONValue(parsing: $0) }
-        // A file that is not a history is left as it is.
-        guard parsed.count == lines.count else {
-            fail("\(path): a line is not JSON; the history is one JSON object per line")
-        }
         let line = matrix.historyLine(date: today)
-        write((lines + [line.compactText]).joined(separator: "\n") + "\n", to: path)
-        history = ConformanceMatrix.historyMarkdown(parsed + [line])
+        write((earlierHistory + [line.compactText]).joined(separator: "\n") + "\n", to: path)
+        history = ConformanceMatrix.historyMarkdown(earlierHistory.compactMap { try? JSONValue(parsing: $0) } + [line])
     }
     if let path = options.markdown { write(matrix.markdown + history, to: path) }
     if let path = options.html { write(matrix.html, to: path) }
@@ -354,10 +357,10 @@ if let path = options.junit {
 if let path = options.html {
     let entry = ConformanceMatrix.Entry(
         name: report.implementation, version: version.map { "protocol \($0)" } ?? "", command: options.exec ?? "")
-    write(
-        ConformanceMatrix(report: .init(entry: entry, report: report, failure: nil), runDescription: runDescription())
-            .html,
-        to: path)
+    var page = ConformanceMatrix(
+        report: .init(entry: entry, report: report, failure: nil, extras: extras), runDescription: runDescription())
+    page.level = options.level
+    write(page.html, to: path)
 }
 if options.json {
     var json = report.json

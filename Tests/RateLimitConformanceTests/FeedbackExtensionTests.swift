@@ -154,6 +154,7 @@ struct FeedbackExtensionTests {
         let part = try await runCommand(
             ["--quick", "--exec", "\(retryAfterOnly) --feedback-members requestedWaitNanoseconds,xRateLimit.limit"])
         #expect(part.output.contains("xRateLimit.remaining, xRateLimit.used"), "\(part.output)")
+        #expect(!part.output.contains(": xRateLimit.remaining:"), "an undeclared field is not compared")
         let typo = try await runCommand(["--quick", "--exec", "\(retryAfterOnly) --feedback-members retryAfterr"])
         #expect(typo.status == 3, "\(typo.output)\(typo.errors)")
         #expect((typo.output + typo.errors).contains("unknown feedback member \"retryAfterr\""))

@@ -122,10 +122,10 @@ package final class ExternalSubject: ConformanceSubject {
         var feedbackMembers: Set<String>?
         if let declared = hello["feedbackMembers"] {
             guard version >= 2, extensions.contains("server-feedback"),
-                let names = declared.array?.compactMap(\.string), names.count == declared.array?.count
+                let names = declared.array?.compactMap(\.string), names.count == declared.array?.count, !names.isEmpty
             else {
                 throw fail(
-                    "\"feedbackMembers\" is an array of strings, in a hello of protocol 2 that declares server-feedback",
+                    "\"feedbackMembers\" is a non-empty array of strings, in a hello of protocol 2 that declares server-feedback",
                     received: hello.compactText)
             }
             if let unknown = names.first(where: { !FeedbackResult.declarableMembers.contains($0) }) {
@@ -150,7 +150,7 @@ package final class ExternalSubject: ConformanceSubject {
                 || window != self.window || feedbackMembers != self.feedbackMembers
         {
             throw fail(
-                "a restarted implementation declared other strategies, profiles or extensions than at first",
+                "a restarted implementation declared other strategies, profiles, extensions, window or feedback members than at first",
                 received: hello.compactText)
         }
         self.version = version

@@ -52,7 +52,7 @@ public struct ImplementationProfile: Hashable, Sendable {
     public var largestInstantNanoseconds: Int64 = .max
     /// The most permits one `acquire` or `release` of its API takes (a library whose counts are
     /// 32-bit integers: 2^31 − 1); the harness asks for no more, nor for a negative count beyond
-    /// its negation (CORE-4 beyond it is not checked).
+    /// its negation (CORE-4 beyond it, and CORE-9 below its negation, are not checked).
     public var largestPermits: Int64 = .max
     /// The implementation reads a clock that never goes back: the harness never sends a `now`
     /// earlier than one it sent before to the same limiter (CORE-10 is not checked).
@@ -213,7 +213,11 @@ public struct ImplementationProfile: Hashable, Sendable {
 
     /// What the Spec requires and this profile keeps the harness from checking, one line each,
     /// naming the clause (CONF-7).
-    public func notChecked(strategy: String) -> [String] {
+    public func notChecked(strategy: String) -> [String] { notChecked(strategy: strategy, toleranceOverride: nil) }
+
+    /// ``notChecked(strategy:)`` for a run that judged with `toleranceOverride` (`--tolerance`)
+    /// instead of the profile's tolerance, when given.
+    package func notChecked(strategy: String, toleranceOverride: Int64?) -> [String] {
         let prefix = AnyRateLimitStrategy.clausePrefixes[strategy] ?? strategy
         var lines: [String] = []
         if alignment != .origin, AnyRateLimitStrategy.alignments(of: strategy).contains(alignment) {
@@ -240,8 +244,14 @@ public struct ImplementationProfile: Hashable, Sendable {
             lines.append(
                 "CORE-4 acquires and releases of more than \(largestPermits) permits, the profile's largest; a remaining above it is judged as \(largestPermits)"
             )
+            lines.append(
+                "CORE-9 negative counts below -\(largestPermits), the negation of the profile's largest permits")
         }
-        if toleranceNanoseconds > 0 {
+        if let toleranceOverride, toleranceOverride > 0 {
+            lines.append(
+                "CONF-6 instants to the nanosecond: answers within \(toleranceOverride) ns of the Spec's, the run's tolerance (--tolerance), are judged exact"
+            )
+        } else if toleranceOverride == nil, toleranceNanoseconds > 0 {
             lines.append(
                 "CONF-6 instants to the nanosecond: answers within \(toleranceNanoseconds) ns of the Spec's, the profile's tolerance, are judged exact"
             )
@@ -263,7 +273,7 @@ public struct ImplementationProfile: Hashable, Sendable {
     /// way is that count's edge (−``largestPermits`` for a negative one), the nearest it can be
     /// asked; with no largest declared, every count as it is (`Int64.min` included).
     package func expressible(_ permits: Int64) -> Int64 {
-        guard largestPermits < .max else { return permits }
+        guard largestPermits >= 1, largestPermits < .max else { return permits }
         return min(max(permits, -largestPermits), largestPermits)
     }
 

@@ -180,6 +180,10 @@ package struct ConformanceMatrix: Sendable {
                 lines.append("  \(Self.groupLine(group))")
             }
             if groups.count > 8 { lines.append("  ... \(groups.count - 8) more groups") }
+            for extra in row.extras where extra.notRun == nil && !extra.passed {
+                lines.append(
+                    "  DIFF \(extra.label): \(extra.differing) of \(extra.cases) cases differ from \(extra.specFile)")
+            }
         }
         return lines
     }
@@ -381,8 +385,11 @@ package struct ConformanceMatrix: Sendable {
             for group in notRun {
                 out += "Not run: \(group.strategies.joined(separator: ", ")) (\(group.reason)).\n\n"
             }
-            out += "| strategy | level | utilization | not checked (profile) |\n|---|---|---:|---|\n"
-            for strategy in report.strategies where strategy.level != .skipped {
+            let ran = report.strategies.filter { $0.level != .skipped }
+            if !ran.isEmpty {
+                out += "| strategy | level | utilization | not checked (profile) |\n|---|---|---:|---|\n"
+            }
+            for strategy in ran {
                 let level = Self.cell(strategy)
                 let utilization = strategy.utilization.map(ConformanceReport.percent) ?? "-"
                 let unchecked = strategy.notChecked
@@ -394,12 +401,17 @@ package struct ConformanceMatrix: Sendable {
             }
             for extra in row.extras where extra.notRun == nil && !extra.passed {
                 out += "\n\(extra.label) (\(extra.specFile)): \(extra.differing) of \(extra.cases) cases differ: "
-                out += extra.failures.prefix(10).map { "`\($0.id)`" }.joined(separator: ", ")
-                out += extra.differing > 10 ? ", …\n" : "\n"
+                let listed = extra.failures.prefix(10)
+                out += listed.map { "`\($0.id)`" }.joined(separator: ", ")
+                out += extra.differing > listed.count ? ", …\n" : "\n"
             }
             let groups = report.strategies.flatMap(\.groups)
             if groups.isEmpty {
-                out += "\nNo finding: every case that ran is exact.\n"
+                let extensionsPass = row.extras.allSatisfy(\.passed)
+                out += extensionsPass ? "\nNo finding: every case that ran is exact.\n" : ""
+                if !ran.isEmpty, !extensionsPass {
+                    out += "\nNo strategy finding: every strategy case that ran is exact.\n"
+                }
                 continue
             }
             out += "\nFindings by cause, the most severe first:\n\n"

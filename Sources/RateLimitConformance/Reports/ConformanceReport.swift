@@ -234,9 +234,7 @@ public struct StrategyReport: Sendable {
     /// then not limit (CORE-3).
     public var notChecked: [String] {
         // The tolerance the run judged with: `--tolerance` overrides the profile's (CONF-6).
-        var judged = profile
-        judged.toleranceNanoseconds = toleranceNanoseconds
-        return judged.notChecked(strategy: strategy)
+        profile.notChecked(strategy: strategy, toleranceOverride: toleranceOverridden ? toleranceNanoseconds : nil)
             + refusals.filter { $0.skippedBecause != nil && !$0.outsideProfile }.map {
                 "CORE-3 the refusal \($0.id), answered unsupported (\($0.skippedBecause ?? "")): validation is judged on the other refusals"
             }

@@ -54,8 +54,8 @@ extension ScenarioCase {
             if let event = Self.optionalEvent(step.event), !profile.events.contains(event) {
                 return "\(place): \(event.rawValue), an event the profile does not declare"
             }
-            if let permits = step.event["permits"]?.int64, permits > profile.largestPermits {
-                return "\(place): \(permits) permits, past the largest \(profile.largestPermits)"
+            if let permits = step.event["permits"]?.int64, profile.expressible(permits) != permits {
+                return "\(place): \(permits) permits, past the largest \(profile.largestPermits) either way"
             }
             if spans > 1, let span = Self.spanOffUnit(step.event, unit: spans) {
                 return "\(place): a span of \(span) ns, not a multiple of the configuration unit \(spans) ns"

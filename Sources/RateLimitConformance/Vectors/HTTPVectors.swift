@@ -247,6 +247,7 @@ extension CaseRunReport {
     /// Runs the HTTP `cases`, each answered by `answer` (a result, or why there is none), and
     /// compares. After ``consecutiveFailuresAllowed`` cases in a row without an answer, the rest
     /// fail unasked.
+    ///
     /// Only the members in `declared` are compared when the implementation names those it fills
     /// (`feedbackMembers`); the others are listed as not checked (CONF-7).
     package static func run(
@@ -258,20 +259,24 @@ extension CaseRunReport {
             feedbackCase.expected.differences(
                 from: try answer(feedbackCase).get(), unspecified: Set(feedbackCase.unspecified), only: declared)
         }
-        if let declared {
-            let unchecked = FeedbackResult.members.flatMap { member -> [String] in
-                guard !declared.contains(member) else { return [] }
-                let fields = FeedbackResult.fields(of: member)
-                let filled = fields.filter { declared.contains("\(member).\($0)") }
-                return filled.isEmpty ? [member] : fields.filter { !filled.contains($0) }.map { "\(member).\($0)" }
-            }
-            if !unchecked.isEmpty {
-                report.notChecked = [
-                    "members the implementation does not declare it fills (feedbackMembers): \(unchecked.joined(separator: ", "))"
-                ]
-            }
-        }
+        report.notChecked = notChecked(declared: declared)
         return report
+    }
+
+    /// What a run leaves unchecked when the implementation names the members it fills
+    /// (`feedbackMembers`): the others, a line for reports; nothing when it names none.
+    package static func notChecked(declared: Set<String>?) -> [String] {
+        guard let declared else { return [] }
+        let unchecked = FeedbackResult.members.flatMap { member -> [String] in
+            guard !declared.contains(member) else { return [] }
+            let fields = FeedbackResult.fields(of: member)
+            let filled = fields.filter { declared.contains("\(member).\($0)") }
+            return filled.isEmpty ? [member] : fields.filter { !filled.contains($0) }.map { "\(member).\($0)" }
+        }
+        guard !unchecked.isEmpty else { return [] }
+        return [
+            "members the implementation does not declare it fills (feedbackMembers): \(unchecked.joined(separator: ", "))"
+        ]
     }
 
     /// The report of HTTP cases that were not run, and why.

@@ -11,6 +11,8 @@
 #   (/usr/share/java/guava-31.1-jre.jar); installs default-jdk-headless or libguava-java with
 #   apt-get only when missing, then compiles the shim against the jar into
 #   Implementations/guava/.build-java/ (git-ignored).
+# - Redis rows: need redis-server (installs the Debian package when missing) and a C compiler for
+#   common/redisclock.c (built into Implementations/.build-redisclock/, git-ignored).
 # - Python shims: a virtual environment in Implementations/.venv (git-ignored) with the pinned
 #   versions of requirements.txt; nothing is installed system-wide.
 set -eu
@@ -82,6 +84,24 @@ javac -encoding UTF-8 -cp "$GUAVA_JAR" -d "$JAVADIR/.build-java" \
     "$JAVADIR/com/google/common/util/concurrent/GuavaShim.java" \
     "$JAVADIR/com/google/common/util/concurrent/JsonLine.java"
 
+# --- Redis -----------------------------------------------------------------------------------------
+# The Redis-backed rows (limits and throttled-py on Redis, ratelimit-io, redis-ratekit, the project's
+# own scripts) each start a redis-server of their own whose wall clock is the suite's instant
+# (common/redisclock.py, built with the C compiler); the self-test shows the emulation exact first.
+if ! command -v redis-server >/dev/null 2>&1; then
+    say "redis-server is missing: installing the Debian package redis-server"
+    apt_install redis-server
+fi
+say "Redis found: $(redis-server --version)"
+say "checking that redis-server's clock follows the suite's exactly (common/redisclock.py --self-test):"
+if checked=$(python3 "$HERE/common/redisclock.py" --self-test); then
+    printf '%s\n' "$checked" | sed 's/^/    /'
+else
+    printf '%s\n' "$checked" | sed 's/^/    /'
+    say "the Redis rows cannot run here (above: why)"
+    exit 1
+fi
+
 # --- Python ---------------------------------------------------------------------------------------
 VENV="$HERE/.venv"
 if [ -x "$VENV/bin/python" ]; then
@@ -104,8 +124,10 @@ for own in "$HERE"/*/requirements.txt; do
         say "creating the virtual environment ${dir#"$HERE/"}/.venv"
         python3 -m venv "$dir/.venv"
     fi
-    say "installing ${own#"$HERE/"} into it"
-    "$dir/.venv/bin/pip" install --disable-pip-version-check -q -r "$own"
+    # A library that declares more than it needs (a newer Python) says so in a "# pip-option:" line.
+    options=$(sed -n 's/^# pip-option: //p' "$own")
+    say "installing ${own#"$HERE/"} into it${options:+ ($options)}"
+    "$dir/.venv/bin/pip" install --disable-pip-version-check -q $options -r "$own"
 done
 
 say "done; the commands are in Implementations/matrix.json (run them from the repository root)"

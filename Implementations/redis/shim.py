@@ -9,6 +9,8 @@ no arithmetic and keeps no state but the configuration of each limiter: every de
 script's.
 
     REDIS_URL=redis://127.0.0.1:6390 python3 shim.py     (or REDIS_PORT=6390, host 127.0.0.1)
+    python3 shim.py --expire    with neither set: on a redis-server of its own, started and
+                                stopped with the shim (../common/redisclock.py; the matrix's row)
     python3 shim.py --expire    also expire each key on the suite's clock (SHARED-5); the clock
                                 is then declared monotonic
 
@@ -18,9 +20,7 @@ Standard library only; Python 3.8+.
 import hashlib
 import json
 import os
-import socket
 import sys
-import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INT64_MAX = (1 << 63) - 1
@@ -41,56 +41,11 @@ FIELDS = {
 
 
 # ---------------------------------------------------------------------------------------------
-# A minimal RESP2 client: commands as arrays of bulk strings, replies parsed recursively.
+# The connection: ../common/redisclock.py's RESP2 client, and its server when none is named.
 
-
-class RedisError(Exception):
-    pass
-
-
-class Redis:
-    def __init__(self, url):
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme != "redis":
-            raise ValueError("REDIS_URL must be redis://[:password@]host:port[/db], not %r" % url)
-        self.sock = socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.stream = self.sock.makefile("rb")
-        if parts.password:
-            self.call("AUTH", urllib.parse.unquote(parts.password))
-        db = parts.path.strip("/")
-        if db:
-            self.call("SELECT", db)
-
-    def call(self, *args):
-        out = [b"*%d\r\n" % len(args)]
-        for arg in args:
-            data = arg if isinstance(arg, bytes) else str(arg).encode()
-            out.append(b"$%d\r\n%s\r\n" % (len(data), data))
-        self.sock.sendall(b"".join(out))
-        reply = self.read()
-        if isinstance(reply, RedisError):
-            raise reply
-        return reply
-
-    def read(self):
-        line = self.stream.readline()
-        if not line.endswith(b"\r\n"):
-            raise ConnectionError("redis-server closed the connection")
-        kind, body = line[:1], line[1:-2]
-        if kind == b"+":
-            return body.decode()
-        if kind == b"-":
-            return RedisError(body.decode())
-        if kind == b":":
-            return int(body)
-        if kind == b"$":
-            size = int(body)
-            return None if size < 0 else self.stream.read(size + 2)[:-2].decode()
-        if kind == b"*":
-            size = int(body)
-            return None if size < 0 else [self.read() for _ in range(size)]
-        raise ConnectionError("not RESP2: %r" % line)
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+import redisclock  # noqa: E402
+from redisclock import Connection, RedisError  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,9 +202,14 @@ def main(argv):
     url = os.environ.get("REDIS_URL") or (
         "redis://127.0.0.1:%s" % os.environ["REDIS_PORT"] if os.environ.get("REDIS_PORT") else None)
     if url is None:
-        sys.stderr.write("shim.py: set REDIS_URL=redis://host:port or REDIS_PORT to a running redis-server\n")
-        return 2
-    shim = Shim(Scripts(Redis(url)), expire)
+        # No server named: one of the shim's own, started and stopped with it (the matrix's row).
+        server = redisclock.start_for_shim()
+        if server is None:
+            return 2
+        connection = server.connection
+    else:
+        connection = Connection(url)
+    shim = Shim(Scripts(connection), expire)
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -22,6 +22,11 @@ private let strategies = [
     "concurrency",
 ]
 private let shim = "python3 Implementations/redis/shim.py"
+private let cCompilerInstalled = ["cc", "gcc", "clang"].contains { name in
+    (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains {
+        FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
+    }
+}
 
 @Suite(
     "The Redis scripts (Sources/RateLimitRedis/Scripts, Spec/SharedLimits.md)", .serialized, .tags(.realTime),
@@ -76,6 +81,21 @@ struct RedisConformanceRealTimeTests {
             }
             #expect(!run.output.contains("DIFF") && !run.output.contains("FAIL "), "\(run.output)")
         }
+    }
+
+    @Test(
+        "SHARED-2 SHARED-4 the matrix's Redis rows run on a server whose wall clock is the suite's: expiry exact to the millisecond",
+        .enabled(
+            if: cCompilerInstalled, "no C compiler (cc, gcc or clang) to build Implementations/common/redisclock.c"))
+    func matrixServerClock() async throws {
+        // Implementations/common/redisclock.py starts an unmodified redis-server with its wall clock
+        // (and nothing else) read from a file, and checks TIME, expiry to the millisecond, lazy
+        // deletion, a script's clock, a clock that goes back, and that real time changes nothing.
+        let run = try await runCommand(
+            ["python3", "Implementations/common/redisclock.py", "--self-test"], executable: "/usr/bin/env")
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.hasSuffix("the clock of redis-server is exact\n"), "\(run.output)")
+        #expect(run.output.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 12, "\(run.output)")
     }
 
     @Test("SHARED-2 SHARED-4 on the server's clock a key expires when its state becomes idle, not before")

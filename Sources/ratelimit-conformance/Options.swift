@@ -84,6 +84,8 @@ let usage = """
                               [{"name","version","command"}]}, or `name | version | command`
                               lines) and print the matrix: implementation x strategy -> level
       --markdown FILE         with --matrix: also write the matrix as Markdown (reports/MATRIX.md)
+      --jobs N                with --matrix: run up to N implementations at once (default 1; each
+                              row is judged as when run alone, its answers are not timed)
       --history FILE          with --matrix: append the run's summary (date, suite, seed, each row's
                               version, cells and expectations) to FILE, a JSON line per run, and
                               end the Markdown with the history (reports/matrix-history.jsonl)
@@ -119,6 +121,7 @@ struct Options {
     var matrix: String?
     var markdown: String?
     var history: String?
+    var jobs = 1
     var html: String?
     var draw: String?
     var exhaustive: Int?
@@ -216,6 +219,7 @@ func parse(_ arguments: [String]) -> Options {
         case "--matrix": options.matrix = value(argument)
         case "--markdown": options.markdown = value(argument)
         case "--history": options.history = value(argument)
+        case "--jobs": options.jobs = count(argument, 1...64)
         case "--html": options.html = value(argument)
         case "--draw": options.draw = value(argument)
         case "--exhaustive":
@@ -257,6 +261,7 @@ func parse(_ arguments: [String]) -> Options {
     }
     if options.markdown != nil, options.matrix == nil { fail("--markdown writes a matrix: give --matrix FILE") }
     if options.history != nil, options.matrix == nil { fail("--history keeps a matrix's history: give --matrix FILE") }
+    if options.jobs != 1, options.matrix == nil { fail("--jobs runs a matrix's rows at once: give --matrix FILE") }
     if let draw = options.draw {
         if options.cases != nil || options.trace != nil || options.noVectors {
             fail("--draw draws one vector case: it takes no --case, --trace or --no-vectors")

@@ -175,18 +175,8 @@ if let file = options.matrix {
     do { text = try String(contentsOfFile: file, encoding: .utf8) } catch { fail("cannot read \(file): \(error)") }
     let entries: [ConformanceMatrix.Entry]
     do { entries = try ConformanceMatrix.entries(from: text) } catch { fail(error.message) }
-    var rows: [ConformanceMatrix.Row] = []
-    for entry in entries {
-        progress("matrix: \(entry.name)")
-        do {
-            let suite = try run.suite(
-                command: entry.command, options: suiteOptions, http: selectedFeedbackCases, scenarios: selectedScenarios
-            )
-            rows.append(.init(entry: entry, report: suite.report, failure: nil, extras: suite.extras))
-        } catch {
-            rows.append(.init(entry: entry, report: nil, failure: error.message))
-        }
-    }
+    let rows = run.matrixRows(
+        entries, options: suiteOptions, http: selectedFeedbackCases, scenarios: selectedScenarios, jobs: options.jobs)
     var matrix = ConformanceMatrix(rows: rows, runDescription: runDescription())
     matrix.level = options.level
     if options.json {

@@ -66,6 +66,14 @@ struct MatrixTests {
         #expect(!expected.expectations.isEmpty)
         #expect(rows.first?["expectations"] == .integer(0))
         #expect(rows.last?["expectations"] == .integer(Int64(expected.expectations.count)), "\(expected.expectations)")
+
+        // Rows run at once (--jobs) give the same matrix, in the file's order.
+        let together = try await runCommand(["--matrix", file, "--json", "--jobs", "2"] + same)
+        #expect(together.status == 0, "\(together.errors)")
+        #expect(try JSONValue(parsing: together.output) == matrix)
+        let refused = try await runCommand(["--exec", Self.example, "--jobs", "2"])
+        #expect(
+            refused.status == 2 && refused.errors.contains("--jobs runs a matrix's rows at once"), "\(refused.errors)")
     }
 
     @Test(

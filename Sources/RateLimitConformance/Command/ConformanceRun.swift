@@ -8,7 +8,7 @@ import RateLimitCore
 
 /// One run of the command: the vectors it judges by, the settings every pass shares, its clock and
 /// where it reports progress.
-package struct ConformanceRun {
+package struct ConformanceRun: Sendable {
     /// How a message of ``started(_:)`` begins: the implementation could not be run (the command's
     /// exit status 3).
     package static let notStartedPrefix = "the implementation did not start properly: "
@@ -40,11 +40,11 @@ package struct ConformanceRun {
     package var protocolVersion = ExternalSubject.protocolVersion
     package var window = ExternalSubject.defaultWindow
     /// Seconds since the run began, and where progress lines go (a terminal's status line).
-    package var clock: () -> Double
-    package var progress: (String) -> Void = { _ in }
-    package var endProgress: () -> Void = {}
+    package var clock: @Sendable () -> Double
+    package var progress: @Sendable (String) -> Void = { _ in }
+    package var endProgress: @Sendable () -> Void = {}
 
-    package init(vectors: [VectorFile], seed: UInt64, clock: @escaping () -> Double) {
+    package init(vectors: [VectorFile], seed: UInt64, clock: @escaping @Sendable () -> Double) {
         self.vectors = vectors
         self.seed = seed
         self.clock = clock
@@ -127,6 +127,44 @@ package struct ConformanceRun {
                 })
         }
         return SuiteRun(report: report, version: subject.version, extras: extras)
+    }
+
+    /// The rows of a matrix: the suite against each entry's command, in the entries' order, up to
+    /// `jobs` of them at once. Each row runs in a process of its own with its own answers, so a
+    /// row's report is the one it would have alone (no answer is timed but against the timeout);
+    /// with more than one job, progress is one line per row started.
+    package func matrixRows(
+        _ entries: [ConformanceMatrix.Entry], options: ConformanceOptions, http: [FeedbackCase],
+        scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])], jobs: Int
+    ) -> [ConformanceMatrix.Row] {
+        @Sendable func row(_ entry: ConformanceMatrix.Entry, _ run: ConformanceRun) -> ConformanceMatrix.Row {
+            do {
+                let suite = try run.suite(command: entry.command, options: options, http: http, scenarios: scenarios)
+                return .init(entry: entry, report: suite.report, failure: nil, extras: suite.extras)
+            } catch {
+                return .init(entry: entry, report: nil, failure: error.message)
+            }
+        }
+        guard jobs > 1, entries.count > 1 else {
+            return entries.map { entry in
+                progress("matrix: \(entry.name)")
+                return row(entry, self)
+            }
+        }
+        // Concurrent rows share no progress line: each says when it starts, and nothing else.
+        var silent = self
+        silent.progress = { _ in }
+        silent.endProgress = {}
+        let quiet = silent
+        let lanes = MatrixLanes(count: entries.count)
+        DispatchQueue.concurrentPerform(iterations: min(jobs, entries.count)) { _ in
+            while let index = lanes.next() {
+                progress("matrix: \(entries[index].name)")
+                lanes.store(row(entries[index], quiet), at: index)
+            }
+        }
+        endProgress()
+        return lanes.rows
     }
 
     /// Runs the exhaustive pass to `depth` against `command` (the reference when `nil`), at
@@ -356,4 +394,27 @@ package struct Exploration {
     package func passes(at level: ConformanceLevel) -> Bool {
         exhaustive.passesOrSkipped(at: level) && (scenarios?.passed ?? true)
     }
+}
+
+/// The rows of a matrix being filled by concurrent lanes: which entry is next, and each row as it
+/// ends. Every access holds `lock`.
+private final class MatrixLanes: @unchecked Sendable {
+    // @unchecked: `nextIndex` and `filled` are only read or written inside `lock.withLock`.
+    private let lock = NSLock()
+    private var nextIndex = 0
+    private var filled: [ConformanceMatrix.Row?]
+
+    init(count: Int) { filled = Array(repeating: nil, count: count) }
+
+    func next() -> Int? {
+        lock.withLock {
+            guard nextIndex < filled.count else { return nil }
+            defer { nextIndex += 1 }
+            return nextIndex
+        }
+    }
+
+    func store(_ row: ConformanceMatrix.Row, at index: Int) { lock.withLock { filled[index] = row } }
+
+    var rows: [ConformanceMatrix.Row] { lock.withLock { filled.compactMap { $0 } } }
 }

@@ -52,6 +52,18 @@ def is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def ints(configuration, names):
+    """The configuration's fields `names`, each an integer, or the refusal of the first that is not
+    one (`notSupported`: the protocol's fields are integers, so only a malformed request has one)."""
+    values = []
+    for name in names:
+        value = configuration.get(name)
+        if not is_int(value):
+            raise Refused(name, "notSupported")
+        values.append(value)
+    return values
+
+
 class Unsupported(Exception):
     """Raised by `Shim.create` for a configuration the library cannot represent."""
 

@@ -13,6 +13,12 @@ entries that have expired; no check's answers depend on it).
 It prints what the library answers next to what the Spec answers, and exits 1 if any finding no
 longer reproduces (for instance after a version change).
 
+Then the same for RedisStorage (README.md, "Redis storage (`--redis`)"): one ClockedRedis
+(../common/redisclock.py: an unmodified redis-server on a Unix socket, its wall clock, which TTL,
+PTTL and expiry read, set to the same instant as time.time(), which limits.storage.redis reads too),
+started once, a RedisStorage("redis+unix://<socket>") with a key prefix of its own per limiter;
+one check per finding group of the Redis run at least (skipped, with a word, without redis-server).
+
 The cases are the smallest cases of the run of README.md ("Findings"), with the instants in
 seconds from the protocol's instant 0 (a string where they have a fraction: "0.00069" is 690 us),
 plus the worst case of a row where it shows more. A wait is the library's reset time minus what
@@ -20,6 +26,7 @@ its clock reads, in seconds (exact, shown as an int when whole), or, where a che
 in nanoseconds rounded up, as the shim sends it.
 """
 
+import os
 import sys
 import types
 from fractions import Fraction
@@ -836,6 +843,391 @@ check("SWC first window after the Unix epoch (--unix-origin 0): previous key == 
       "seen twice",
       (keys[0] == keys[1], lim.hit(item), remaining(lim, item)), (True, True, 0),
       "allowed(1) (3 of 4 used); int((at - expiry) / expiry) truncates -0.5 to 0, the current window's key")
+
+# --- Redis storage (README.md, "Redis storage (`--redis`)") ------------------------------------------
+#
+# The same limiters over RedisStorage, on one unmodified redis-server (../common/redisclock.py,
+# ClockedRedis) whose wall clock, the one its TTL, PTTL and expiry read, is set to the same instant as
+# the client's time.time() stand-in (limits.storage.redis reads that too), to the millisecond: the
+# instants below are whole milliseconds, as the Redis profile's. Each limiter has a key prefix of its own.
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import redisclock  # noqa: E402
+
+import limits.storage.redis as redis_storage  # noqa: E402
+from limits.storage import RedisStorage  # noqa: E402
+
+redis_storage.time = types.SimpleNamespace(time=CLOCK.time)
+try:
+    SERVER = redisclock.ClockedRedis()
+except redisclock.Unavailable as reason:
+    SERVER = None
+    print("\nSKIPPED the Redis storage's checks: %s" % (reason,))
+
+PREFIXES = [0]
+
+
+def rat(seconds):
+    """Both clocks at `seconds` after instant 0: time.time() reads the float nearest to it, the
+    server's wall clock the instant itself (Redis reads it to the microsecond, expiry to the ms)."""
+    CLOCK.now = reading(seconds)
+    SERVER.set_clock(CLOCK.origin * NS + int(Fraction(seconds) * NS))
+
+
+def rmake(strategy, limit, window, created=0, origin=None):
+    CLOCK.origin = origin_for(window) if origin is None else origin
+    rat(created)
+    PREFIXES[0] += 1
+    storage = RedisStorage("redis+unix://" + SERVER.socket_path, key_prefix="F%d" % PREFIXES[0])
+    return strategy(storage), RateLimitItemPerSecond(limit, window)
+
+
+def rkey(lim, item):
+    return "%s:%s" % (lim.storage.key_prefix, item.key_for())
+
+
+def raised(call):
+    """What a call raises: the exception's class and the start of its message (or its answer)."""
+    try:
+        return call()
+    except Exception as error:  # noqa: BLE001
+        return "%s: %s" % (type(error).__name__, str(error).split(" script:")[0])
+
+
+OUT_OF_RANGE = "ResponseError: value is not an integer or out of range"
+
+if SERVER is not None:
+    # fixed window ---------------------------------------------------------------------------------
+
+    lim, item = rmake(FW, 1, 1)
+    rat(0)
+    check("Redis fixed-window protocol/random-seed-1-trace-15 (misbehaviour): hit(cost=-2^63) raises: "
+          "incr_expire.lua passes tonumber(ARGV[2]), a Lua double, to INCRBY, which reads it as "
+          "'-9.2233720368547758e+18'; so does any cost of 10^17 or more",
+          (raised(lambda: lim.hit(item, cost=-2 ** 63)), raised(lambda: lim.hit(item, cost=10 ** 17)),
+           lim.hit(item, cost=99_999_999_999_999_984)),
+          (OUT_OF_RANGE, OUT_OF_RANGE, False),
+          "invalid(permits: mustNotBeNegative); a cost of 10^17 above the limit: neverAllowed")
+
+    lim, item = rmake(FW, 4, 1, created=80)
+    rat(80)
+    a = lim.hit(item)
+    rat(81)
+    b = (lim.hit(item, cost=4), wait_ns(lim, item), SERVER.connection.call("PTTL", rkey(lim, item)))
+    rat("81.001")
+    check("Redis FW-4 fixed-window/random-3 (malformed answer): the key of the window [80 s, 81 s) still "
+          "exists at 81 s (Redis deletes a key once its clock is past the expiry millisecond): "
+          "acquire(4) is refused with a wait of 0; admitted 1 ms later",
+          (a, b, lim.hit(item, cost=4)), (True, (False, 0, 0), True), "allowed(0) at 81 s")
+
+    lim, item = rmake(FW, 3, 10)
+    rat(0)
+    a = lim.hit(item, cost=2)
+    rat(3)
+    a = (a, lim.hit(item, cost=2), lim.hit(item), wait(lim, item))
+    check("Redis FW-4 fixed-window/weighted (difference, the row's worst: 7 s late): the refused acquire(2) "
+          "is counted (REPORT.md section 12, the same on Redis)",
+          a, (True, False, False, 7), "allowed(1), rejected, allowed(0)")
+
+    lim, item = rmake(FW, 3, 10)
+    rat(0)
+    lim.hit(item, cost=3)
+    rat(9)
+    a = (remaining(lim, item), lim.hit(item), wait(lim, item))
+    rat(10)
+    check("Redis CORE-9 acquire(0) fixed-window/window-edges (difference): at 10 s the query still reads "
+          "the window of 0 s",
+          (a, remaining(lim, item), wait(lim, item)), ((0, False, 1), 0, 0), "allowed(3) at 10 s")
+
+    lim, item = rmake(FW, 4097, 4294967296, created="0.073")
+    rat("0.073")
+    a = (lim.hit(item), lim.hit(item))
+    rat("4294967296.073")
+    check("Redis FW-5 fixed-window/random-seed-1-trace-32 (difference): acquire(1) at the window's end is "
+          "counted in the old window",
+          (a, lim.hit(item), remaining(lim, item)), ((True, True), True, 4094), "allowed(4096)")
+
+    lim, item = rmake(FW, 2, 21, created="63.053")
+    for t, n in (("63.053", 1), ("105.053", 2), ("147.053", 2)):
+        rat(t)
+        lim.hit(item, cost=n)
+    rat("168.052")
+    check("Redis FW-6 fixed-window/random-seed-1-trace-18 (malformed answer): 1 ms before the window's end "
+          "get_expiry (redis.py:293) adds TTL, whole seconds rounded to the nearest (PTTL 1 ms -> TTL 0)",
+          (lim.hit(item), wait_ns(lim, item), SERVER.connection.call("PTTL", rkey(lim, item)),
+           SERVER.connection.call("TTL", rkey(lim, item))),
+          (False, 0, 1, 0), "rejected(1000000 ns)")
+
+    lim, item = rmake(FW, 1, 6)
+    rat(0)
+    a = lim.hit(item)
+    rat("2.806")
+    check("Redis FW-6 fixed-window/random-seed-1-trace-41, shrunk (early retry, 194 ms; the trace's is the "
+          "row's worst, 387 ms): PTTL 3194 ms -> TTL 3 s",
+          (a, lim.hit(item), wait(lim, item)), (True, False, 3), "rejected(3194000000 ns)")
+
+    lim, item = rmake(FW, 1, 3)
+    rat(0)
+    a = lim.hit(item)
+    rat("1.4")
+    check("Redis FW-6 fixed-window, TTL rounded up (difference; the row's worst is 433 ms late, "
+          "random-seed-1-trace-43): PTTL 1600 ms -> TTL 2 s",
+          (a, lim.hit(item), wait(lim, item)), (True, False, 2), "rejected(1600000000 ns)")
+
+    lim, item = rmake(FW, 3, 10)
+    rat(0)
+    a = lim.hit(item, cost=3)
+    rat(15)
+    q = remaining(lim, item)  # GET of an expired key: Redis deletes it
+    rat(5)
+    check("Redis CORE-10 fixed-window/refusals-record-nothing (over-admission): the read at 15 s deletes "
+          "the expired key; back at 5 s acquire(1) opens a new window (REPORT.md section 5)",
+          (a, q, lim.hit(item), remaining(lim, item)), (True, 3, True, 2), "rejected(5 s)")
+
+    lim, item = rmake(FW, 4, 255)
+    rat(0)
+    check("Redis CORE-7 fixed-window/random-seed-1-trace-31 (retry forever): acquire(5) above the limit "
+          "of 4 is refused with the window's end, and counted (REPORT.md section 1)",
+          (lim.hit(item, cost=5), wait(lim, item), remaining(lim, item)), (False, 255, 0), "neverAllowed")
+
+    lim, item = rmake(FW, 18777856, 129, created="129.034")
+    rat("129.034")
+    check("Redis CORE-9 fixed-window/random-seed-1-trace-2 (over-promise): hit(cost=-1) is admitted and "
+          "lowers the count (REPORT.md section 7)",
+          (lim.hit(item, cost=-1), remaining(lim, item)), (True, 18777857), "invalid(permits: mustNotBeNegative)")
+
+    lim, item = rmake(FW, 1, -10)
+    rat(0)
+    check("Redis CORE-3 fixed-window/refuse-negative-window (accepted a bad configuration): a window of "
+          "-10 s is kept, EXPIRE -10 deletes the key at once: every hit is admitted (REPORT.md section 11)",
+          [lim.hit(item) for _ in range(3)], [True, True, True], "refused windowNanoseconds (mustBePositive)")
+
+    # moving window -----------------------------------------------------------------------------------
+
+    lim, item = rmake(MW, 1, 1)
+    rat(0)
+    a = (lim.hit(item), raised(lambda: lim.hit(item, cost=-2 ** 63)))
+    lim2, item2 = rmake(MW, 7, 5, created=6)
+    rat(6)
+    check("Redis sliding-window-log protocol/random-seed-1-trace-8 (misbehaviour): with entries in the log, "
+          "hit(cost=-2^63) raises: acquire_moving_window.lua:10 LINDEX at limit - amount, the double "
+          "9.2233720368547758e+18; on an empty log (random-5) LINDEX reads no index: admitted, nothing "
+          "recorded",
+          (a, lim2.hit(item2, cost=-2 ** 63), remaining(lim2, item2)),
+          ((True, OUT_OF_RANGE), True, 7), "invalid(permits: mustNotBeNegative) both times")
+
+    lim, item = rmake(MW, 3, 1000, created="1000.025")
+    rat("1000.025")
+    a = lim.hit(item)
+    rat("2000.025")
+    check("Redis SWL-3 sliding-window-log/random-seed-1-trace-25 (malformed answer): an entry exactly one "
+          "window old counts for hit() (acquire_moving_window.lua:12, >=) and for get_window_stats() too "
+          "(moving_window.lua:13, >=): reset = now",
+          (a, lim.hit(item, cost=3), wait_ns(lim, item), remaining(lim, item)), (True, False, 0, 2),
+          "allowed(0)")
+
+    lim, item = rmake(MW, 3, 10)
+    for t in (0, 3, 6):
+        rat(t)
+        lim.hit(item)
+    rat(9)
+    a = (lim.hit(item), wait(lim, item))
+    rat(10)
+    b = (lim.hit(item), wait(lim, item))
+    rat("10.001")
+    check("Redis SWL-3 sliding-window-log/window-bound (malformed answer; on memory storage SWL-6's "
+          "liveness): at 10 s, where the reset named, refused with reset = now; admitted 1 ms later",
+          (a, b, lim.hit(item)), ((False, 1), (False, 0), True), "rejected(1 s), then allowed(0) at 10 s")
+
+    lim, item = rmake(MW, 3, 10)
+    for t in (0, 2, 4):
+        rat(t)
+        lim.hit(item)
+    rat(5)
+    check("Redis SWL-3 sliding-window-log/retry-walks-the-log (early retry, the row's worst: 2 s): the reset "
+          "is the oldest entry's end whatever the cost (REPORT.md section 10)",
+          (lim.hit(item, cost=2), wait(lim, item)), (False, 5), "rejected(7 s)")
+
+    lim, item = rmake(MW, 3, 10, created=5)
+    rat(5)
+    lim.hit(item, cost=3)
+    rat(15)
+    a = remaining(lim, item)
+    rat("15.001")
+    check("Redis CORE-9 acquire(0) sliding-window-log/expiry-edge (difference): the query counts the "
+          "entries of 5 s at 15 s (moving_window.lua:13, val >= timestamp - expiry)",
+          (a, remaining(lim, item)), (0, 3), "allowed(3) at 15 s")
+
+    lim, item = rmake(MW, 746290, 1, created=2544376429962 - origin_for(1) + PRESENT)
+    rat(2544376429962 - origin_for(1) + PRESENT)
+    a = lim.hit(item, cost=11489)
+    rat(0)
+    b = (lim.hit(item), SERVER.connection.call("PTTL", rkey(lim, item)))
+    rat("1.63")
+    check("Redis CORE-7 sliding-window-log/random-seed-1-trace-14, shrunk (over-admission; the trace's "
+          "735264 permits): a hit at an earlier instant resets the log's EXPIRE to 1 s from then "
+          "(acquire_moving_window.lua:24); past it the key, with the 11489 later entries, is gone",
+          (a, b, lim.hit(item, cost=735264), remaining(lim, item)), (True, (True, 1000), True, 11026),
+          "rejected: the entries recorded at the latest instant are in force (CORE-10)")
+
+    lim, item = rmake(MW, 3, 10)
+    rat(0)
+    a = lim.hit(item, cost=3)
+    rat(12)
+    q = remaining(lim, item)
+    gone = SERVER.connection.call("EXISTS", rkey(lim, item))
+    rat(5)
+    check("Redis CORE-10 sliding-window-log/refusals-record-nothing (over-admission, new on Redis): the "
+          "read at 12 s deletes the expired log; back at 5 s acquire(1) is admitted",
+          (a, q, gone, lim.hit(item), remaining(lim, item)), (True, 3, 0, True, 2), "rejected(5 s)")
+
+    lim, item = rmake(MW, 3, 1, created=146100574416 - origin_for(1) + PRESENT)
+    rat(146100574416 - origin_for(1) + PRESENT)
+    a = lim.hit(item)
+    rat(0)
+    b = lim.hit(item)
+    rat("1.088")
+    check("Redis CORE-10 sliding-window-log/random-seed-1-trace-16, shrunk (over-promise; the trace's is "
+          "3308 permits over): the hit at 0 s shortens the log's life to 1 s",
+          (a, b, lim.hit(item), remaining(lim, item)), (True, True, True, 2), "allowed(0)")
+
+    check("Redis CORE-3 sliding-window-log/refuse-negative-limit (accepted a bad configuration): "
+          "RateLimitItem validates nothing, whatever the storage (REPORT.md section 11)",
+          rmake(MW, -1, 10)[1].amount, -1, "refused limit (mustBePositive)")
+
+    lim, item = rmake(MW, 1, 1)
+    rat(0)
+    check("Redis CORE-9 sliding-window-log/zero-release-invalid (difference): hit(cost=-1) admitted, "
+          "nothing recorded (REPORT.md section 7)",
+          (lim.hit(item), lim.hit(item, cost=-1), remaining(lim, item)), (True, True, 0),
+          "invalid(permits: mustNotBeNegative)")
+
+    # sliding window counter ---------------------------------------------------------------------------
+
+    lim, item = rmake(SWC, 169550584097337902, 1)
+    rat(0)
+    a = lim.hit(item, cost=157399250496301800)
+    stored = SERVER.connection.call("GET", "%s:{%s}" % (lim.storage.key_prefix, item.key_for()))
+    check("Redis sliding-window-counter protocol/random-seed-1-trace-38 (misbehaviour): a cost of 10^17 or "
+          "more is stored by acquire_sliding_window.lua:42 (SET of a Lua double) as a float string; "
+          "get_sliding_window's int() (redis.py:196-198) raises ValueError, and every later hit raises "
+          "ResponseError (INCRBY on it, acquire_sliding_window.lua:39)",
+          (a, stored, raised(lambda: remaining(lim, item)), raised(lambda: lim.hit(item))),
+          (True, "1.5739925049630179e+17",
+           "ValueError: invalid literal for int() with base 10: b'1.5739925049630179e+17'", OUT_OF_RANGE),
+          "allowed(12151333601036102)")
+
+    lim, item = rmake(SWC, 250, 285154, created="285154.001")
+    rat("285154.001")
+    a = (lim.hit(item, cost=251), wait_ns(lim, item))
+    lim, item = rmake(SWC, 5, 10)
+    rat(0)
+    check("Redis CORE-7 sliding-window-counter/random-seed-1-trace-7 (malformed answer): cost above the "
+          "limit, no count: reset = now (REPORT.md section 1); with a count, at its first hit the current "
+          "key's PTTL is 2W and 2W % W = 0: reset = now again (section 4)",
+          (a, lim.hit(item), lim.hit(item, cost=6), wait_ns(lim, item)), ((False, 0), True, False, 0),
+          "neverAllowed both times")
+
+    lim, item = rmake(SWC, 875460154, 3258875)
+    rat(0)
+    a = lim.hit(item, cost=875460154)
+    check("Redis SWC-3 sliding-window-counter/random-seed-1-trace-17 (malformed answer): 2W % W = 0 at the "
+          "first hit (REPORT.md section 4, strategies.py:298)",
+          (a, lim.hit(item, cost=1024), wait_ns(lim, item)), (True, False, 0), "rejected(3258878811810264 ns)")
+
+    lim, item = rmake(SWC, 1, 10)
+    rat(9)
+    a = lim.hit(item)
+    rat(11)
+    check("Redis SWC-3 sliding-window-counter/no-floor (early retry): the windows start at the first hit, "
+          "9 s (acquire_sliding_window.lua:42, PX 2W), and the reset is the end of that window, 19 s",
+          (a, lim.hit(item), wait(lim, item)), (True, False, 8), "rejected(9 s): admitted at 20 s")
+
+    lim, item = rmake(SWC, 5971477497078, 1)
+    rat(0)
+    a = lim.hit(item)
+    rat("0.001")
+    check("Redis SWC-3 sliding-window-counter/random-seed-1-trace-13, shrunk (early retry; the trace's is "
+          "the row's worst, 81.5 years): the reset is the current window's end, where nothing is freed "
+          "(REPORT.md section 9)",
+          (a, lim.hit(item, cost=5971477497078), wait_ns(lim, item)), (True, False, 999_000_073),
+          "rejected(1999000000 ns)")
+
+    lim, item = rmake(SWC, 23, 1030, created="88.226")
+    rat("88.226")
+    check("Redis SWC-6 sliding-window-counter/random-seed-1-trace-8 (malformed answer): refused at the "
+          "instant of the first hit, reset = now (2W % W = 0)",
+          (lim.hit(item), lim.hit(item, cost=23), wait_ns(lim, item)), (True, False, 0),
+          "rejected(1971774000000 ns)")
+
+    lim, item = rmake(SWC, 4, 10, created=5)
+    rat(5)
+    lim.hit(item, cost=4)
+    rat(6)
+    a = (lim.hit(item), wait(lim, item))
+    rat(15)
+    b = (lim.hit(item), wait(lim, item))
+    rat("15.001")
+    check("Redis SWC-6 sliding-window-counter/retry-next-window (difference, 2.5 s late) and one window "
+          "after the first hit: the window [5 s, 15 s) ends at 15 s, where PTTL = W is not shifted "
+          "(acquire_sliding_window.lua:13, current_ttl < expiry): refused, reset = now; shifted 1 ms later",
+          (a, b, lim.hit(item)), ((False, 9), (False, 0), True), "rejected(6.5 s); admitted from 12.5 s")
+
+    lim, item = rmake(SWC, 4, 10)
+    rat(0)
+    check("Redis CORE-9 sliding-window-counter/zero-release-invalid (over-promise): hit(cost=-1) admitted "
+          "(REPORT.md section 7)",
+          (lim.hit(item), lim.hit(item, cost=-1), remaining(lim, item)), (True, True, 4),
+          "invalid(permits: mustNotBeNegative); a query shows 3")
+
+    lim, item = rmake(SWC, 2, 3109560)
+    rat(0)
+    a = lim.hit(item)
+    rat("6043619.034")
+    check("Redis SWC-5 sliding-window-counter/random-seed-1-trace-44, shrunk (over-promise; the trace's "
+          "is the row's worst, 5337490 permits): remaining = 2 - floor(0.056 + 1) (REPORT.md section 6)",
+          (a, lim.hit(item), remaining(lim, item)), (True, True, 1), "allowed(0)")
+
+    lim, item = rmake(SWC, 14, 1, created="0.001")
+    rat("0.001")
+    a = lim.hit(item, cost=7)
+    rat(0)
+    check("Redis CORE-10 sliding-window-counter/random-seed-1-trace-46, shrunk (early retry): back at 0 s "
+          "the current key's PTTL is 2001 ms, not shifted; the reset is 2.001 % 1 s",
+          (a, lim.hit(item, cost=9), wait_ns(lim, item)), (True, False, 999_928), "rejected(1285714286 ns)")
+
+    check("Redis CORE-3 sliding-window-counter/refuse-zero-window (accepted a bad configuration): a window "
+          "of 0 s becomes 1 s (REPORT.md section 11)",
+          rmake(SWC, 1, 0)[1].get_expiry(), 1, "refused windowNanoseconds (mustBePositive)")
+
+    lim, item = rmake(SWC, 4, 10, created=5)
+    rat(5)
+    lim.hit(item, cost=4)
+    answers = []
+    for t in (12, 13, 20):
+        rat(t)
+        answers.append(remaining(lim, item))
+    check("Redis SWC-3 alignment sliding-window-counter/weight-shrinks (difference): the windows are "
+          "[5 s, 15 s), [15 s, 25 s): at 12 s and 13 s the 4 permits weigh 4, at 20 s 4 * 0.5",
+          answers, [0, 0, 2], "allowed(0), allowed(1), allowed(4): the windows [0 s, 10 s), [10 s, 20 s)")
+
+    lim, item = rmake(SWC, 10, 10)
+    rat(9)
+    a = lim.hit(item, cost=10)
+    rat(18)
+    check("Redis SWC-4 sliding-window-counter/worst-case (difference, 1 s late): at 18 s the 10 permits of "
+          "9 s are in the current window [9 s, 19 s)",
+          (a, lim.hit(item, cost=8), wait(lim, item)), (True, False, 1), "allowed(0)")
+
+    lim, item = rmake(SWC, 2 ** 53 + 3, 86400)
+    rat(0)
+    check("Redis sliding-window-counter, counts above 2^53 (REPORT.md section 8 (b), not a row of this run): "
+          "the remaining is over-stated; the hit that fills the limit is admitted (the Lua script "
+          "compares floor(...) + amount, doubles)",
+          (lim.hit(item, cost=2 ** 53 + 1), remaining(lim, item), lim.hit(item, cost=2)), (True, 3, True),
+          "allowed(2), then allowed(0)")
+
+    SERVER.stop()
 
 print("\nlimits %s: %d findings checked, %d no longer reproduce" % (limits.__version__, CHECKS[0], len(FAILED)))
 sys.exit(1 if FAILED else 0)

@@ -2,6 +2,7 @@
 """Python `limits` (alisaifee/limits), memory storage, driven over the conformance protocol.
 
     Implementations/.venv/bin/python Implementations/limits/shim.py
+    Implementations/.venv/bin/python Implementations/limits/shim.py --redis
 
 Strategies: `fixed-window` (FixedWindowRateLimiter), `sliding-window-log` (MovingWindowRateLimiter),
 `sliding-window-counter` (SlidingWindowCounterRateLimiter), each over `MemoryStorage`, with
@@ -13,6 +14,13 @@ name `time` in those modules is bound to a stand-in whose `time()` reads the pro
 and `threading.Timer` in `limits.storage.memory`, the real-time timer that runs the storage's
 expiry pass every 0.01 s, which here fires at 0.01 s of the same stand-in clock (see README.md).
 
+With `--redis`, each limiter is over `RedisStorage` instead (its Lua scripts, on a real
+redis-server that the shim starts and stops: ../common/redisclock.py). The library reads
+`time.time()` in `limits.storage.redis` too, bound to the same stand-in; the server's own wall
+clock, which its TTLs, PTTLs and expiry read, is set to the same instant before each call, to the
+millisecond and below (ClockedRedis). Nothing else is replaced.
+
+    --redis                 RedisStorage on a redis-server of the shim's own
     --unix-origin SECONDS   map the protocol's instant 0 to this Unix time instead of the default
                             (the first multiple of the window at or after 1,700,000,000 s)
 """
@@ -33,9 +41,10 @@ shimproto.quiet_stderr()
 
 import limits  # noqa: E402
 import limits.storage.memory as memory_module  # noqa: E402
+import limits.storage.redis as redis_module  # noqa: E402
 import limits.strategies as strategies_module  # noqa: E402
 from limits import RateLimitItemPerSecond  # noqa: E402
-from limits.storage import MemoryStorage  # noqa: E402
+from limits.storage import MemoryStorage, RedisStorage  # noqa: E402
 
 NS = 1_000_000_000
 PRESENT = 1_700_000_000  # a Unix time in 2023: where time.time() reads in real use
@@ -117,6 +126,7 @@ class _VirtualTimer:
 _TIME = types.SimpleNamespace(time=CLOCK.time)
 memory_module.time = _TIME
 strategies_module.time = _TIME
+redis_module.time = _TIME
 memory_module.threading = types.SimpleNamespace(Timer=_VirtualTimer, RLock=threading.RLock)
 
 STRATEGIES = {
@@ -146,8 +156,16 @@ PROFILE = {
     "createdAtFirstEvent": True,
 }
 
+# The Redis storage's profile: the server's TTL, PTTL and expiry are whole milliseconds, so the
+# instants are too (a window's edge read between two milliseconds is Redis's resolution, not a
+# finding). Everything else as the memory storage's.
+REDIS_PROFILE = dict(PROFILE, timeUnitNanoseconds=1_000_000,
+                     largestInstantNanoseconds=INT64_MAX // 1_000_000 * 1_000_000)
+
 UNIX_ORIGIN = None
 LOG_LIMIT = 1_000_000
+# The ClockedRedis of --redis, started at the first create.
+REDIS = None
 
 
 class Limiter:
@@ -155,12 +173,21 @@ class Limiter:
         self.strategy = strategy
         self.origin = origin  # the Unix time (s) of the protocol's instant 0
         CLOCK.advance_to(unix_seconds(origin, now))
-        self.storage = MemoryStorage()  # starts its expiry timer at this reading
+        if REDIS is not None:
+            REDIS.server.set_clock(origin * NS + now)
+            REDIS.limiters += 1
+            # A key prefix of its own on the shared server: limiters never see each other's keys.
+            self.storage = RedisStorage("redis+" + REDIS.server.url, connection_pool=REDIS.pool,
+                                        key_prefix="L%d" % REDIS.limiters)
+        else:
+            self.storage = MemoryStorage()  # starts its expiry timer at this reading
         self.limiter = STRATEGIES[strategy](self.storage)
         self.item = RateLimitItemPerSecond(limit, window_seconds)
 
     def at(self, now):
         CLOCK.advance_to(unix_seconds(self.origin, now), self.storage)
+        if REDIS is not None:
+            REDIS.server.set_clock(self.origin * NS + now)
 
     def stats(self):
         return self.limiter.get_window_stats(self.item)
@@ -171,7 +198,7 @@ class LimitsShim(shimproto.Shim):
     strategies = list(STRATEGIES)
 
     def profiles(self):
-        profiles = {strategy: dict(PROFILE) for strategy in STRATEGIES}
+        profiles = {strategy: dict(REDIS_PROFILE if REDIS else PROFILE) for strategy in STRATEGIES}
         # FW-13: its fixed window starts at the first hit that finds no window open.
         profiles["fixed-window"]["alignment"] = "first-event"
         return profiles
@@ -227,20 +254,39 @@ class LimitsShim(shimproto.Shim):
         raise ValueError("event %r is outside the declared profile" % (kind,))
 
     def drop(self, lim):
+        if REDIS is not None:
+            lim.storage.reset()  # deletes the limiter's keys (its prefix's), by the library's own script
+            return
         for timer in list(CLOCK.timers):
             if timer.owner() is lim.storage:
                 timer.cancel()
 
 
 def main(argv):
-    global UNIX_ORIGIN
+    global UNIX_ORIGIN, REDIS
     args = argv[1:]
+    redis = args[:1] == ["--redis"]
+    if redis:
+        args = args[1:]
     if args[:1] == ["--unix-origin"] and len(args) == 2:
         UNIX_ORIGIN = int(args[1])
     elif args:
-        sys.stdout.write('{"type":"error","message":"usage: shim.py [--unix-origin SECONDS]"}\n')
+        sys.stdout.write('{"type":"error","message":"usage: shim.py [--redis] [--unix-origin SECONDS]"}\n')
         return 2
-    return shimproto.serve(LimitsShim())
+    shim = LimitsShim()
+    if redis:
+        import redisclock
+
+        server = redisclock.start_for_shim()
+        if server is None:
+            return 2
+        import redis as redis_py
+
+        # One connection for every limiter (the shim is single-threaded), as an app shares its pool.
+        REDIS = types.SimpleNamespace(server=server, limiters=0, pool=redis_py.ConnectionPool.from_url(server.url))
+        shim.implementation = "limits %s (Redis storage, redis-server %s)" % (
+            limits.__version__, REDIS.server.version)
+    return shimproto.serve(shim)
 
 
 if __name__ == "__main__":

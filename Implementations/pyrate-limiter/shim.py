@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 
 import shimproto  # noqa: E402
-from shimproto import INT64_MAX, Refused, Unsupported, allowed, invalid, is_int, never, refused_for  # noqa: E402
+from shimproto import INT64_MAX, Refused, Unsupported, allowed, ints, invalid, is_int, never, refused_for  # noqa: E402
 
 shimproto.quiet_stderr()
 
@@ -112,16 +112,6 @@ def _rate(strategy, *args, **kwargs):
         raise
 
 
-def _spans(configuration, names):
-    values = []
-    for name in names:
-        value = configuration.get(name)
-        if not is_int(value):
-            raise Refused(name, "notSupported")
-        values.append(value)
-    return values
-
-
 class Entry:
     def __init__(self, strategy, bucket, prefill=0):
         self.strategy = strategy
@@ -191,7 +181,7 @@ class PyrateShim(shimproto.Shim):
             raise Unsupported("not offered by pyrate-limiter")
         CLOCK.ns = now
         if strategy in ("sliding-window-log", "fixed-window"):
-            limit, window = _spans(configuration, ["limit", "windowNanoseconds"])
+            limit, window = ints(configuration, ["limit", "windowNanoseconds"])
             if window % MS:
                 raise Unsupported("intervals are whole milliseconds")
             rate = _rate(strategy, limit, window // MS)
@@ -201,12 +191,12 @@ class PyrateShim(shimproto.Shim):
             algorithm = FixedWindow() if strategy == "fixed-window" else None
             return Entry(strategy, InMemoryBucket([rate], algorithm=algorithm))
         if strategy == "gcra":
-            burst, interval = _spans(configuration, ["burst", "emissionIntervalNanoseconds"])
+            burst, interval = ints(configuration, ["burst", "emissionIntervalNanoseconds"])
             if interval % MS:
                 raise Unsupported("intervals are whole milliseconds")
             rate = _rate(strategy, 1, interval // MS, burst=burst)
             return Entry(strategy, StateBucket([rate], algorithm=GCRA()))
-        capacity, permits, period = _spans(configuration, ["capacity", "permitsPerPeriod", "periodNanoseconds"])
+        capacity, permits, period = ints(configuration, ["capacity", "permitsPerPeriod", "periodNanoseconds"])
         initial = configuration.get("initialTokens", capacity)
         if period % MS:
             raise Unsupported("intervals are whole milliseconds")

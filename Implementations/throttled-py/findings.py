@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Reproduces each finding of README.md with the `throttled-py` library alone, without the shim.
+"""Reproduces each finding of README.md (memory store and Redis store) with the `throttled-py` library
+alone, without the shim.
 
     Implementations/.venv/bin/python Implementations/throttled-py/findings.py
 
@@ -15,14 +16,23 @@ clock replaced where it reads it, `throttled.utils.time` (`now_sec()` = `int(tim
   clock does).
 That is what the shim does. Instants are written in nanoseconds, as the suite prints them.
 
+Then the same checks for the Redis store (README.md, "Redis store (`--redis`)"): the limiters are
+on one `RedisStore(server=clocked.url)` (each its own key) over a `ClockedRedis`
+(../common/redisclock.py: an unmodified redis-server whose wall clock, TIME, EXPIRE and lazy
+deletion, reads the instant `set_clock` writes), set to the same wall-clock instant as `time.time()`
+before each call, as the shim does with `--redis`. Without a redis-server or a C compiler the Redis
+checks are skipped (said so) and the memory checks alone decide the exit status.
+
 A check prints the library's answers next to the Spec's and exits 1 if the library no longer gives
 the answers recorded here (for instance after a version change). Answers are written as the suite
 writes them: `allowed(remaining)` for an admitted `limit()` (its `state.remaining`), `rejected(Nns)`
 for a refused one (its `state.retry_after`, seconds, exactly, rounded up to a nanosecond),
-`query(remaining)` for `peek()`, `invalid` for a `DataError`.
+`query(remaining)` for `peek()`, `invalid` for a `DataError`, `error(...)` for a
+`StoreUnavailableError` (with the Redis error that caused it).
 """
 
 import math
+import os
 import sys
 import types
 from datetime import timedelta
@@ -31,12 +41,14 @@ from fractions import Fraction
 import throttled
 import throttled.utils as utils
 from throttled import RateLimiterType, Throttled, exceptions, per_duration
-from throttled.store import MemoryStore
+from throttled.store import MemoryStore, RedisStore
 
 NS = 1_000_000_000
 PRESENT = 1_700_000_000
 MONO_ORIGIN = 1_000_000
 INT64_MAX = (1 << 63) - 1
+# The Redis checks: the ClockedRedis, the one RedisStore they share and how many limiters it holds.
+REDIS = None
 
 
 class Clock:
@@ -55,13 +67,20 @@ GCRA = RateLimiterType.GCRA.value
 
 
 class Lim:
-    """One limiter of the library on its own clock. `created` and every instant in nanoseconds."""
+    """One limiter of the library on its own clock. `created` and every instant in nanoseconds. With
+    `redis=True` it is on the one RedisStore of the Redis checks (its own key), and `at()` also sets
+    the redis-server's wall clock to the same instant (ClockedRedis, ../common/redisclock.py)."""
 
-    def __init__(self, using, seconds, limit, burst=None, created=0, origin=PRESENT, prefill=0):
-        self.origin, self.latest = origin, created
+    def __init__(self, using, seconds, limit, burst=None, created=0, origin=PRESENT, prefill=0, redis=False):
+        self.origin, self.latest, self.redis = origin, created, redis
+        if redis:
+            REDIS.limiters += 1
+            self.key, store = "k-%d" % REDIS.limiters, REDIS.store
+        else:
+            self.key, store = "k", MemoryStore()
         self.at(created)
-        self.throttle = Throttled(key="k", using=using, quota=per_duration(timedelta(seconds=seconds), limit, burst),
-                                  store=MemoryStore())
+        self.throttle = Throttled(key=self.key, using=using,
+                                  quota=per_duration(timedelta(seconds=seconds), limit, burst), store=store)
         if prefill:  # the Spec's initial tokens or level, reached with the library's own limit()
             assert not self.throttle.limit(cost=prefill).limited
 
@@ -69,15 +88,21 @@ class Lim:
         self.latest = max(self.latest, now)
         CLOCK.wall = (self.origin * NS + now) / NS
         CLOCK.mono = (MONO_ORIGIN * NS + self.latest) / NS
+        if self.redis:
+            # The server's TIME, EXPIRE and lazy deletion read the wall clock's instant (not the
+            # latest one): what the shim does with --redis.
+            REDIS.server.set_clock(self.origin * NS + now)
 
     def step(self, now, n):
         self.at(now)
         if n == 0:
-            return "query(%d)" % self.throttle.peek("k").remaining
+            return "query(%d)" % self.throttle.peek(self.key).remaining
         try:
             result = self.throttle.limit(cost=n)
         except exceptions.DataError:
             return "invalid"
+        except exceptions.StoreUnavailableError as error:
+            return "error(%s: %s)" % (type(error).__name__, str(error.__cause__).split(" script:")[0])
         if not result.limited:
             return "allowed(%d)" % result.state.remaining
         return "rejected(%dns)" % ceil_ns(result.state.retry_after)
@@ -96,25 +121,25 @@ def window_origin(seconds):
     return -(-PRESENT // seconds) * seconds if seconds > 0 else PRESENT
 
 
-def fw(limit, window_s, created=0, using=FW):
-    return Lim(using, window_s, limit, created=created, origin=window_origin(window_s))
+def fw(limit, window_s, created=0, using=FW, redis=False):
+    return Lim(using, window_s, limit, created=created, origin=window_origin(window_s), redis=redis)
 
 
-def swc(limit, window_s, created=0):
-    return fw(limit, window_s, created, using=SW)
+def swc(limit, window_s, created=0, redis=False):
+    return fw(limit, window_s, created, using=SW, redis=redis)
 
 
-def tb(capacity, permits, period_s, initial, created=0):
-    return Lim(TB, period_s, permits, capacity, created=created, prefill=capacity - initial)
+def tb(capacity, permits, period_s, initial, created=0, redis=False):
+    return Lim(TB, period_s, permits, capacity, created=created, prefill=capacity - initial, redis=redis)
 
 
-def lbm(capacity, leak, period_s, initial, created=0):
-    return Lim(LB, period_s, leak, capacity, created=created, prefill=initial)
+def lbm(capacity, leak, period_s, initial, created=0, redis=False):
+    return Lim(LB, period_s, leak, capacity, created=created, prefill=initial, redis=redis)
 
 
-def gcra(burst, interval_ns, created=0):
+def gcra(burst, interval_ns, created=0, redis=False):
     fraction = Fraction(interval_ns, NS)  # emission_interval = period_sec / limit = T / 10^9 s
-    return Lim(GCRA, fraction.numerator, fraction.denominator, burst, created=created)
+    return Lim(GCRA, fraction.numerator, fraction.denominator, burst, created=created, redis=redis)
 
 
 def s(seconds):
@@ -139,12 +164,23 @@ def check(name, observed, expected_by_library, spec):
         FAILED.append(name)
 
 
-def accepted(using, seconds, limit, burst=None):
+def accepted(using, seconds, limit, burst=None, redis=False):
     """Whether the library builds the quota and a Throttled on it, and answers a limit(1)."""
     try:
         quota = per_duration(timedelta(seconds=seconds), limit, burst)
-        Throttled(key="k", using=using, quota=quota, store=MemoryStore()).limit(cost=1)
+        if redis:
+            REDIS.limiters += 1
+            key, store = "k-%d" % REDIS.limiters, REDIS.store
+        else:
+            key, store = "k", MemoryStore()
+        throttle = Throttled(key=key, using=using, quota=quota, store=store)
+    except ZeroDivisionError:
+        return "ZeroDivisionError"
+    try:
+        throttle.limit(cost=1)
         return "created"
+    except exceptions.StoreUnavailableError as error:  # Redis only: see REPORT.md 15
+        return "created, limit(1): StoreUnavailableError (%s)" % str(error.__cause__).split(" script:")[0]
     except ZeroDivisionError:
         return "ZeroDivisionError"
 
@@ -613,6 +649,347 @@ check("EXTRA leaking bucket: limit(cost=0) stores last_refreshed = now and drops
        ["allowed(0)", "limit0(0)", "rejected(4000000000ns)", "allowed(0)"]),
       "a query changes nothing (CORE-9): acquire(1) admitted at 8 s (the library, probed, admits at 11 s)")
 
-print("\nthrottled-py %s: %d findings checked, %d no longer reproduce"
-      % (throttled.__version__, CHECKS[0], len(FAILED)))
+MEMORY_CHECKS = CHECKS[0]
+
+# ==================================================================================================
+# Redis store (README.md, "Redis store (`--redis`)"): the same limiters on one RedisStore (each its
+# own key) over a real redis-server whose wall clock reads the checks' instant (ClockedRedis). The
+# fixed and sliding windows read the client's clock (as above); the token and leaking buckets' and
+# GCRA's Lua scripts read the server's TIME. Each check below is the smallest case of a finding
+# group of the `--redis` run (its recorded answers are the shim's), then the worst or a second case
+# where that shows more. "NEW" marks defects that the memory store does not have.
+# ==================================================================================================
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import redisclock  # noqa: E402
+
+try:
+    _server = redisclock.ClockedRedis()
+except redisclock.Unavailable as reason:
+    _server = None
+    print("\nREDIS checks skipped: %s" % (reason,))
+if _server is not None:
+    REDIS = types.SimpleNamespace(server=_server, store=RedisStore(server=_server.url), limiters=0)
+    print("\nRedis store: redis-server %s, wall clock from a file (redisclock.c)" % (_server.version,))
+
+if REDIS is not None:
+    R = dict(redis=True)
+
+    # ---------------------------------------------------------------------------------- token-bucket
+    lim = tb(2, 8, 1, 1, **R)
+    check("REDIS NEW TB TB-4 token-bucket/random-seed-1-trace-30, shrunk (over-admission): the prefill "
+          "limit(cost=1) is admitted and the script runs EXPIRE key floor(2 * 2/8) = EXPIRE key 0, which "
+          "deletes the bucket: acquire(2) finds it full",
+          lim.run([(0, 2)]), ["allowed(0)"], "rejected(125000000ns): 1 token, the second at 125 ms")
+
+    lim = tb(3, 9223372036854775806, 12, 1, created=s(33), **R)
+    check("REDIS NEW TB TB-4 token-bucket/random-1 (over-admission): 4 permits at one instant from a "
+          "bucket of 3 (EXPIRE key floor(2 * 3 / 7.7e17) = 0 after each admission)",
+          lim.run([(s(34), 3), (s(34), 1)]), ["allowed(0)", "allowed(2)"], "allowed(0), rejected(1ns)")
+
+    lim = tb(10, 100, 1, 10, **R)
+    check("REDIS NEW TB (illustration, REPORT.md 13): burst 10, 100 a second: five limit(cost=10) at one "
+          "instant are all admitted, 50 permits from a bucket of 10",
+          lim.run([(0, 10)] * 5), ["allowed(0)"] * 5,
+          "allowed(0), then rejected(100000000ns) four times")
+
+    lim = tb(10, 3, 10, 0, **R)
+    check("REDIS TB TB-4 token-bucket/fractions-carry (liveness, shared with memory): the script drops the "
+          "refill's fraction at each admission too (token_bucket.py:32-42)",
+          lim.run([(s(3), 1), (s(4), 1), (s(10), 2)]),
+          ["rejected(4000000000ns)", "allowed(0)", "rejected(4000000000ns)"],
+          "rejected(333333334ns), allowed(0), allowed(0)")
+
+    lim = tb(46, 82, 2647, 46, created=s(53), **R)
+    check("REDIS TB CORE-7 token-bucket/random-seed-1-trace-6 (retry forever, shared): cost 47 on a bucket "
+          "of 46, a finite retry_after",
+          lim.run([(s(53), 47)]), ["rejected(33000000000ns)"], "neverAllowed")
+
+    lim = tb(17, 1, 519741599, 16, created=s(42), **R)
+    check("REDIS TB CORE-10 token-bucket/random-seed-1-trace-25 (over-promise, shared): back at "
+          "1570911356 s the script stores last_refreshed = now; at 2090652955 s the 507 million seconds "
+          "after it refill a token already refilled up to 2078966439 s",
+          lim.run([(s(519741641), 1), (s(1039483241), 1), (s(2078966439), 1), (s(1570911356), 1),
+                   (s(2090652955), 1)]),
+          ["allowed(16)", "allowed(16)", "allowed(16)", "allowed(15)", "allowed(15)"],
+          "..., step 5: allowed(14)")
+
+    lim = tb(3, 10, 1_000_000_000, 3, **R)
+    check("REDIS TB CORE-10 token-bucket/go-backward-time (early retry, the row's worst, 10^17 ns early; "
+          "scaled to whole seconds, shared)",
+          lim.run([(s(1_100_000_000), 1), (s(1_000_000_000), 1), (s(1_000_000_000), 1), (s(1_000_000_000), 1)]),
+          ["allowed(2)", "allowed(1)", "allowed(0)", "rejected(100000000000000000ns)"],
+          "allowed(2), allowed(1), allowed(0), rejected(200000000000000000ns)")
+
+    lim = tb(12608, 3074457345618258602, 2147483648, 5675, created=s(24), **R)
+    check("REDIS NEW TB TB-5 token-bucket/random-seed-1-trace-11 (over-promise, 6933 permits): "
+          "fill_time = 12608 / 1.43e9 s, EXPIRE key 0 deletes the prefilled bucket",
+          lim.run([(s(23), 1)]), ["allowed(12607)"], "allowed(5674)")
+
+    lim = tb(2, 6, 1, 1, **R)
+    check("REDIS NEW TB TB-5 token-bucket/random-seed-1-trace-40, shrunk (the row's worst cause, 9776869 "
+          "permits over unshrunk): EXPIRE key floor(2 * 2/6) = 0",
+          lim.run([(0, 1)]), ["allowed(1)"], "allowed(0)")
+
+    lim = tb(77915057457409545, 9435159, 1, 1, **R)
+    check("REDIS NEW TB TB-5 token-bucket/random-seed-1-trace-26, shrunk (over-promise, 15 permits): the "
+          "script's tokens are Lua doubles: capacity 77915057457409545 and the prefill's cost "
+          "77915057457409544 round to ...552 and ...536 (2^56 < C: 16 apart), 16 tokens left, not 1",
+          lim.run([(0, 1)]), ["allowed(15)"], "allowed(0)")
+
+    lim = tb(496104, 813133, 1_000_000_000, 80726, created=s(13), **R)
+    check("REDIS TB TB-5 token-bucket/random-seed-1-trace-1 (difference, shared): 1229 s make 0.9993 token, "
+          "floored and dropped",
+          lim.run([(s(1242), 1), (s(2471), 1)]), ["allowed(80725)", "allowed(80724)"],
+          "allowed(80725), allowed(80725)")
+
+    lim = tb(3, 2, 20, 3, created=s(54), **R)
+    check("REDIS TB TB-6 token-bucket/random-3 (liveness, shared): retry_after ceil((3 - 1) / 0.1) = 20 s "
+          "from now",
+          lim.run([(s(65), 3), (s(85), 1), (s(88), 1), (s(96), 1), (s(106), 3)]),
+          ["allowed(0)", "allowed(1)", "allowed(0)", "rejected(10000000000ns)", "rejected(20000000000ns)"],
+          "allowed(0), allowed(1), allowed(0), allowed(0), rejected(9000000000ns)")
+
+    check("REDIS TB CORE-3 token-bucket/refuse-zero-capacity, refuse-negative-period, "
+          "refuse-refill-past-timeline (shared: Quota validates nothing)",
+          (accepted(TB, 1, 1, 0, **R), accepted(TB, -1, 1, 1, **R), accepted(TB, 2, 1, INT64_MAX, **R)),
+          ("created", "created", "created, limit(1): StoreUnavailableError (value is not an integer or out of range)"),
+          "refused capacity, periodNanoseconds (mustBePositive), periodNanoseconds (exceedsMaximum 1); the "
+          "third is accepted, and its first admission fails: EXPIRE key floor(2 * 1.8e19) is sent as "
+          "'3.6893488147419103e+19' (REPORT.md 15)")
+
+    lim = tb(291686250536825, 3896741665474963480, 2147483648, 149722962799180, created=s(76), **R)
+    check("REDIS TB CORE-9 token-bucket/random-seed-1-trace-15 (difference, shared): peek's floor of the "
+          "float refill, after hits that dropped fractions",
+          lim.run([(s(77), 1), (s(78), 1), (s(78), 1), (s(81), 0)]),
+          ["allowed(149724777360919)", "allowed(149726591922658)", "allowed(149726591922657)",
+           "query(149732035607877)"],
+          "..., allowed(149732035607878)")
+
+    # ------------------------------------------------------------------------------------------ gcra
+    lim = gcra(1, 10_000, **R)
+    check("REDIS GCRA CORE-7 gcra/random-seed-1-trace-1, shrunk (retry forever, shared): cost 3 with burst "
+          "1, retry_after (3 - 1) * 10 us as a float",
+          lim.run([(0, 3)]), ["rejected(20001ns)"], "neverAllowed")
+
+    lim = gcra(1019, 29955980000, created=170000, **R)
+    check("REDIS NEW GCRA CORE-10 gcra/random-seed-1-trace-17 (over-promise): the script reads TIME, a wall "
+          "clock; created at 170 us, two hits at 0 set tat from 0, so at T + 10 us one interval has passed "
+          "for the library where the Spec (evaluating at 170 us) counts T + 160 us pending",
+          lim.run([(0, 1), (0, 1), (29955990000, 1)]), ["allowed(1018)", "allowed(1016)", "allowed(1017)"],
+          "allowed(1018), allowed(1017), allowed(1016)")
+
+    lim = gcra(2, 10_000, **R)
+    check("REDIS NEW GCRA CORE-10 gcra/random-seed-1-trace-15, shrunk (liveness; unshrunk the row's worst, "
+          "11749530050004 ns late): 20 us back, now - tat is -30 us",
+          lim.run([(9999999990000, 1), (9999999970000, 1)]), ["allowed(1)", "rejected(20004ns)"],
+          "allowed(1), allowed(0): evaluated at the latest instant")
+
+    check("REDIS GCRA CORE-3 gcra/refuse-zero-burst (shared)", (accepted(GCRA, 1, 100000, 0, **R),),
+          ("created",), "refused burst (mustBePositive)")
+
+    lim = gcra(1024, 600000000010000, created=9223372036851170000, **R)
+    check("REDIS NEW GCRA GCRA-4 gcra/random-seed-1-trace-2 (difference, 589669130370901 ns late): the wall "
+          "clock went back 1.19e6 s, which the script adds to tat - now",
+          lim.run([(9222851679479700000, 20), (9221662010349320000, 1003)]),
+          ["allowed(1004)", "rejected(589669130370901ns)"], "allowed(1004), allowed(1)")
+
+    lim = gcra(59522, 21474836470000, created=520000, **R)
+    check("REDIS GCRA GCRA-5 gcra/random-seed-1-trace-12 (difference; float seconds, shared cause): "
+          "seconds since 2025-01-01 as a double (7.5 ns apart at 2023-2027 instants), "
+          "floor((now - tat) / T) just below -1",
+          lim.run([(530000, 1), (530000, 1)]), ["allowed(59521)", "allowed(59519)"],
+          "allowed(59521), allowed(59520)")
+
+    lim = gcra(1, 100_000, **R)
+    check("REDIS GCRA GCRA-6 gcra/retry-after-from-earlier-now (difference, shared cause): "
+          "retry_after = tat - now of doubles 7.5 ns apart, sent through tostring (14 digits)",
+          lim.run([(1_000_000, 1), (950_000, 1)]), ["allowed(0)", "rejected(150003ns)"],
+          "allowed(0), rejected(150000ns)")
+
+    lim = gcra(3, 20_000, **R)
+    answers = lim.run([(20000, 1), (30000, 1), (30000, 3), (60000, -1), (40000, 3), (50000, 1),
+                       (10000000050000, 3), (10000000070000, 1), (10000000070000, 0), (10000000070000, 3)])
+    check("REDIS GCRA GCRA-4 gcra/random-3 steps 7-10 (difference, REPORT.md 10's cause on Redis): after a "
+          "burst of 3 at 10000000050 us, acquire(1) at the boundary one interval later is refused with a "
+          "retry_after of 3 ns, and peek says 0 left",
+          answers[6:], ["allowed(0)", "rejected(3ns)", "query(0)", "rejected(40003ns)"],
+          "allowed(0), allowed(0), allowed(0), rejected(60000ns)")
+
+    # -------------------------------------------------------------------------------- fixed-window
+    lim = fw(140, 26, created=s(71), **R)
+    check("REDIS FW CORE-7 fixed-window/random-seed-1-trace-35 (over-admission, shared): back 49 s, "
+          "another window's key",
+          lim.run([(s(72), 1), (s(9223372036), 140), (s(9223371987), 65)]),
+          ["allowed(139)", "allowed(0)", "allowed(75)"], "allowed(139), allowed(0), neverAllowed")
+
+    lim = fw(3, 10, **R)
+    check("REDIS FW CORE-7 fixed-window/refusals-record-nothing (retry forever; on the memory store a CORE-10 "
+          "over-admission): the key of [0 s, 10 s) expires on the server's wall clock, which is back at "
+          "5 s, so the count is kept; acquire(4) above the limit gets the window's end",
+          lim.run([(0, 3), (s(15), 0), (s(5), 1), (s(15), 4)]),
+          ["allowed(0)", "query(3)", "rejected(5000000000ns)", "rejected(5000000000ns)"],
+          "allowed(0), allowed(3), rejected(5000000000ns), neverAllowed")
+
+    lim = fw(257, 1, **R)
+    check("REDIS FW CORE-10 fixed-window/random-seed-1-trace-8, shrunk (over-admission, shared)",
+          lim.run([(s(9223371973), 1), (s(9223371972), 257)]), ["allowed(256)", "allowed(0)"],
+          "allowed(256), rejected(2000000000ns)")
+
+    check("REDIS FW CORE-3 fixed-window/refuse-negative-window (shared)", (accepted(FW, -10, 1, **R),),
+          ("created",), "refused windowNanoseconds (mustBePositive)")
+
+    lim = fw(3, 10, **R)
+    check("REDIS FW FW-4 fixed-window/weighted (difference, shared): INCRBY before the comparison "
+          "(fixed_window.py:28-31) counts the refused acquire(2)",
+          lim.run([(0, 2), (s(3), 2), (s(3), 1), (s(8), 1)]),
+          ["allowed(1)", "rejected(7000000000ns)", "rejected(7000000000ns)", "rejected(2000000000ns)"],
+          "allowed(1), rejected(7000000000ns), allowed(0), rejected(2000000000ns)")
+
+    # ---------------------------------------------------------------------- sliding-window-counter
+    lim = swc(169550584097337902, 1, **R)
+    check("REDIS NEW SWC protocol sliding-window-counter/random-seed-1-trace-38 (misbehaviour): the script "
+          "passes the Lua double cost 1.573992504963018e17 to INCRBY, which Redis formats "
+          "'1.5739925049630179e+17' and refuses; redis-py's ResponseError becomes StoreUnavailableError",
+          lim.run([(0, 1), (0, 157399250496301800)]),
+          ["allowed(169550584097337901)", "error(StoreUnavailableError: value is not an integer or out of range)"],
+          "allowed(169550584097337901), allowed(12151333601036101)")
+
+    E = 9223372036854000000
+    L16 = 21100857779455775
+    lim = swc(L16, 2147483647, created=ms(19), **R)
+    check("REDIS NEW SWC CORE-7 sliding-window-counter/random-seed-1-trace-16 (over-admission): used = "
+          "previous + current + cost in Lua doubles is 21100857779455776, which the limit "
+          "21100857779455775 also rounds to (2^54 < N: 4 apart): not above it",
+          lim.run([(E, 66815699), (E, 1), (E, 1), (E, L16), (E, 21100857712640075)]),
+          ["allowed(21100857712640076)", "allowed(21100857712640075)", "allowed(21100857712640074)",
+           "rejected(1514046198145999909ns)", "allowed(0)"],
+          "steps 4, 5: neverAllowed (step 5 needs 21100857779455776 > N)")
+
+    lim = swc(181, 115137, created=ms(60), **R)
+    check("REDIS SWC SWC-3 (alignment) sliding-window-counter/random-seed-1-trace-4 (over-admission, shared): "
+          "60 ms into a window the previous window's permit is floored to 0",
+          lim.run([(115137060000000, 49), (460548060000000, 1), (805959060000000, 1), (921096060000000, 181)]),
+          ["allowed(132)", "allowed(180)", "allowed(180)", "allowed(0)"],
+          "..., step 4: rejected(115136940000000ns)")
+
+    lim = swc(1, 10, **R)
+    check("REDIS SWC SWC-3 (edges) sliding-window-counter/no-floor (over-admission, shared): floor(0.9 * 1)",
+          lim.run([(s(9), 1), (s(11), 1)]), ["allowed(0)", "allowed(0)"], "allowed(0), rejected(9000000000ns)")
+
+    lim = swc(4, 10, **R)
+    check("REDIS SWC SWC-4 sliding-window-counter/backward-time (over-admission, shared)",
+          lim.run([(s(15), 4), (s(8), 1)]), ["allowed(0)", "allowed(3)"], "allowed(0), rejected(14500000000ns)")
+
+    lim = swc(4, 10, **R)
+    check("REDIS SWC SWC-4 sliding-window-counter/retry-same-window (over-admission; on the memory store "
+          "the refused hit at 10 s is counted, REPORT.md 6, which hides it): floor(0.8 * 4) + 0 + 1 <= 4",
+          lim.run([(s(5), 4), (s(10), 1), (s(12), 1)]),
+          ["allowed(0)", "rejected(2500000000ns)", "allowed(0)"],
+          "allowed(0), rejected(2500000000ns), rejected(500000000ns)")
+
+    lim = swc(4, 10, **R)
+    check("REDIS SWC CORE-9 sliding-window-counter/weight-shrinks (over-promise, shared)",
+          lim.run([(s(5), 4), (s(9), 0), (s(10), 0), (s(12), 0)]),
+          ["allowed(0)", "query(0)", "query(0)", "query(1)"], "..., allowed(0)")
+
+    lim = swc(357, 25973, created=ms(89), **R)
+    check("REDIS SWC CORE-10 sliding-window-counter/random-seed-1-trace-10 (over-promise, shared)",
+          lim.run([(E, 1), (9223338036736000000, 11)]), ["allowed(356)", "allowed(346)"],
+          "allowed(356), allowed(345)")
+
+    lim = swc(10, 10, **R)
+    check("REDIS SWC SWC-5 sliding-window-counter/worst-case (over-promise, shared): (1 - 0.8) * 10 in "
+          "doubles, floored to 1",
+          lim.run([(s(9), 10), (s(18), 8)]), ["allowed(0)", "allowed(1)"], "allowed(0), allowed(0)")
+
+    lim = swc(4, 10, **R)
+    check("REDIS SWC SWC-6 sliding-window-counter/retry-next-window (early retry, shared): the window's end",
+          lim.run([(s(5), 4), (s(6), 1)]), ["allowed(0)", "rejected(4000000000ns)"],
+          "allowed(0), rejected(6500000000ns)")
+
+    # -------------------------------------------------------------------------- leaky-bucket-meter
+    C34 = 3074457345618258602
+    lim = lbm(C34, 536870911, 1, 0, **R)
+    check("REDIS NEW LBM LBM-4 leaky-bucket-meter/random-seed-1-trace-34 (over-admission): the level is a "
+          "Lua double: 2184734887 permits leave 3074457343433523712 (not ...715) and the full bucket plus 1 "
+          "rounds to the capacity (2^61 < C: 512 apart)",
+          lim.run([(0, 2184734887), (0, 3074457343433523715), (0, 1)]),
+          ["allowed(3074457343433523712)", "allowed(0)", "allowed(0)"],
+          "allowed(3074457343433523715), allowed(0), rejected(2ns)")
+
+    lim = lbm(3, 2, 19, 2, created=s(36), **R)
+    check("REDIS LBM LBM-4 leaky-bucket-meter/random-seed-1-trace-21 (liveness, shared): the leak's fraction "
+          "is dropped at each admission (leaking_bucket.py:32-43)",
+          lim.run([(s(44), 1), (s(53), 1)]), ["allowed(0)", "rejected(10000000000ns)"], "allowed(0), allowed(0)")
+
+    lim = lbm(7411073394, 792992092053312, 1592606823, 3901891050, created=s(24), **R)
+    check("REDIS LBM CORE-7 leaky-bucket-meter/random-seed-1-trace-2 (retry forever, shared)",
+          lim.run([(s(25), 7411073395)]), ["rejected(7836000000000ns)"], "neverAllowed")
+
+    lim = lbm(1000, 3, 15, 0, created=s(67), **R)
+    check("REDIS NEW LBM CORE-10 leaky-bucket-meter/random-seed-1-trace-18 (over-promise; the memory store's "
+          "level rises instead, REPORT.md 8): back at 63 s the script leaks nothing (max(0, ...)) but stores "
+          "last_refreshed = 63 s; at 69 s it leaks the seconds up to 71 s again",
+          lim.run([(s(71), 1), (s(63), 1), (s(69), 1)]), ["allowed(999)", "allowed(998)", "allowed(998)"],
+          "allowed(999), allowed(998), allowed(997)")
+
+    lim = lbm(3, 10, 1_000_000_000, 0, **R)
+    check("REDIS NEW LBM CORE-10 leaky-bucket-meter/same-as-token-bucket (early retry, the row's worst, 10^17 "
+          "ns early; scaled to whole seconds)",
+          lim.run([(s(1_100_000_000), 1), (s(1_000_000_000), 1), (s(1_000_000_000), 1), (s(1_000_000_000), 1)]),
+          ["allowed(2)", "allowed(1)", "allowed(0)", "rejected(100000000000000000ns)"],
+          "allowed(2), allowed(1), allowed(0), rejected(200000000000000000ns): the leak counted from the "
+          "latest instant (the memory store answers allowed(2), allowed(0), rejected(10^17 ns) twice: its "
+          "level rises)")
+
+    check("REDIS LBM CORE-3 leaky-bucket-meter/refuse-zero-capacity, refuse-drain-past-timeline (shared)",
+          (accepted(LB, 1, 1, 0, **R), accepted(LB, 2, 1, INT64_MAX, **R)),
+          ("created", "created, limit(1): StoreUnavailableError (value is not an integer or out of range)"),
+          "refused capacity (mustBePositive), periodNanoseconds (exceedsMaximum 1); the second is accepted and "
+          "its first admission fails (EXPIRE with a Lua double above 10^17, REPORT.md 15)")
+
+    lim = lbm(162, 27, 1707, 9, created=s(44), **R)
+    check("REDIS LBM LBM-5 leaky-bucket-meter/random-seed-1-trace-3 (difference, shared)",
+          lim.run([(s(107), 1), (s(169), 1)]), ["allowed(152)", "allowed(151)"], "allowed(152), allowed(152)")
+
+    lim = lbm(31152, 193, 120987, 16667, created=s(10), **R)
+    check("REDIS LBM LBM-6 leaky-bucket-meter/random-seed-1-trace-30 (difference, shared; the row's worst, "
+          "625580310880 ns late)",
+          lim.run([(s(635), 31152)]), ["rejected(10448137000000000ns)"], "rejected(10447511419689120ns)")
+
+    # ------------------------------------------------------------------- outside the run (Redis)
+    lim = swc(1, 10, **R)
+    check("REDIS EXTRA sliding window: the first refused hit of a window is NOT counted on Redis (the "
+          "script sets the key only when it admits; REPORT.md 6 is memory only)",
+          lim.run([(0, 2), (s(1), 1), (s(1), 0)]), ["rejected(10000000000ns)", "allowed(0)", "query(0)"],
+          "neverAllowed, allowed(0), allowed(0)")
+
+    lim = swc(10 ** 18, 10, **R)
+    check("REDIS NEW EXTRA sliding window: an admitted first hit of 2*10^17 is stored as '2e+17' (SET with a "
+          "Lua double, sliding_window.py:53), and every later hit of the window fails, cost 1 included",
+          lim.run([(0, 2 * 10 ** 17), (s(1), 1), (s(1), 0)]),
+          ["allowed(800000000000000000)", "error(StoreUnavailableError: value is not an integer or out of range)",
+           "query(800000000000000000)"],
+          "allowed(800000000000000000), allowed(799999999999999999), allowed(799999999999999999)")
+
+    lim = lbm(20, 10, 1, 0, **R)
+    check("REDIS EXTRA leaking bucket: the level does not rise when the clock steps back on Redis "
+          "(the script has max(0, ...); REPORT.md 8 is memory only)",
+          lim.run([(s(10), 1), (s(9), 0), (s(9), 1)]), ["allowed(19)", "query(19)", "allowed(18)"],
+          "allowed(19), allowed(19), allowed(18)")
+
+    lim_peek, lim_probe = tb(10, 3, 10, 0, **R), tb(10, 3, 10, 0, **R)
+    check("REDIS EXTRA token bucket: limit(cost=0) stores last_refreshed = now on Redis too (REPORT.md 12)",
+          (lim_peek.run([(s(4), 1), (s(7), 0), (s(8), 1)]),
+           [lim_probe.step(s(4), 1), probe(lim_probe, s(7)), lim_probe.step(s(8), 1), lim_probe.step(s(11), 1)]),
+          (["allowed(0)", "query(0)", "allowed(0)"],
+           ["allowed(0)", "limit0(0)", "rejected(4000000000ns)", "allowed(0)"]),
+          "a query changes nothing (CORE-9): acquire(1) admitted at 8 s")
+
+    REDIS.server.stop()
+
+print("\nthrottled-py %s: %d findings checked (%d memory store, %d Redis store), %d no longer reproduce"
+      % (throttled.__version__, CHECKS[0], MEMORY_CHECKS, CHECKS[0] - MEMORY_CHECKS, len(FAILED)))
 sys.exit(1 if FAILED else 0)
+

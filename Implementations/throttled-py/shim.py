@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Python `throttled-py` (ZhuoZhuoCrayon/throttled-py), in-memory store, driven over the
-conformance protocol.
+"""Python `throttled-py` (ZhuoZhuoCrayon/throttled-py), in-memory store or Redis store, driven
+over the conformance protocol.
 
     Implementations/.venv/bin/python Implementations/throttled-py/shim.py
+    Implementations/.venv/bin/python Implementations/throttled-py/shim.py --redis
 
 Every limiter is a `Throttled(key=KEY, using=TYPE, quota=QUOTA, store=MemoryStore())` (its own
 store, non-blocking: `timeout` left at -1), asked with `limit(cost=n)` and `peek(KEY)`:
@@ -17,6 +18,8 @@ store, non-blocking: `timeout` left at -1), asked with `limit(cost=n)` and `peek
 
 See README.md for the mapping, the clock and the profile.
 
+    --redis                      every limiter on one `RedisStore` (each its own key), over a
+                                 redis-server the shim starts and stops (../common/redisclock.py)
     --monotonic-origin SECONDS   what time.monotonic() reads at the protocol's instant 0 (default
                                  10^6 s: 11.6 days of uptime)
 
@@ -25,7 +28,9 @@ through `throttled.utils` (`now_sec()` = `int(time.time())`, `now_ms()` = `int(t
 `now_mono_f()` = `time.monotonic()`), which looks up the module `time` in its own namespace; the
 shim binds that name, `throttled.utils.time`, to a stand-in whose `time()` and `monotonic()` read
 the protocol's instant. The memory store has no timer: its keys expire lazily, when read, against
-`now_mono_f()`, the same stand-in.
+`now_mono_f()`, the same stand-in. With `--redis`, the store's Lua scripts and commands run on a
+real redis-server whose wall clock (TIME, EXPIRE, lazy deletion) reads the same wall-clock instant
+as the stand-in's `time()`, set before each call (ClockedRedis); nothing else is replaced.
 """
 
 import os
@@ -39,14 +44,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 
 import shimproto  # noqa: E402
-from shimproto import INT64_MAX, Refused, Unsupported, allowed, ceil_ns, invalid, is_int, refused_for  # noqa: E402
+from shimproto import INT64_MAX, Refused, Unsupported, allowed, ceil_ns, ints, invalid, is_int, refused_for  # noqa: E402
 
 shimproto.quiet_stderr()
 
 import throttled  # noqa: E402
 import throttled.utils as utils_module  # noqa: E402
 from throttled import RateLimiterType, Throttled, exceptions, per_duration  # noqa: E402
-from throttled.store import MemoryStore  # noqa: E402
+from throttled.store import MemoryStore, RedisStore  # noqa: E402
 
 NS = 1_000_000_000
 MS = 1_000_000
@@ -55,6 +60,9 @@ PRESENT = 1_700_000_000  # a Unix time in 2023: where time.time() reads in real 
 # uptime) at the protocol's instant 0 of every limiter.
 MONO_ORIGIN = 1_000_000
 KEY = "conformance"
+# --redis: the ClockedRedis, the one RedisStore every limiter shares, and how many limiters it has
+# held (each limiter's key is numbered, so none sees another's).
+REDIS = None
 
 
 class Clock:
@@ -94,6 +102,8 @@ class Timeline:
         self.latest = max(self.latest, now)
         CLOCK.wall = (self.origin * NS + now) / NS
         CLOCK.mono = (MONO_ORIGIN * NS + self.latest) / NS
+        if REDIS is not None:
+            REDIS.server.set_clock(self.origin * NS + now)
 
 
 TYPES = {
@@ -158,22 +168,17 @@ def _quota(strategy, seconds, limit, burst):
         raise
 
 
-def _ints(configuration, names):
-    values = []
-    for name in names:
-        value = configuration.get(name)
-        if not is_int(value):
-            raise Refused(name, "notSupported")
-        values.append(value)
-    return values
-
-
 class Limiter:
     def __init__(self, strategy, quota, origin, now):
         self.strategy = strategy
         self.timeline = Timeline(origin, now)
         self.timeline.at(now)
-        self.throttle = Throttled(key=KEY, using=TYPES[strategy], quota=quota, store=MemoryStore())
+        if REDIS is None:
+            self.key, store = KEY, MemoryStore()
+        else:
+            REDIS.limiters += 1
+            self.key, store = "%s-%d" % (KEY, REDIS.limiters), REDIS.store
+        self.throttle = Throttled(key=self.key, using=TYPES[strategy], quota=quota, store=store)
 
     def prefill(self, cost):
         """The library has no initial tokens or level (a token bucket starts full, a leaking bucket
@@ -188,14 +193,18 @@ class ThrottledShim(shimproto.Shim):
     strategies = list(TYPES)
 
     def profiles(self):
-        return {strategy: dict(PROFILES[strategy]) for strategy in self.strategies}
+        profiles = {strategy: dict(PROFILES[strategy]) for strategy in self.strategies}
+        if REDIS is not None:
+            # The Redis store's GCRA reads the server's TIME, a wall clock, not time.monotonic().
+            profiles["gcra"]["monotonic"] = False
+        return profiles
 
     def create(self, strategy, configuration, now):
         if strategy not in TYPES:
             raise Unsupported("not offered by throttled-py")
         now = now if is_int(now) else 0
         if strategy in ("fixed-window", "sliding-window-counter"):
-            limit, window = _ints(configuration, ["limit", "windowNanoseconds"])
+            limit, window = ints(configuration, ["limit", "windowNanoseconds"])
             if window % NS:
                 raise Unsupported("periods are whole seconds (Quota.period_sec = int(period.total_seconds()))")
             seconds = window // NS
@@ -205,7 +214,7 @@ class ThrottledShim(shimproto.Shim):
             origin = -(-PRESENT // seconds) * seconds if seconds > 0 else PRESENT
             return Limiter(strategy, quota, origin, now)
         if strategy == "gcra":
-            burst, interval = _ints(configuration, ["burst", "emissionIntervalNanoseconds"])
+            burst, interval = ints(configuration, ["burst", "emissionIntervalNanoseconds"])
             if interval % GCRA_UNIT:
                 raise Unsupported("emission intervals are multiples of 10 us (the clock's unit)")
             # emission_interval = period_sec / limit (base.py:51): T / 10^9 s as a fraction a / b.
@@ -214,7 +223,7 @@ class ThrottledShim(shimproto.Shim):
             return Limiter(strategy, quota, PRESENT, now)
         # token-bucket, leaky-bucket-meter
         level_name = "initialTokens" if strategy == "token-bucket" else "initialLevel"
-        capacity, permits, period = _ints(configuration, ["capacity", FIELDS[strategy][1], "periodNanoseconds"])
+        capacity, permits, period = ints(configuration, ["capacity", FIELDS[strategy][1], "periodNanoseconds"])
         default = capacity if strategy == "token-bucket" else 0
         initial = configuration.get(level_name, default)
         if period % NS:
@@ -237,7 +246,7 @@ class ThrottledShim(shimproto.Shim):
             lim.timeline.at(now)
             if permits == 0:
                 # The library's query: peek(key) -> RateLimitState (a read of the store).
-                return allowed(lim.throttle.peek(KEY).remaining)
+                return allowed(lim.throttle.peek(lim.key).remaining)
             try:
                 result = lim.throttle.limit(cost=permits)
             except exceptions.DataError:
@@ -255,14 +264,26 @@ class ThrottledShim(shimproto.Shim):
 
 
 def main(argv):
-    global MONO_ORIGIN
+    global MONO_ORIGIN, REDIS
     args = argv[1:]
+    redis = args[:1] == ["--redis"]
+    if redis:
+        args = args[1:]
     if args[:1] == ["--monotonic-origin"] and len(args) == 2:
         MONO_ORIGIN = int(args[1])
     elif args:
-        sys.stdout.write('{"type":"error","message":"usage: shim.py [--monotonic-origin SECONDS]"}\n')
+        sys.stdout.write('{"type":"error","message":"usage: shim.py [--redis] [--monotonic-origin SECONDS]"}\n')
         return 2
-    return shimproto.serve(ThrottledShim())
+    shim = ThrottledShim()
+    if redis:
+        import redisclock
+
+        server = redisclock.start_for_shim()
+        if server is None:
+            return 2
+        REDIS = types.SimpleNamespace(server=server, store=RedisStore(server=server.url), limiters=0)
+        shim.implementation = "throttled-py %s (Redis store, redis-server %s)" % (throttled.__version__, server.version)
+    return shimproto.serve(shim)
 
 
 if __name__ == "__main__":

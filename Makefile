@@ -16,6 +16,7 @@ verify: lint core-purity redis-scripts-check facades-check tools test api-check 
 tools:
 	@command -v chromium >/dev/null 2>&1 || echo "note: chromium is not installed: the browser test of the HTML report is skipped (apt-get install chromium; .ci/run installs it)"
 	@command -v redis-server >/dev/null 2>&1 || echo "note: redis-server is not installed: the Redis tests are skipped (apt-get install redis-server; .ci/run installs it)"
+	@[ -x /usr/sbin/nginx ] || echo "note: nginx is not installed: the adaptive client's test against nginx is skipped (apt-get install nginx-light; .ci/run installs it)"
 
 ## Build (warnings are errors) and run every test in one process (Swift Testing runs them in
 ## parallel; long ones take turns in the heavy lane, and every watchdog counts served time, so a busy

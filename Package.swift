@@ -97,7 +97,7 @@ let package = Package(
             name: "RateLimitClientTests",
             dependencies: [
                 "RateLimitClient", "RateLimitHTTP", "RateLimitActor", "RateLimitCore", "RateLimitConformance",
-                "RateLimitTestSupport",
+                "RateLimitTestSupport", "RedisTestSupport",
             ],
             exclude: ["Server"]),
         .testTarget(

@@ -189,7 +189,7 @@ struct ServerIntegrationRealTimeTests {
 /// one ends (ids 0 ..< count, to `path`); returns the statuses in id order.
 func sendPooled<S: RateLimitStrategy>(
     _ count: Int, tasks: Int, through client: URLSessionRateLimitedClient<S, ContinuousClock>,
-    to server: TestServer, path: String = "/limited", endpoint: String = "GET /limited"
+    to server: some LearningServer, path: String = "/limited", endpoint: String = "GET /limited"
 ) async throws -> [Int] {
     let ids = IDPool(count)
     let base = server.url(path).absoluteString
@@ -317,8 +317,16 @@ struct ServerStats: Decodable {
     }
 }
 
+/// A server the tests send to and read back what it saw: the Python server or nginx.
+protocol LearningServer: AnyObject {
+    var session: URLSession { get }
+    func url(_ path: String) -> URL
+    func stats() async throws -> ServerStats
+    func stop()
+}
+
 /// `Server/ratelimit_server.py`, running for one test.
-final class TestServer {
+final class TestServer: LearningServer {
     let session: URLSession
     private let process = Process()
     private let input = Pipe()

@@ -215,3 +215,16 @@ public final class SilentListener: Sendable {
 /// A port of 127.0.0.1 on which nothing listens (it was free when asked): a connection to it is
 /// refused at once.
 public func unusedPort() throws -> Int { try LocalSocket.freePorts(1)[0] }
+
+/// Whether something listening on `port` of 127.0.0.1 accepts a connection now (a server that
+/// has started).
+public func portAccepts(_ port: Int) -> Bool {
+    guard let descriptor = try? LocalSocket.descriptor() else { return false }
+    defer { close(descriptor) }
+    var address = LocalSocket.loopback(port: port)
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}

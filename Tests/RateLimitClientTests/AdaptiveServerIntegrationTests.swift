@@ -96,9 +96,10 @@ extension ServerIntegrationRealTimeTests {
     func nginxTwiceTooGenerous() async throws {
         // A server nobody here wrote (issue: the adaptive client settles on a real server). What
         // nginx admitted is read from its own access log. The client allows 40 per second in bursts
-        // of 10; nginx refuses with 429 and Retry-After: 1. Today's learner climbs past the limit
-        // and back in a sawtooth (ADAPT-4, ADAPT-5): the rows printed are the numbers a better
-        // learner is measured against (the second-half rate, the share refused, the last refusal).
+        // of 10; nginx refuses with 429 and Retry-After: 1. The learner holds at the plateau below
+        // the rate nginx refused and probes above it every 8, 16 … rounds (ADAPT-4, ADAPT-5); each
+        // refused probe costs nginx's 1 s hold. The rows printed (the second-half rate, the share
+        // refused, the last refusal) are the article's (LearningTheServersLimit.md).
         let rate: Int64 = 20
         var rows: [String] = []
         for tasks in [1, 8] {

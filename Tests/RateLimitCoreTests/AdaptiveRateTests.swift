@@ -206,12 +206,13 @@ struct AdaptiveRateTests {
                 (60, response(200), limit(3, 1, .unchanged)),
                 (61, response(200), limit(3, 1, .unchanged)),
                 (62, response(200), limit(4, 1, .increased)),  // a round of 3 in 2 ns: measured 150
-                (62, response(429), limit(3, 1, .decreased)),  // 62 ≥ 60: ⌊min(4, 150)·0.9⌋; until 112
+                // 62 ≥ 60: ⌊min(4, 150)·0.9⌋; the plateau min(4 − 1, ⌊4·0.95⌋) = 3; until 112.
+                (62, response(429), limit(3, 1, .decreased)),
                 (100, response(200), limit(3, 1, .unchanged)),
                 (101, response(200), limit(3, 1, .unchanged)),
-                (102, response(200), limit(4, 1, .increased)),
-                (111, response(429), limit(4, 1, .unchanged)),  // one before the end
-                (112, response(429), limit(3, 1, .decreased)),  // at it
+                (102, response(200), limit(3, 1, .unchanged)),  // at the plateau: held 1 of 8 rounds
+                (111, response(429), limit(3, 1, .unchanged)),  // one before the end
+                (112, response(429), limit(2, 1, .decreased)),  // at it: ⌊min(3, 150)·0.9⌋
             ])
     }
 
@@ -241,13 +242,59 @@ struct AdaptiveRateTests {
                 (2, response(200), limit(3, 2, .unchanged)),  // a round of 3 in 2 ns: 3 + 5 capped at the stated 3
                 (3, response(429), limit(2, 2, .decreased)),  // measured ⌊3·100/2⌋ = 150: ⌊min(3, 150)·0.9⌋; 3 > 2
                 (3, response(429), limit(1, 1, .decreased)),  // no cool-down; after a measured one, gentle: ⌊2·0.9⌋
-                (4, response(200), limit(2, 1, .increased)),  // a round of 1: + a (1)
+                (4, response(200), limit(2, 1, .increased)),  // a round of 1: + a (1), up to the plateau 2
                 (5, response(200), limit(2, 1, .unchanged)),
-                (6, response(200), limit(3, 1, .increased)),
-                (7, response(200), limit(3, 1, .unchanged)),
-                (8, response(200), limit(3, 1, .unchanged)),
-                (9, response(200), limit(3, 1, .unchanged)),  // back at the stated rate, and no further
+                (6, response(200), limit(2, 1, .unchanged)),  // at the plateau, held
             ])
+    }
+
+    @Test(
+        "ADAPT-4 ADAPT-5 at the plateau the rate holds 8 rounds, then probes climbing; a refused probe goes back without a cut and doubles the hold; 8 rounds served above forget it"
+    )
+    func plateau() throws {
+        let machine = try AdaptiveRate(
+            periodNanoseconds: 100, maximumRate: 20, initialRate: 2, minimumRate: 1, burst: 2, startIncrease: 1,
+            increase: 1, coolDownNanoseconds: 0)
+        var state = machine.initialState(at: t(0))
+        var now: Int64 = 0
+        func feed(_ status: Int64) -> AdaptiveAnswer<AdaptiveRate.Limit> {
+            defer { now += 1 }
+            return machine.step(&state, .response(status: status, latencyNanoseconds: 1, inFlight: 1), at: t(now))
+        }
+        /// Serves `rounds` rounds at the rate in force; the rates answered.
+        func serve(rounds: Int) -> [Int64] {
+            var rates: [Int64] = []
+            for _ in 0..<rounds {
+                for _ in 0..<state.rate {
+                    guard case .limit(let limit, _) = feed(200) else { return [] }
+                    rates.append(limit.rate)
+                }
+            }
+            return rates
+        }
+        _ = serve(rounds: 1)  // a round of 2 in 1 ns: + 1, measured 200
+        #expect(state.rate == 3 && state.plateau == nil)
+        _ = feed(429)  // ⌊3·0.9⌋ = 2; the plateau min(3 − 1, ⌊3·0.95⌋) = 2
+        #expect(state.rate == 2 && state.plateau == 2 && state.holdRounds == AdaptiveRate.plateauRounds)
+        #expect(serve(rounds: 7).allSatisfy { $0 == 2 }, "held at the plateau")
+        #expect(serve(rounds: 1).last == 3 && state.probing, "after 8 rounds held, a probe one step above")
+        #expect(feed(429) == .limit(.init(rate: 2, burst: 1, periodNanoseconds: 100), .decreased))
+        #expect(state.plateau == 2 && state.holdRounds == 16 && !state.probing, "back, with no cut; hold doubled")
+        #expect(serve(rounds: 15).allSatisfy { $0 == 2 })
+        #expect(serve(rounds: 1).last == 3 && state.probing)
+        #expect(serve(rounds: 7).last == 10 && state.plateau == 2, "probing climbs by a every round")
+        #expect(serve(rounds: 1).last == 11 && state.plateau == nil, "8 rounds above the plateau: the limit grew")
+        #expect(serve(rounds: 1).last == 12, "+ a every round")
+        // A stated rate forgets the plateau too (ADAPT-7).
+        _ = serve(rounds: 1)
+        _ = feed(429)
+        #expect(state.plateau != nil)
+        _ = machine.step(
+            &state,
+            .response(
+                status: 200, latencyNanoseconds: 1, inFlight: 1, stated: StatedRate(permits: 4, windowNanoseconds: 100)),
+            at: t(now))
+        #expect(state.plateau == nil && state.rate == 4 && state.holdRounds == AdaptiveRate.plateauRounds)
     }
 
     @Test(

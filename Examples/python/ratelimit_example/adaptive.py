@@ -44,6 +44,9 @@ def check_feedback(event):
     return None
 
 
+PLATEAU_ROUNDS = 8  # ADAPT-4: rounds held at a new plateau, and rounds a probe is served to forget it
+
+
 class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
     @staticmethod
     def validate(cfg):  # ADAPT-2, in the table's order
@@ -71,6 +74,10 @@ class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
         self.rate, self.burst, self.ceiling, self.stated = initial, burst, maximum, None
         self.decreased = self.unmeasured = False
         self.cool_until, self.served, self.k, self.round_start, self.measured, self.last = e, 0, 0, e, None, e
+        self.forget_plateau()
+
+    def forget_plateau(self):  # ADAPT-3, ADAPT-4, ADAPT-7
+        self.plateau, self.hold, self.held, self.probing, self.probed = None, PLATEAU_ROUNDS, 0, False, 0
 
     def answer(self, change):
         return {"kind": "limit", "rate": self.rate, "burst": self.burst, "change": change}
@@ -83,6 +90,7 @@ class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
         self.stated = rate
         self.ceiling = max(minimum, min(maximum, rate))
         self.rate, self.k, self.measured = self.ceiling, 0, None
+        self.forget_plateau()
         return True
 
     def serve(self, e):  # ADAPT-4: whether the rate went up
@@ -99,7 +107,21 @@ class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
         if span > min(INT64_MAX, 2 * p):
             return False
         before = self.rate
-        self.rate = min(self.ceiling, min(INT64_MAX, self.rate + (step if self.decreased else start)))
+        up = step if self.decreased else start
+        if self.plateau is None:
+            self.rate = min(self.ceiling, min(INT64_MAX, self.rate + up))
+        elif self.probing:  # climbing above the plateau: after PLATEAU_ROUNDS rounds the limit grew
+            self.probed += 1
+            self.rate = min(self.ceiling, min(INT64_MAX, self.rate + up))
+            if self.probed >= PLATEAU_ROUNDS:
+                self.forget_plateau()
+        elif self.rate < self.plateau:
+            self.rate = min(self.ceiling, self.plateau, min(INT64_MAX, self.rate + up))
+        else:  # at the plateau: hold it, then probe one step above
+            self.held += 1
+            if self.held >= self.hold:
+                self.rate = min(self.ceiling, min(INT64_MAX, self.rate + up))
+                self.probing, self.probed, self.held = True, 0, 0
         return self.rate > before
 
     def decrease(self, e):  # ADAPT-5, ADAPT-6: whether the rate or the burst went down
@@ -107,13 +129,23 @@ class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
         if e < self.cool_until and not bug("adaptive-no-cool-down"):
             return False
         before = (self.rate, self.burst)
-        if self.measured is not None:
-            lowered = min(self.rate, self.measured) * (100 - d) // 100
-        elif not self.unmeasured:
-            lowered = self.rate * (100 - d) // 100
+        if self.probing and self.plateau is not None:  # a probe refused: back to the plateau
+            self.rate = min(self.rate, self.plateau)
+            self.hold = min(INT64_MAX, 2 * self.hold)
+            self.held, self.probing = 0, False
         else:
-            lowered = self.rate * (100 - steep) // 100
-        self.rate = min(self.rate, max(minimum, lowered))
+            if self.measured is not None:
+                refused = min(self.rate, self.measured)
+                lowered = refused * (100 - d) // 100
+                plateau = max(minimum, min(refused - self.cfg[6], refused * (200 - d) // 200))
+                if self.plateau is None or plateau < self.plateau:
+                    self.hold = PLATEAU_ROUNDS
+                self.plateau, self.held = plateau, 0
+            elif not self.unmeasured:
+                lowered = self.rate * (100 - d) // 100
+            else:
+                lowered = self.rate * (100 - steep) // 100
+            self.rate = min(self.rate, max(minimum, lowered))
         if self.served <= self.burst:
             self.burst = max(1, self.served * (100 - steep) // 100)
         self.unmeasured = self.measured is None

@@ -60,6 +60,48 @@ extension ScenarioCatalogue {
 
     // MARK: The adaptive rate
 
+    /// ADAPT-4, ADAPT-5: after a measured refusal the rate holds at the plateau for 8 rounds,
+    /// probes one step above it, goes straight back when the probe is refused and then holds twice
+    /// as long; a probe served for 8 rounds forgets the plateau, and the climb resumes.
+    static func plateauStory(_ machine: ScenarioMachine) -> ScenarioCase {
+        // Per 100 ns: from 2 (1 … 20), bursts of 2, +1 per round, no cool-down; one response per ns.
+        let configuration = adaptiveRate(
+            maximum: 20, initial: 2, minimum: 1, burst: 2, start: 1, increase: 1, coolDown: 0)
+        var steps: [(Int64, JSONValue, JSONValue, String)] = [
+            (0, response(200), rate(2, 2, .unchanged), "1 of 2"),
+            (1, response(200), rate(3, 2, .increased), "2 in Δ = 1: + a₀ (1); measured 200"),
+            (
+                2, response(429), rate(2, 1, .decreased),
+                "⌊min(3, 200)·0.9⌋ = 2; the plateau min(3 − 1, ⌊3·0.95⌋) = 2, held 8 rounds; 2 served ≤ 2: the burst 1"
+            ),
+        ]
+        var now: Int64 = 3
+        // A round of `limit` served responses, one per ns, the last answered `answer` (`note`).
+        func round(of limit: Int64, _ answer: JSONValue, _ note: String) {
+            for served in 1..<limit {
+                steps.append((now, response(200), rate(limit, 1, .unchanged), "\(served) of \(limit)"))
+                now += 1
+            }
+            steps.append((now, response(200), answer, note))
+            now += 1
+        }
+        for held in 1...7 { round(of: 2, rate(2, 1, .unchanged), "round \(held) held at the plateau") }
+        round(of: 2, rate(3, 1, .increased), "8 rounds held: a probe, 2 + 1")
+        steps.append((now, response(429), rate(2, 1, .decreased), "the probe refused: back to the plateau 2; hold 16"))
+        now += 1
+        for held in 1...15 { round(of: 2, rate(2, 1, .unchanged), "round \(held) of 16 held") }
+        round(of: 2, rate(3, 1, .increased), "16 rounds held: the next probe")
+        for probed in 1...7 {
+            round(of: 2 + Int64(probed), rate(3 + Int64(probed), 1, .increased), "probing, round \(probed): + a")
+        }
+        round(of: 10, rate(11, 1, .increased), "8 rounds served above the plateau: the limit grew, it is forgotten")
+        round(of: 11, rate(12, 1, .increased), "no plateau: + a every round")
+        return story(
+            machine, "plateau",
+            "after a measured refusal the rate holds a margin below it and probes above it, half as often after each refused probe",
+            clauses: ["ADAPT-3", "ADAPT-4", "ADAPT-5"], configuration, steps)
+    }
+
     static func adaptiveRateCases() -> [ScenarioCase] {
         let machine = ScenarioMachine.adaptiveRate
         // Per 100 ns: from 4 (2 … 10), bursts of 4, +2 per round at first then +1, 10% and 50%, cool-down 50 ns.
@@ -148,12 +190,18 @@ extension ScenarioCatalogue {
                     (60, response(200), rate(3, 1, .unchanged), "served responses count during it: 1 of 3"),
                     (61, response(200), rate(3, 1, .unchanged), "2 of 3"),
                     (62, response(200), rate(4, 1, .increased), "3 in Δ = 2: + 1; measured ⌊300/2⌋ = 150"),
-                    (62, response(429), rate(3, 1, .decreased), "62 ≥ 60: ⌊min(4, 150)·0.9⌋ = 3; until 112"),
+                    (
+                        62, response(429), rate(3, 1, .decreased),
+                        "62 ≥ 60: ⌊min(4, 150)·0.9⌋ = 3, the plateau min(4 − 1, ⌊4·0.95⌋) = 3; until 112"
+                    ),
                     (100, response(200), rate(3, 1, .unchanged), "1 of 3"),
                     (101, response(200), rate(3, 1, .unchanged), "2 of 3"),
-                    (102, response(200), rate(4, 1, .increased), "3 in Δ = 2"),
-                    (111, response(429), rate(4, 1, .unchanged), "one before the end of the cool-down"),
-                    (112, response(429), rate(3, 1, .decreased), "at it: ⌊min(4, 150)·0.9⌋ = 3"),
+                    (102, response(200), rate(3, 1, .unchanged), "3 in Δ = 2: at the plateau, held 1 of 8 rounds"),
+                    (111, response(429), rate(3, 1, .unchanged), "one before the end of the cool-down"),
+                    (
+                        112, response(429), rate(2, 1, .decreased),
+                        "at it: ⌊min(3, 150)·0.9⌋ = 2, the plateau max(2, min(3 − 1, ⌊3·0.95⌋)) = 2"
+                    ),
                 ]),
             story(
                 machine, "stated-rate", "a stated rate is adopted within the bounds; a repeated one is ignored",
@@ -176,24 +224,26 @@ extension ScenarioCatalogue {
                     ),
                 ]),
             story(
-                machine, "stated-ceiling", "increases stop at the stated rate; refusals go below it, rounds climb back",
+                machine, "stated-ceiling",
+                "increases stop at the stated rate; refusals go below it, rounds climb back to the plateau",
                 clauses: ["ADAPT-4", "ADAPT-7"], two,
                 [
                     (0, response(200, stated: (3, 100)), rate(3, 2, .adopted), "3 per 100 ns; 1 served of 3"),
                     (1, response(200), rate(3, 2, .unchanged), "2 of 3"),
                     (2, response(200), rate(3, 2, .unchanged), "3 in Δ = 2: 3 + 5 capped at 3; measured 150"),
-                    (3, response(429), rate(2, 2, .decreased), "⌊min(3, 150)·0.9⌋ = 2; 3 served > 2: kept"),
+                    (
+                        3, response(429), rate(2, 2, .decreased),
+                        "⌊min(3, 150)·0.9⌋ = 2, the plateau min(3 − 1, ⌊3·0.95⌋) = 2; 3 served > 2: kept"
+                    ),
                     (
                         3, response(429), rate(1, 1, .decreased),
-                        "no cool-down; after a measured one gentle: ⌊2·0.9⌋ = 1"
+                        "no cool-down; after a measured one gentle: ⌊2·0.9⌋ = 1 (no round: the plateau stays 2)"
                     ),
-                    (4, response(200), rate(2, 1, .increased), "a round of 1: + a (1)"),
+                    (4, response(200), rate(2, 1, .increased), "a round of 1: + a (1), up to the plateau 2"),
                     (5, response(200), rate(2, 1, .unchanged), "1 of 2"),
-                    (6, response(200), rate(3, 1, .increased), "2 in Δ = 1: + 1"),
-                    (7, response(200), rate(3, 1, .unchanged), "1 of 3"),
-                    (8, response(200), rate(3, 1, .unchanged), "2 of 3"),
-                    (9, response(200), rate(3, 1, .unchanged), "3: at the stated rate, and no further"),
+                    (6, response(200), rate(2, 1, .unchanged), "2 in Δ = 1: at the plateau, held 1 of 8 rounds"),
                 ]),
+            plateauStory(machine),
             story(
                 machine, "failures-and-reset",
                 "failures, server errors and statuses of no class change nothing; a reset starts over at the latest instant",

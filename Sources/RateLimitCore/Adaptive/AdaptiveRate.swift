@@ -18,6 +18,14 @@
 // never grows again but by a reset: a burst only matters after an idle stretch, and one that
 // grew back would meet the same refusal after every wait.
 //
+// The plateau (as TCP CUBIC's plateau around the window it lost at). A measured rejection says
+// the server's limit lies a little below the rate it refused: the client climbs back to a margin
+// below it and holds there, probing above it (climbing by the step each round) only every
+// `holdRounds` rounds. A refused probe returns to the plateau at once (it held: no cut) and doubles
+// the hold, so a client that has found the limit asks less and less often; a probe served for 8
+// rounds means the limit grew, and the plateau is forgotten. Without it the rate saws up and down, a refusal (and the server's
+// Retry-After) every few seconds.
+//
 // Implementation. A dozen integers; products at 128 bits (WideArithmetic.swift), every sum
 // saturated. Departures from TCP: the decrease is from the measured rate (as botocore's adaptive
 // mode does), the increase needs a round the client really served, and the burst is learned.
@@ -132,16 +140,31 @@ public struct AdaptiveRate: AdaptiveLimit {
         public internal(set) var roundStart: Int64
         /// The rate of the last round completed since the last decrease.
         public internal(set) var measured: Int64?
+        /// The rate the client holds at after a measured rejection: a margin below the rate the
+        /// server refused (`ADAPT-5`), or none.
+        public internal(set) var plateau: Int64?
+        /// Rounds held at the plateau before the next probe above it (`ADAPT-4`).
+        public internal(set) var holdRounds: Int64
+        /// Rounds completed at the plateau since the last probe, decrease or adoption.
+        public internal(set) var heldRounds: Int64
+        /// Whether the rate is above the plateau by a probe.
+        public internal(set) var probing: Bool
+        /// Rounds completed since the probe began.
+        public internal(set) var probedRounds: Int64
         /// The latest instant of an applied event.
         public internal(set) var last: Int64
     }
+
+    /// Rounds held at a new plateau before the first probe above it, and rounds a probe must be
+    /// served above it before the plateau is forgotten (`ADAPT-4`).
+    public static let plateauRounds: Int64 = 8
 
     public func initialState(at now: RateLimitInstant) -> State {
         State(
             rate: initialRate, burst: burst, ceiling: maximumRate, stated: nil, decreased: false,
             unmeasured: false, coolDownUntil: now.nanoseconds, served: 0, roundCount: 0, roundStart: now.nanoseconds,
-            measured: nil,
-            last: now.nanoseconds)
+            measured: nil, plateau: nil, holdRounds: Self.plateauRounds, heldRounds: 0, probing: false,
+            probedRounds: 0, last: now.nanoseconds)
     }
 
     public func limit(of state: State) -> Limit {
@@ -190,7 +213,17 @@ public struct AdaptiveRate: AdaptiveLimit {
         state.rate = state.ceiling
         state.roundCount = 0
         state.measured = nil
+        forgetPlateau(&state)
         return true
+    }
+
+    /// No plateau: the rate climbs by the step again (`ADAPT-4`, `ADAPT-7`).
+    private func forgetPlateau(_ state: inout State) {
+        state.plateau = nil
+        state.holdRounds = Self.plateauRounds
+        state.heldRounds = 0
+        state.probing = false
+        state.probedRounds = 0
     }
 
     /// ADAPT-4: a served response counts in the round; a complete round measures and may raise the
@@ -206,7 +239,28 @@ public struct AdaptiveRate: AdaptiveLimit {
         state.roundCount = 0
         guard span <= periodNanoseconds.saturatingAdd(periodNanoseconds) else { return false }
         let before = state.rate
-        state.rate = min(state.ceiling, state.rate.saturatingAdd(state.decreased ? increase : startIncrease))
+        let step = state.decreased ? increase : startIncrease
+        if let plateau = state.plateau {
+            if state.probing {
+                // Probing climbs as before; served for `plateauRounds` rounds, the limit grew.
+                state.probedRounds += 1
+                state.rate = min(state.ceiling, state.rate.saturatingAdd(step))
+                if state.probedRounds >= Self.plateauRounds { forgetPlateau(&state) }
+            } else if state.rate < plateau {
+                state.rate = min(state.ceiling, plateau, state.rate.saturatingAdd(step))
+            } else {
+                // At the plateau: hold it for `holdRounds` rounds, then probe one step above it.
+                state.heldRounds += 1
+                if state.heldRounds >= state.holdRounds {
+                    state.rate = min(state.ceiling, state.rate.saturatingAdd(step))
+                    state.probing = true
+                    state.probedRounds = 0
+                    state.heldRounds = 0
+                }
+            }
+        } else {
+            state.rate = min(state.ceiling, state.rate.saturatingAdd(step))
+        }
         return state.rate > before
     }
 
@@ -215,15 +269,33 @@ public struct AdaptiveRate: AdaptiveLimit {
     private func decrease(_ state: inout State, at instant: Int64) -> Bool {
         guard instant >= state.coolDownUntil else { return false }
         let before = (state.rate, state.burst)
-        let lowered =
+        if state.probing, let plateau = state.plateau {
+            // A probe refused: back to the plateau, which held, and probe half as often.
+            state.rate = min(state.rate, plateau)
+            state.holdRounds = state.holdRounds.saturatingAdd(state.holdRounds)
+            state.heldRounds = 0
+            state.probing = false
+        } else {
+            let lowered =
+                if let measured = state.measured {
+                    min(state.rate, measured).multipliedDividedRoundingDown(100 - decreasePercent, 100)
+                } else if !state.unmeasured {
+                    state.rate.multipliedDividedRoundingDown(100 - decreasePercent, 100)
+                } else {
+                    state.rate.multipliedDividedRoundingDown(100 - steepDecreasePercent, 100)
+                }
             if let measured = state.measured {
-                min(state.rate, measured).multipliedDividedRoundingDown(100 - decreasePercent, 100)
-            } else if !state.unmeasured {
-                state.rate.multipliedDividedRoundingDown(100 - decreasePercent, 100)
-            } else {
-                state.rate.multipliedDividedRoundingDown(100 - steepDecreasePercent, 100)
+                // The rate refused, less a margin: half the decrease, and at least one step.
+                let refused = min(state.rate, measured)
+                let plateau = max(
+                    minimumRate,
+                    min(refused - increase, refused.multipliedDividedRoundingDown(200 - decreasePercent, 200)))
+                if state.plateau.map({ plateau < $0 }) ?? true { state.holdRounds = Self.plateauRounds }
+                state.plateau = plateau
+                state.heldRounds = 0
             }
-        state.rate = min(state.rate, max(minimumRate, lowered))
+            state.rate = min(state.rate, max(minimumRate, lowered))
+        }
         if state.served <= state.burst {
             state.burst = max(1, state.served.multipliedDividedRoundingDown(100 - steepDecreasePercent, 100))
         }

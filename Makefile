@@ -163,7 +163,7 @@ matrix-setup:
 ## speaks the protocol with its library (CI runs it after setup; the levels are not judged).
 matrix-quick: matrix-setup
 	$(SWIFT) build --product ratelimit-conformance
-	$(SWIFT) run ratelimit-conformance --matrix Implementations/matrix.json --random 0 --jobs 2
+	$(SWIFT) run ratelimit-conformance --matrix Implementations/matrix.json --random 0 --jobs 2 --timeout 60
 matrix: matrix-setup
 	$(SWIFT) build --product ratelimit-conformance
 	$(SWIFT) run ratelimit-conformance --matrix Implementations/matrix.json $(MATRIX_FLAGS) \

@@ -165,8 +165,8 @@ class ClockedRedis:
         deadline = time.monotonic() + 30
         while True:
             if self.process.poll() is not None:
-                raise Unavailable("redis-server exited at start (status %s): see %s/redis.log"
-                                  % (self.process.returncode, self.directory))
+                raise Unavailable("redis-server exited at start (status %s): %s"
+                                  % (self.process.returncode, self._log()))
             try:
                 connection = Connection(self.socket_path)
                 connection.call("PING")
@@ -175,6 +175,14 @@ class ClockedRedis:
                 if time.monotonic() > deadline:
                     raise Unavailable("redis-server did not answer within 30 s")
                 time.sleep(0.01)
+
+    def _log(self):
+        """The server's log, read before the folder it is in is removed."""
+        try:
+            with open(os.path.join(self.directory, "redis.log")) as f:
+                return f.read().strip()[-2000:] or "(an empty log)"
+        except OSError:
+            return "(no log)"
 
     @property
     def url(self):
@@ -207,7 +215,7 @@ def start_for_shim():
     error that says why the server could not start (the run then reports the row as not run)."""
     try:
         return ClockedRedis()
-    except Unavailable as reason:
+    except (Unavailable, RedisError) as reason:
         message = {"type": "error", "message": "cannot start redis-server: %s" % reason}
         sys.stdout.write(json.dumps(message) + "\n")
         sys.stdout.flush()

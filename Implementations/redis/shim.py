@@ -9,9 +9,9 @@ no arithmetic and keeps no state but the configuration of each limiter: every de
 script's.
 
     REDIS_URL=redis://127.0.0.1:6390 python3 shim.py     (or REDIS_PORT=6390, host 127.0.0.1)
-    python3 shim.py --expire    with neither set: on a redis-server of its own, started and
+    python3 shim.py             with neither set: on a redis-server of its own, started and
                                 stopped with the shim (../common/redisclock.py; the matrix's row)
-    python3 shim.py --expire    also expire each key on the suite's clock (SHARED-5); the clock
+    --expire                    also expire each key on the suite's clock (SHARED-5); the clock
                                 is then declared monotonic
 
 Standard library only; Python 3.8+.

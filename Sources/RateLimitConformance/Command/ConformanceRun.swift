@@ -132,7 +132,7 @@ package struct ConformanceRun: Sendable {
     /// The rows of a matrix: the suite against each entry's command, in the entries' order, up to
     /// `jobs` of them at once. Each row runs in a process of its own with its own answers, so a
     /// row's report is the one it would have alone (no answer is timed but against the timeout);
-    /// with more than one job, progress is one line per row started.
+    /// with more than one job, the progress line names the row started last.
     package func matrixRows(
         _ entries: [ConformanceMatrix.Entry], options: ConformanceOptions, http: [FeedbackCase],
         scenarios: [(machine: ScenarioMachine, cases: [ScenarioCase])], jobs: Int
@@ -157,12 +157,20 @@ package struct ConformanceRun: Sendable {
         silent.endProgress = {}
         let quiet = silent
         let lanes = MatrixLanes(count: entries.count)
-        DispatchQueue.concurrentPerform(iterations: min(jobs, entries.count)) { _ in
-            while let index = lanes.next() {
-                progress("matrix: \(entries[index].name)")
-                lanes.store(row(entries[index], quiet), at: index)
-            }
+        // Threads of their own, not Dispatch's pool: a row mostly waits on its processes, and the
+        // pool would run no more lanes than cores.
+        let done = DispatchGroup()
+        for _ in 0..<min(jobs, entries.count) {
+            done.enter()
+            Thread {
+                while let index = lanes.next() {
+                    progress("matrix: \(entries[index].name)")
+                    lanes.store(row(entries[index], quiet), at: index)
+                }
+                done.leave()
+            }.start()
         }
+        done.wait()
         endProgress()
         return lanes.rows
     }
@@ -416,5 +424,6 @@ private final class MatrixLanes: @unchecked Sendable {
 
     func store(_ row: ConformanceMatrix.Row, at index: Int) { lock.withLock { filled[index] = row } }
 
+    /// Every row, once each lane has ended (each entry's row is stored before its lane ends).
     var rows: [ConformanceMatrix.Row] { lock.withLock { filled.compactMap { $0 } } }
 }

@@ -23,8 +23,8 @@
 // below it and holds there, probing above it (climbing by the step each round) only every
 // `holdRounds` rounds. A refused probe returns to the plateau at once (it held: no cut) and doubles
 // the hold, so a client that has found the limit asks less and less often; a probe served for 8
-// rounds means the limit grew, and the plateau is forgotten. Without it the rate saws up and down, a refusal (and the server's
-// Retry-After) every few seconds.
+// rounds means the limit grew, and the plateau is forgotten. Without it the rate saws up and
+// down, a refusal (and the server's Retry-After) every few seconds.
 //
 // Implementation. A dozen integers; products at 128 bits (WideArithmetic.swift), every sum
 // saturated. Departures from TCP: the decrease is from the measured rate (as botocore's adaptive

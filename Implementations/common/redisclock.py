@@ -222,6 +222,29 @@ def start_for_shim():
         return None
 
 
+def serve_shim(argv, make):
+    """The main of a shim of a Redis-backed library: it takes no argument, starts a ClockedRedis
+    of its own, and serves the protocol with `make(server)`, the shim; returns the exit status."""
+    import shimproto
+
+    if argv[1:]:
+        sys.stdout.write('{"type":"error","message":"usage: shim.py"}\n')
+        return 2
+    server = start_for_shim()
+    if server is None:
+        return 2
+    return shimproto.serve(make(server))
+
+
+def start_for_findings():
+    """A ClockedRedis for a findings script, or None after printing why it could not start."""
+    try:
+        return ClockedRedis()
+    except (Unavailable, RedisError) as reason:
+        print("cannot start redis-server: %s" % reason)
+        return None
+
+
 # ---------------------------------------------------------------------------------------------
 # The self-test: the emulation is exact.
 

@@ -36,10 +36,8 @@ NS = 1_000_000_000
 MS = 1_000_000
 PRESENT = 1_700_000_000  # the Unix time (s) of the protocol's instant 0, as in the shim
 
-try:
-    SERVER = redisclock.ClockedRedis()
-except redisclock.Unavailable as reason:
-    print("cannot run: %s" % reason)
+SERVER = redisclock.start_for_findings()
+if SERVER is None:
     sys.exit(2)
 CLIENT = redis.Redis.from_url(SERVER.url)
 

@@ -184,17 +184,14 @@ class RateLimiterShim(shimproto.Shim):
 
 
 def main(argv):
-    global SERVER, CLIENT
-    if argv[1:]:
-        sys.stdout.write('{"type":"error","message":"usage: shim.py"}\n')
-        return 2
-    SERVER = redisclock.start_for_shim()
-    if SERVER is None:
-        return 2
-    CLIENT = redis.Redis.from_url(SERVER.url)
-    shim = RateLimiterShim()
-    shim.implementation = "ratelimit-io %s (redis-server %s)" % (__version__, SERVER.version)
-    return shimproto.serve(shim)
+    def make(server):
+        global SERVER, CLIENT
+        SERVER, CLIENT = server, redis.Redis.from_url(server.url)
+        shim = RateLimiterShim()
+        shim.implementation = "ratelimit-io %s (redis-server %s)" % (__version__, server.version)
+        return shim
+
+    return redisclock.serve_shim(argv, make)
 
 
 if __name__ == "__main__":

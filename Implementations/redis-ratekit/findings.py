@@ -36,11 +36,9 @@ NS = 1_000_000_000
 PRESENT = 1_700_000_000
 USER = "u"
 
-try:
-    SERVER = redisclock.ClockedRedis()
-except redisclock.Unavailable as reason:
-    print("cannot start redis-server: %s" % reason)
-    sys.exit(77)
+SERVER = redisclock.start_for_findings()
+if SERVER is None:
+    sys.exit(2)
 CLIENT = redis.Redis.from_url(SERVER.url)
 
 

@@ -242,17 +242,14 @@ class RedisRatekitShim(shimproto.Shim):
 
 
 def main(argv):
-    global SERVER, CLIENT
-    if argv[1:]:
-        sys.stdout.write('{"type":"error","message":"usage: shim.py"}\n')
-        return 2
-    SERVER = redisclock.start_for_shim()
-    if SERVER is None:
-        return 2
-    CLIENT = redis.Redis.from_url(SERVER.url)
-    shim = RedisRatekitShim()
-    shim.implementation = "redis-ratekit %s (redis-server %s)" % (ratekit.__version__, SERVER.version)
-    return shimproto.serve(shim)
+    def make(server):
+        global SERVER, CLIENT
+        SERVER, CLIENT = server, redis.Redis.from_url(server.url)
+        shim = RedisRatekitShim()
+        shim.implementation = "redis-ratekit %s (redis-server %s)" % (ratekit.__version__, server.version)
+        return shim
+
+    return redisclock.serve_shim(argv, make)
 
 
 if __name__ == "__main__":

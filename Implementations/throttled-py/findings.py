@@ -663,11 +663,9 @@ MEMORY_CHECKS = CHECKS[0]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import redisclock  # noqa: E402
 
-try:
-    _server = redisclock.ClockedRedis()
-except redisclock.Unavailable as reason:
-    _server = None
-    print("\nREDIS checks skipped: %s" % (reason,))
+_server = redisclock.start_for_findings()
+if _server is None:
+    print("\nREDIS checks skipped")
 if _server is not None:
     REDIS = types.SimpleNamespace(server=_server, store=RedisStore(server=_server.url), limiters=0)
     print("\nRedis store: redis-server %s, wall clock from a file (redisclock.c)" % (_server.version,))

@@ -74,7 +74,7 @@ final class NginxServer: LearningServer {
         sessionConfiguration.timeoutIntervalForRequest = 20
         sessionConfiguration.httpMaximumConnectionsPerHost = 64
         session = URLSession(configuration: sessionConfiguration)
-        // Its start is real time passing; waiting for the port decides nothing.
+        // Its start is real time passing (pauseForARealServer says why that is the exception).
         let deadline = Date().addingTimeInterval(30)
         while !portAccepts(port) {
             guard process.isRunning, Date() < deadline else {
@@ -82,7 +82,7 @@ final class NginxServer: LearningServer {
                 stop()
                 throw NginxFailure("nginx did not start: \(log)")
             }
-            Thread.sleep(forTimeInterval: 0.01)
+            pauseForARealServer()
         }
     }
 

@@ -298,6 +298,17 @@ struct AdaptiveRateTests {
                 status: 200, latencyNanoseconds: 1, inFlight: 1, stated: StatedRate(permits: 4, windowNanoseconds: 100)),
             at: t(now))
         #expect(state.plateau == nil && state.rate == 4 && state.holdRounds == AdaptiveRate.plateauRounds)
+        // A refusal at the plateau, not a probe's: the limit fell, so the plateau follows it and the
+        // doubled hold starts again at 8.
+        state = machine.initialState(at: t(now))
+        _ = serve(rounds: 1)
+        _ = feed(429)
+        _ = serve(rounds: 8)
+        _ = feed(429)
+        #expect(state.plateau == 2 && state.holdRounds == 16)
+        _ = serve(rounds: 1)
+        _ = feed(429)  // measured: ⌊2·0.9⌋ = 1, the plateau max(1, min(2 − 1, ⌊2·0.95⌋)) = 1
+        #expect(state.rate == 1 && state.plateau == 1 && state.holdRounds == AdaptiveRate.plateauRounds)
     }
 
     @Test(

@@ -104,7 +104,7 @@ public final class RedisServer: @unchecked Sendable {
             if connection == nil {
                 guard process.isRunning else { throw failure("exited") }
                 guard ContinuousClock.now < deadline else { throw failure("did not accept connections within 10 s") }
-                pauseForTheRealServer()
+                pauseForARealServer()
             }
         }
         guard let redis = connection else { throw failure("did not accept connections within 10 s") }
@@ -114,15 +114,9 @@ public final class RedisServer: @unchecked Sendable {
         }
         while try redis.call("CLUSTER", "INFO").text?.contains("cluster_state:ok") != true {
             guard ContinuousClock.now < deadline else { throw failure("did not reach cluster_state:ok within 10 s") }
-            pauseForTheRealServer()
+            pauseForARealServer()
         }
     }
-
-    /// The one real-time wait of the Redis tests, and the exception to driving an injected clock:
-    /// a real redis-server starts listening, and declares its cluster ready, on its own time.
-    /// Every decision the tests check is made on instants they pass in, or on the server's own
-    /// clock read back (PEXPIRETIME, TIME), never on how long they waited.
-    private func pauseForTheRealServer() { usleep(20_000) }
 
     private func failure(_ what: String) -> RedisTestFailure {
         let log = (try? String(contentsOfFile: "\(directory)/redis.log", encoding: .utf8)) ?? ""
@@ -228,3 +222,10 @@ public func portAccepts(_ port: Int) -> Bool {
         }
     }
 }
+
+/// The one real-time wait of the tests that start a real server (redis-server, nginx), and the
+/// exception to driving an injected clock: such a server starts listening, and a Redis cluster
+/// declares itself ready, on its own time. Every decision the tests check is made on instants they
+/// pass in, or on the server's own clock or log read back (PEXPIRETIME, TIME, nginx's access log),
+/// never on how long they waited.
+public func pauseForARealServer() { usleep(20_000) }

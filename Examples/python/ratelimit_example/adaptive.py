@@ -137,10 +137,8 @@ class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
             if self.measured is not None:
                 refused = min(self.rate, self.measured)
                 lowered = refused * (100 - d) // 100
-                plateau = max(minimum, min(refused - self.cfg[6], refused * (200 - d) // 200))
-                if self.plateau is None or plateau < self.plateau:
-                    self.hold = PLATEAU_ROUNDS
-                self.plateau, self.held = plateau, 0
+                self.plateau = max(minimum, min(refused - self.cfg[6], refused * (200 - d) // 200))
+                self.hold, self.held = PLATEAU_ROUNDS, 0
             elif not self.unmeasured:
                 lowered = self.rate * (100 - d) // 100
             else:

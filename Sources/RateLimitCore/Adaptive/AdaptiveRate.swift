@@ -285,13 +285,13 @@ public struct AdaptiveRate: AdaptiveLimit {
                     state.rate.multipliedDividedRoundingDown(100 - steepDecreasePercent, 100)
                 }
             if let measured = state.measured {
-                // The rate refused, less a margin: half the decrease, and at least one step.
+                // The rate refused, less a margin: half the decrease, and at least one step. Not a
+                // probe's refusal: the limit is new (or fell), so the hold starts again.
                 let refused = min(state.rate, measured)
-                let plateau = max(
+                state.plateau = max(
                     minimumRate,
                     min(refused - increase, refused.multipliedDividedRoundingDown(200 - decreasePercent, 200)))
-                if state.plateau.map({ plateau < $0 }) ?? true { state.holdRounds = Self.plateauRounds }
-                state.plateau = plateau
+                state.holdRounds = Self.plateauRounds
                 state.heldRounds = 0
             }
             state.rate = min(state.rate, max(minimumRate, lowered))

@@ -31,7 +31,8 @@ let package = Package(
         .target(name: "RateLimitShell", dependencies: ["RateLimitCore", "RateLimitClock", "CPrefetch"]),
         // Adapters: thin shells around the core's wait queue, one target each (import one).
         .target(name: "RateLimitActor", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
-        .target(name: "RateLimitLock", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
+        .target(
+            name: "RateLimitLock", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell", "CPrefetch"]),
         .target(name: "RateLimitDispatch", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
         .target(name: "RateLimitAtomic", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
         // Server feedback: Retry-After, RateLimit and X-RateLimit fields, server quota, backoff. Pure.

@@ -28,7 +28,10 @@ PAIRS = [
     ("allowN-explicit-1", "allowN-explicit-1", "pure token bucket step / AllowN(t, 1), explicit instants", 1.0),
     ("allow-clock-1", "allow-clock-1", "lock tryAcquire / Allow(), each reading its clock", 1.5),
     ("allow-clock-1-coarse", "allow-clock-1", "lock tryAcquire on the coarse clock / Allow()", 5.0),
-    ("allow-clock-2", "allow-clock-2", "2 threads: lock tryAcquire / 2 goroutines: Allow()", None),
+    ("allow-clock-2", "allow-clock-2", "2 threads: lock tryAcquire / 2 goroutines: Allow()", 1.5),
+    ("atomic-clock-2", "allow-clock-2", "2 threads: atomic GCRA tryAcquire / 2 goroutines: Allow()", 1.5),
+    ("allow-clock-4", "allow-clock-4", "4 threads: lock tryAcquire / 4 goroutines: Allow()", None),
+    ("atomic-clock-4", "allow-clock-4", "4 threads: atomic GCRA tryAcquire / 4 goroutines: Allow()", None),
     ("allowN-explicit-2", "allowN-explicit-2", "2 threads: lock, clock never moves / 2 goroutines: AllowN(t, 1)", None),
 ]
 

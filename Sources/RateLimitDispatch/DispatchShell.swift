@@ -105,8 +105,9 @@ where C.Duration == Duration {
     /// and returns its value.
     @inlinable @discardableResult
     package func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
-        withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
-            queue.sync { perform(operation, into: slot) }
+        let now = timeline.now()
+        return withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            queue.sync { perform(operation, at: now, into: slot) }
             return slot.moveElement(from: 0)  // `sync` ran the block, once, before it returned
         }
     }
@@ -117,9 +118,14 @@ where C.Duration == Duration {
     package func runIfOpen<T>(
         otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)
     ) -> T {
-        withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+        let now = timeline.now()
+        return withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
             queue.sync {
-                if isClosed { slot.initializeElement(at: 0, to: closed) } else { perform(operation, into: slot) }
+                if isClosed {
+                    slot.initializeElement(at: 0, to: closed)
+                } else {
+                    perform(operation, at: now, into: slot)
+                }
             }
             return slot.moveElement(from: 0)  // `sync` ran the block, once, before it returned
         }
@@ -145,8 +151,9 @@ where C.Duration == Duration {
         }
     }
 
-    /// On `queue`: `operation` at the clock's reading, its effects executed, its value written
-    /// into `slot`'s uninitialized element.
+    /// On `queue`: `operation` at `now` (the clock's reading, taken before `sync` so that a thread
+    /// waiting for the queue holds no clock read up: WQ-13), its effects executed, its value
+    /// written into `slot`'s uninitialized element.
     ///
     /// The value crosses `sync` in memory the caller allocated, moved in and out: the generic
     /// `sync<T>` of Foundation-less Dispatch boxes its result through unspecialized code, and a
@@ -154,10 +161,9 @@ where C.Duration == Duration {
     /// "Dispatch's sync").
     @inlinable
     func perform<T>(
-        _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects),
+        _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects), at now: RateLimitInstant,
         into slot: UnsafeMutableBufferPointer<T>
     ) {
-        let now = timeline.now()
         let (result, effects) = operation(&machine, now)
         deliver(effects, at: now)
         slot.initializeElement(at: 0, to: result)

@@ -2,14 +2,15 @@
 // well as code that is: one class generic over the machine it executes, the wait queue of one
 // limiter (`LockedRateLimiter`) or a registry of limiters by key (`LockedRateLimitRegistry`).
 //
-// One NSCondition guards the machine (NSLock and NSCondition are understood by ThreadSanitizer on
-// Linux, where Synchronization.Mutex is reported as racing). Every call takes the lock, reads the
-// injected clock, asks the machine, records what must happen, and releases the lock before doing
-// it, all in one function: continuations are resumed outside the lock (resuming can run code
-// that calls back in), while threads blocked in `acquireBlocking` are handed their outcome under
-// the lock and woken with a broadcast. Events go to their streams under the lock (in order) and
-// to the handler on a serial queue. One timer task sleeps on the clock until the machine's next
-// wake-up.
+// A `ShellLock` guards the machine (ShellLock.swift: the machine on the lock word's cache line, a
+// short spin before parking). Every call reads the injected clock, takes the lock, asks the
+// machine, records what must happen, and releases the lock before doing it, all in one function:
+// the clock is read before the lock, so that a thread waiting for the lock holds no clock read up
+// (a call that waited is decided at its earlier reading, as WQ-13 allows); continuations are
+// resumed outside the lock (resuming can run code that calls back in), while threads blocked in
+// `acquireBlocking` are handed their outcome under the lock and woken with a broadcast. Events go
+// to their streams under the lock (in order) and to the handler on a serial queue. One timer task
+// sleeps on the clock until the machine's next wake-up.
 //
 // `acquireBlocking` parks the calling thread: call it from threads you own, never from a Swift
 // concurrency task (the timer that wakes it runs on the cooperative pool).
@@ -20,19 +21,27 @@ import RateLimitShell
 
 /// A lock-guarded shell executing a waiting state machine: what ``LockedRateLimiter`` and
 /// ``LockedRateLimitRegistry`` hold.
-// @unchecked: every `var` below is read and written only while `condition` is locked (the
-// usableFromInline `machine`, `timerTarget`, `isClosed` included: inlined code touches them only
-// in `run`, `runIfOpen` and `execute`, between the lock and the unlock); `deinit` runs when no
-// other reference is left. The `let`s are immutable and Sendable. So access is exclusive.
+// @unchecked: `guarded` (the machine, the timer's target, whether the shell is
+// closed) and every `var` below are read and written only while `mutex` is locked (inlined code
+// touches the guarded state only in `run`, `runIfOpen`, `tryAcquire` and `unlock`, between the
+// lock and the unlock); `deinit` runs when no other reference is left. The `let`s are immutable
+// and Sendable, or (`mutex`) made for use from any thread. So access is exclusive.
 @usableFromInline
 package final class LockShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
-    @usableFromInline let condition = NSCondition()
+    /// What every request reads and writes, on the lock word's cache line (Performance.md, "Contention").
+    @usableFromInline struct Guarded {
+        @usableFromInline var machine: Machine
+        @usableFromInline var timerTarget: RateLimitInstant?
+        @usableFromInline var isClosed = false
+    }
+
+    @usableFromInline let mutex: ShellLock<Guarded>
+    /// `mutex.guarded`, kept apart: changing the value through it must not be a modifying access
+    /// to `mutex`, which ThreadSanitizer reports as racing with the lock's own reads of it.
+    @usableFromInline let guarded: UnsafeMutablePointer<Guarded>
     /// The adapter's clock, as the machine's timeline.
     @usableFromInline package let timeline: ClockTimeline<C>
-    // @exclusivity(unchecked): the lock already makes every access exclusive, so the runtime's
-    // dynamic check (two calls per operation on the hot path) proves nothing more.
-    @exclusivity(unchecked) @usableFromInline var machine: Machine
     /// Suspended callers, resumed with their outcome and the instant it was decided at.
     private var continuations: [WaitTicket: CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>] = [:]
     /// Outcomes (and their instants) that arrived before their waiter was ready to receive them.
@@ -41,8 +50,6 @@ where C.Duration == Duration {
     private var parked: Set<WaitTicket> = []
     private var parkedOutcomes: [WaitTicket: (WaitOutcome, RateLimitInstant)] = [:]
     private var timer: Task<Void, Never>?
-    @exclusivity(unchecked) @usableFromInline var timerTarget: RateLimitInstant?
-    @exclusivity(unchecked) @usableFromInline var isClosed = false
     /// Granted requests still waiting for their scheduled start (leaky bucket queue).
     private var scheduledStarts = 0
     private var subscribers = EventSubscribers()
@@ -50,7 +57,8 @@ where C.Duration == Duration {
     private let handlerQueue = DispatchQueue(label: "RateLimitLock.events")
 
     package init(machine: Machine, clock: C) {
-        self.machine = machine
+        mutex = ShellLock(Guarded(machine: machine))
+        guarded = mutex.guarded
         timeline = ClockTimeline(clock: clock)
     }
 
@@ -64,17 +72,30 @@ where C.Duration == Duration {
         subscribers.finishAll()
     }
 
+    @usableFromInline var machine: Machine {
+        @inline(__always) _read { yield guarded.pointee.machine }
+        @inline(__always) _modify { yield &guarded.pointee.machine }
+    }
+    @usableFromInline var timerTarget: RateLimitInstant? {
+        @inline(__always) get { guarded.pointee.timerTarget }
+        @inline(__always) set { guarded.pointee.timerTarget = newValue }
+    }
+    @usableFromInline var isClosed: Bool {
+        @inline(__always) get { guarded.pointee.isClosed }
+        @inline(__always) set { guarded.pointee.isClosed = newValue }
+    }
+
     /// Requests waiting for a grant.
     package var waitingCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
+        mutex.lock()
+        defer { mutex.unlock() }
         return machine.waitingCount
     }
 
     /// Granted requests waiting for their scheduled start (leaky bucket queue).
     package var scheduledCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
+        mutex.lock()
+        defer { mutex.unlock() }
         return scheduledStarts
     }
 
@@ -84,24 +105,24 @@ where C.Duration == Duration {
             isClosed = true
             return ((), machine.close(at: now))
         }
-        condition.lock()
+        mutex.lock()
         subscribers.finishAll()
-        condition.unlock()
+        mutex.unlock()
     }
 
     // MARK: Events (REG-10)
 
     package func events<Strategy>() -> AsyncStream<RegistryEvent> where Machine == RateLimitRegistry<Strategy> {
-        condition.lock()
-        defer { condition.unlock() }
+        mutex.lock()
+        defer { mutex.unlock() }
         return subscribers.subscribe { [weak self] id in self?.unsubscribe(id) }
     }
 
     package func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?)
     where Machine == RateLimitRegistry<Strategy> {
-        condition.lock()
+        mutex.lock()
         eventHandler = handler
-        condition.unlock()
+        mutex.unlock()
     }
 
     /// Called when a stream ends, possibly from `finishAll()` under the lock: so it does its
@@ -109,9 +130,9 @@ where C.Duration == Duration {
     private func unsubscribe(_ id: Int) {
         handlerQueue.async { [weak self] in
             guard let self else { return }
-            condition.lock()
+            mutex.lock()
             subscribers.remove(id)
-            condition.unlock()
+            mutex.unlock()
         }
     }
 
@@ -123,8 +144,8 @@ where C.Duration == Duration {
     /// unlock; anything else is executed out of line.
     @inlinable @discardableResult
     package func run<T>(_ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)) -> T {
-        condition.lock()
         let now = timeline.now()
+        mutex.lock()
         let (value, effects) = operation(&machine, now)
         return unlock(returning: value, after: effects, at: now)
     }
@@ -134,11 +155,11 @@ where C.Duration == Duration {
     @inlinable
     func unlock<T>(returning value: T, after effects: RateLimitEffects, at now: RateLimitInstant) -> T {
         if machine.leavesNothingToDo(effects, timerTarget: timerTarget, closed: isClosed) {
-            condition.unlock()
+            mutex.unlock()
             return value
         }
         let resumptions = execute(effects, at: now)
-        condition.unlock()
+        mutex.unlock()
         resume(resumptions)
         return value
     }
@@ -149,12 +170,12 @@ where C.Duration == Duration {
     package func runIfOpen<T>(
         otherwise closed: T, _ operation: (inout Machine, RateLimitInstant) -> (T, RateLimitEffects)
     ) -> T {
-        condition.lock()
+        let now = timeline.now()
+        mutex.lock()
         if isClosed {
-            condition.unlock()
+            mutex.unlock()
             return closed
         }
-        let now = timeline.now()
         let (value, effects) = operation(&machine, now)
         return unlock(returning: value, after: effects, at: now)
     }
@@ -164,9 +185,9 @@ where C.Duration == Duration {
     @inlinable @inline(__always)
     package func tryAcquire<Strategy>(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome
     where Machine == RateLimitRegistry<Strategy> {
-        condition.lock()
+        mutex.lock()
         if isClosed {
-            condition.unlock()
+            mutex.unlock()
             return .closed
         }
         let (outcome, effects, now) = machine.tryAcquire(key, permits: permits, priority: priority, on: timeline)
@@ -180,11 +201,11 @@ where C.Duration == Duration {
     ) throws(RateLimitAcquireError) -> RateLimitGrant {
         var (decided, waiting) = issue(parking: true, operation)
         if let ticket = waiting {
-            condition.lock()
-            while parkedOutcomes[ticket] == nil { condition.wait() }
+            mutex.lock()
+            while parkedOutcomes[ticket] == nil { mutex.wait() }
             decided = parkedOutcomes.removeValue(forKey: ticket)
             parked.remove(ticket)
-            condition.unlock()
+            mutex.unlock()
         }
         let (outcome, instant) = decided ?? (.closed, .origin)
         let grant = try outcome.grant(permits: permits).get()
@@ -205,13 +226,13 @@ where C.Duration == Duration {
             decided = await withTaskCancellationHandler {
                 await withCheckedContinuation {
                     (continuation: CheckedContinuation<(WaitOutcome, RateLimitInstant), Never>) in
-                    condition.lock()
+                    mutex.lock()
                     if let arrived = early.removeValue(forKey: ticket) {
-                        condition.unlock()
+                        mutex.unlock()
                         continuation.resume(returning: arrived)
                     } else {
                         continuations[ticket] = continuation
-                        condition.unlock()
+                        mutex.unlock()
                     }
                 }
             } onCancel: { [weak self] in
@@ -252,10 +273,10 @@ where C.Duration == Duration {
     /// The timer fired: the clock reached `target`, so the machine serves what was due then, at
     /// that instant (WQ-7); a late timer changes nothing but latency.
     private func wake(at target: RateLimitInstant) {
-        condition.lock()
+        mutex.lock()
         timerTarget = nil
         let resumptions = execute(machine.advance(to: target), at: target)
-        condition.unlock()
+        mutex.unlock()
         resume(resumptions)
     }
 
@@ -280,7 +301,7 @@ where C.Duration == Duration {
                 early[completion.ticket] = (completion.outcome, completion.at)
             }
         }
-        if wokeParked { condition.broadcast() }
+        if wokeParked { mutex.broadcast() }
         if !effects.events.isEmpty {
             subscribers.publish(effects.events)
             if let handler = eventHandler {
@@ -324,9 +345,9 @@ where C.Duration == Duration {
     }
 
     private func endScheduledStart() {
-        condition.lock()
+        mutex.lock()
         scheduledStarts -= 1
-        condition.unlock()
+        mutex.unlock()
     }
 
     /// Parks the thread until the clock reaches `start` (a scheduled start).

@@ -6,6 +6,7 @@
 import CPrefetch
 import Foundation
 import RateLimitClock
+import RateLimitLock
 import Synchronization
 
 /// A token bucket in the fewest operations: refill (one division when a whole token is due),
@@ -131,7 +132,7 @@ final class BareQueueBucket: @unchecked Sendable {
     }
 }
 
-/// A bare NSCondition (the lock adapter's lock) around the bare token bucket.
+/// A bare NSCondition (the lock adapter's lock until issue 37) around the bare token bucket.
 // @unchecked: `bucket` is private and read and written only in `acquire`, between its
 // `condition.lock()` and the deferred unlock, so the access is exclusive.
 final class BareConditionBucket: @unchecked Sendable {
@@ -147,6 +148,15 @@ final class BareConditionBucket: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return bucket.acquire(at: readingClock ? clockNanoseconds(since: origin) : 1)
+    }
+
+    /// The clock read before the lock, as the lock adapter reads it (a candidate, "Contention").
+    @inline(__always)
+    func acquireReadingFirst() -> Int64 {
+        let now = clockNanoseconds(since: origin)
+        condition.lock()
+        defer { condition.unlock() }
+        return bucket.acquire(at: now)
     }
 
     /// The same with one read of the coarse clock.
@@ -211,6 +221,47 @@ final class BareLockBucket: @unchecked Sendable {
     }
 }
 
+/// A floor that decides at an instant it is given, read from the continuous or the coarse clock.
+protocol ClockedFloor {
+    var origin: ContinuousClock.Instant { get }
+    var coarseOrigin: Int64 { get }
+    func acquire(at now: Int64) -> Int64
+}
+
+extension ClockedFloor {
+    /// Decides at the continuous clock's reading (1 ns when not `readingClock`: a clock that never moves).
+    @inline(__always)
+    func acquire(readingClock: Bool) -> Int64 { acquire(at: readingClock ? clockNanoseconds(since: origin) : 1) }
+
+    /// The same with one read of the coarse clock.
+    @inline(__always)
+    func acquireCoarse() -> Int64 { acquire(at: coarseNanoseconds(since: coarseOrigin)) }
+}
+
+/// The lock adapter's own lock (`ShellLock`: the state on the lock word's cache line, a short spin
+/// before parking) around the bare token bucket, the clock read before the lock as the adapter
+/// reads it: the lock adapter's floor.
+// @unchecked: `bucket` (`lock.guarded`) is read and written only between `lock()` and `unlock()`; `lock` is
+// made for use from any thread.
+final class BareShellLockBucket: ClockedFloor, @unchecked Sendable {
+    private let lock: ShellLock<BareTokenBucket>
+    private let bucket: UnsafeMutablePointer<BareTokenBucket>
+    let origin = ContinuousClock.now
+    let coarseOrigin = CoarseMonotonicClock.readNanoseconds()
+
+    init(_ bucket: BareTokenBucket) {
+        lock = ShellLock(bucket)
+        self.bucket = lock.guarded
+    }
+
+    @inline(__always)
+    func acquire(at now: Int64) -> Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return bucket.pointee.acquire(at: now)
+    }
+}
+
 /// Synchronization's Mutex around the bare token bucket (for comparison).
 final class BareMutexBucket: Sendable {
     private let bucket: Mutex<BareTokenBucket>
@@ -227,20 +278,13 @@ final class BareMutexBucket: Sendable {
 
 /// A bare compare-and-exchange loop over GCRA's theoretical arrival time and last instant, one
 /// double word as the atomic adapter keeps them: the atomic floor.
-final class BareAtomicGCRA: Sendable {
+final class BareAtomicGCRA: ClockedFloor, Sendable {
     private let word = Atomic<WordPair>(WordPair(first: 0, second: 0))
     private let gcra: BareGCRA
-    private let origin = ContinuousClock.now
-    private let coarseOrigin = CoarseMonotonicClock.readNanoseconds()
+    let origin = ContinuousClock.now
+    let coarseOrigin = CoarseMonotonicClock.readNanoseconds()
 
     init(_ gcra: BareGCRA) { self.gcra = gcra }
-
-    @inline(__always)
-    func acquire(readingClock: Bool) -> Int64 { acquire(at: readingClock ? clockNanoseconds(since: origin) : 1) }
-
-    /// The same with one read of the coarse clock.
-    @inline(__always)
-    func acquireCoarse() -> Int64 { acquire(at: coarseNanoseconds(since: coarseOrigin)) }
 
     @inline(__always)
     func acquire(at now: Int64) -> Int64 {

@@ -113,6 +113,13 @@ struct Plan: Sendable {
     /// Times bodies interleaved, each run by `threads` threads at once doing `n` operations apiece:
     /// nanoseconds per operation of all of them together (the throughput cost under contention).
     func timeContended(threads: Int, operations full: Int, _ bodies: [@Sendable (Int) -> Int]) -> [[Double]] {
+        timeContended(threads: threads, operations: full, indexed: bodies.map { body in { _, count in body(count) } })
+    }
+
+    /// ``timeContended(threads:operations:_:)`` for bodies that take the thread's index (0 to
+    /// `threads - 1`) before the count.
+    func timeContended(threads: Int, operations full: Int, indexed bodies: [@Sendable (Int, Int) -> Int]) -> [[Double]]
+    {
         let count = operations(full)
         for body in bodies { sink &+= runThreads(threads, count: max(1, count / 10), body).1 }
         var samples = Array(repeating: [Double](), count: bodies.count)
@@ -147,19 +154,19 @@ struct Plan: Sendable {
     }
 }
 
-/// Runs `body(count)` on `threads` threads released together; the wall time and the checksums.
-private func runThreads(_ threads: Int, count: Int, _ body: @escaping @Sendable (Int) -> Int) -> (Duration, Int) {
+/// Runs `body(index, count)` on `threads` threads released together; the wall time and the checksums.
+private func runThreads(_ threads: Int, count: Int, _ body: @escaping @Sendable (Int, Int) -> Int) -> (Duration, Int) {
     let ready = DispatchGroup()
     let done = DispatchGroup()
     let start = DispatchSemaphore(value: 0)
     let results = Sum()
-    for _ in 0..<threads {
+    for index in 0..<threads {
         ready.enter()
         done.enter()
         let thread = Thread {
             ready.leave()
             start.wait()
-            results.value.wrappingAdd(body(count), ordering: .relaxed)
+            results.value.wrappingAdd(body(index, count), ordering: .relaxed)
             done.leave()
         }
         thread.start()

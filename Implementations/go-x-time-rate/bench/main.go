@@ -6,6 +6,7 @@
 //	allowN-explicit-2   the same from 2 goroutines on one limiter (each its own t)
 //	allow-clock-1       Allow() (AllowN(time.Now(), 1)) on a limiter that always admits
 //	allow-clock-2       the same from 2 goroutines
+//	allow-clock-4       the same from 4 goroutines (more than the 2 cores)
 package main
 
 import (
@@ -100,6 +101,10 @@ func main() {
 			return func(_, n int) int { return clocked(lim, n) }
 		}},
 		{"allow-clock-2", 2, func() func(g, n int) int {
+			lim := endless()
+			return func(_, n int) int { return clocked(lim, n) }
+		}},
+		{"allow-clock-4", 4, func() func(g, n int) int {
 			lim := endless()
 			return func(_, n int) int { return clocked(lim, n) }
 		}},

@@ -49,8 +49,10 @@ public struct RateLimiter<Strategy: RateLimitStrategy>: Hashable, Sendable {
     /// The state under that configuration.
     public var state: Strategy.State { storedState }
 
-    @usableFromInline var storedStrategy: Strategy
+    // The state first: with the wait queue's `servedUpTo` before it, what a request writes lies in
+    // the first bytes of the machine, on the lock word's cache line (Performance.md, "Contention").
     @usableFromInline var storedState: Strategy.State
+    @usableFromInline var storedStrategy: Strategy
 
     /// A new limiter created at `now`.
     @inlinable

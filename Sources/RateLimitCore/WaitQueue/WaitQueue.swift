@@ -16,6 +16,10 @@
 public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     /// The strategy and its state.
     @inlinable public var limiter: RateLimiter<Strategy> { storedLimiter }
+    /// The latest instant the queue was served at (WQ-7). First, before the limiter's state,
+    /// which the same requests write: a shell's lock hands one cache line to the next thread, not
+    /// three (Performance.md, "Contention").
+    @usableFromInline var servedUpTo: Int64
     @usableFromInline var storedLimiter: RateLimiter<Strategy>
     /// The most permits that may wait at once (WQ-1).
     public let queueLimit: Int64
@@ -40,8 +44,6 @@ public struct WaitQueue<Strategy: RateLimitStrategy>: Sendable {
     private var liveCounts: [Int] = [0, 0, 0]
     @usableFromInline var deadlines = DeadlineHeap<WaitTicket>()
     private var issued: UInt64 = 0
-    /// The latest instant the queue was served at (WQ-7).
-    @usableFromInline var servedUpTo: Int64
 
     /// A wait queue for `strategy` created at `now` (WQ-1).
     ///

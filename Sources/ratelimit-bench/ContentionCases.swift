@@ -1,0 +1,173 @@
+import Foundation
+import RateLimitActor
+import RateLimitAtomic
+import RateLimitClock
+import RateLimitCore
+import RateLimitDispatch
+import RateLimitLock
+
+// Threads that compete for one limiter or one registry (issue 37; Performance.md, "Contention"):
+// throughput cost per operation of all threads together, each adapter against its floor run by as
+// many threads, 2 threads (this machine's cores) and 4 (more threads than cores). The lock
+// candidates are the locks the lock adapter could use, each around the bare bucket, at 1, 2 and 4
+// threads: what the adapter's lock was chosen by.
+
+func contention(plan: Plan) async throws -> [Measurement] {
+    let operations = 1_000_000
+    var results: [Measurement] = []
+    @discardableResult
+    func group(_ floorName: String, _ samples: [[Double]], _ adapters: [(name: String, ratio: Double?)]) -> Measurement
+    {
+        let floor = Measurement(section: "floor", name: floorName, unit: "ns", samples: samples[0])
+        results.append(floor)
+        for (index, adapter) in adapters.enumerated() {
+            results.append(
+                Measurement(section: "contention", name: adapter.name, unit: "ns", samples: samples[index + 1])
+                    .compared(with: floor, atMost: adapter.ratio, paired: true))
+        }
+        return floor
+    }
+    func bucket() -> BareTokenBucket { BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1) }
+    func loop(_ acquire: @escaping @Sendable () -> Int64) -> @Sendable (Int) -> Int {
+        { count in
+            var checksum: Int64 = 0
+            for _ in 0..<count { checksum &+= acquire() }
+            return Int(truncatingIfNeeded: checksum)
+        }
+    }
+    /// `count` requests, counting the admitted.
+    func admissions(_ admit: @escaping @Sendable () -> Bool) -> @Sendable (Int) -> Int {
+        { count in
+            var checksum = 0
+            for _ in 0..<count where admit() { checksum &+= 1 }
+            return checksum
+        }
+    }
+
+    // The candidates, first alone, then contended.
+    let shell = BareShellLockBucket(bucket())
+    let condition = BareConditionBucket(bucket())
+    let mutex = BareMutexBucket(bucket())
+    let candidates: [(String, @Sendable (Int) -> Int)] = [
+        (
+            "clock read + the adapter's lock (spin, then park) + bucket arithmetic",
+            loop { shell.acquire(readingClock: true) }
+        ),
+        (
+            "NSCondition lock + clock read + bucket arithmetic (the former lock)",
+            loop { condition.acquire(readingClock: true) }
+        ),
+        ("clock read + NSCondition lock + bucket arithmetic", loop { condition.acquireReadingFirst() }),
+        ("clock read + Mutex + bucket arithmetic", loop { mutex.acquire() }),
+    ]
+    for threads in [1, 2, 4] {
+        let samples = plan.timeContended(
+            threads: threads, operations: operations / threads, candidates.map(\.1))
+        for (index, (name, _)) in candidates.enumerated() {
+            results.append(
+                Measurement(
+                    section: "candidate", name: "\(threads) thread\(threads == 1 ? "" : "s"): \(name)",
+                    unit: "ns", samples: samples[index]))
+        }
+    }
+
+    // The adapters against their floors, as many threads on each.
+    let locked = try LockedRateLimiter(try endlessBucket(), clock: ContinuousClock())
+    let atomic = AtomicGCRA(try endlessGCRA(), clock: ContinuousClock())
+    let atomicGCRA = BareAtomicGCRA(BareGCRA(burst: 1 << 40, interval: 1))
+    let dispatch = try DispatchRateLimiter(try endlessBucket(), clock: ContinuousClock())
+    let queue = DispatchQueue(label: "bench.contended")
+    let actor = try ActorRateLimiter(try endlessBucket(), clock: ContinuousClock())
+    let empty = EmptyActor()
+    for threads in [2, 4] {
+        let label = "\(threads) threads"
+        group(
+            "\(label): clock read + the adapter's lock + bucket arithmetic",
+            plan.timeContended(
+                threads: threads, operations: operations / threads,
+                [
+                    loop { shell.acquire(readingClock: true) }, admissions { locked.tryAcquire().isGranted },
+                ]), [("\(label): lock tryAcquire", nil)])
+        group(
+            "\(label): atomic compare-exchange + clock read + GCRA arithmetic",
+            plan.timeContended(
+                threads: threads, operations: operations / threads,
+                [
+                    loop { atomicGCRA.acquire(readingClock: true) }, admissions { atomic.tryAcquire().isAdmitted },
+                ]), [("\(label): atomic GCRA tryAcquire", nil)])
+        group(
+            "\(label): empty DispatchQueue.sync",
+            plan.timeContended(
+                threads: threads, operations: operations / 20 / threads,
+                [
+                    { count in
+                        var checksum = 0
+                        for _ in 0..<count { queue.sync { checksum &+= 1 } }
+                        return checksum
+                    },
+                    admissions { dispatch.tryAcquire().isGranted },
+                ]), [("\(label): Dispatch tryAcquire", threads == 2 ? 2 : nil)])
+        group(
+            "\(threads) tasks: empty actor call",
+            await plan.timeContended(
+                tasks: threads, operations: operations / 8 / threads,
+                [
+                    { count in
+                        var checksum = 0
+                        for _ in 0..<count { checksum &+= await empty.call() }
+                        return checksum
+                    },
+                    { count in
+                        var checksum = 0
+                        for _ in 0..<count { if case .granted = await actor.tryAcquire() { checksum &+= 1 } }
+                        return checksum
+                    },
+                ]), [("\(threads) tasks: actor tryAcquire", threads == 2 ? 1.5 : nil)])
+    }
+
+    // The keyed path: one registry of 10,000 held keys, requested in a seeded random order by one
+    // thread, then by two threads on keys of their own (each half the keys), then by two threads
+    // on all of them. Against one thread, two on distinct keys must give 1.6 times the
+    // throughput: at most 0.625x the cost per request of both together.
+    let keyCount = plan.smoke ? 1_000 : 10_000
+    let keys = smallKeys(keyCount)
+    let rule = try RateLimitRule(.anyKey, try endlessBucket())
+    let registry = try LockedRateLimitRegistry(rules: [rule], maximumKeys: keyCount, clock: ContinuousClock())
+    for key in keys { _ = registry.tryAcquire(key) }
+    let all = requestOrder(keys)
+    let halves = [requestOrder(Array(keys[..<(keyCount / 2)])), requestOrder(Array(keys[(keyCount / 2)...]))]
+    let requests: @Sendable ([String], Int, Int) -> Int = { order, offset, count in
+        let mask = order.count - 1
+        var checksum = 0
+        for index in 0..<count {
+            if case .granted = registry.tryAcquire(order[(index &+ offset) & mask]) { checksum &+= 1 }
+        }
+        return checksum
+    }
+    // Interleaved: one thread is run as two of which the second does nothing and the first does
+    // both counts, so that its time per request is the total's over both counts.
+    let samples = plan.timeContended(
+        threads: 2, operations: operations / 4,
+        indexed: [
+            { thread, count in thread == 0 ? requests(all, 0, 2 * count) : 0 },
+            { thread, count in requests(halves[thread], 0, count) },
+            { thread, count in requests(all, thread * all.count / 2, count) },
+        ])
+    let single = Measurement(
+        section: "floor", name: "1 thread: lock registry tryAcquire, \(keyCount) keys", unit: "ns", samples: samples[0])
+    results.append(single)
+    var distinct = Measurement(
+        section: "contention", name: "2 threads on distinct keys: lock registry tryAcquire, \(keyCount) keys",
+        unit: "ns", samples: samples[1]
+    ).compared(with: single, atMost: 1 / 1.6, paired: true)
+    distinct.note = String(format: "%.2fx one thread's throughput", single.median / max(distinct.median, 1e-9))
+    results.append(distinct)
+    var shared = Measurement(
+        section: "contention", name: "2 threads on the same keys: lock registry tryAcquire, \(keyCount) keys",
+        unit: "ns", samples: samples[2]
+    ).compared(with: single, atMost: nil, paired: true)
+    shared.note = String(format: "%.2fx one thread's throughput", single.median / max(shared.median, 1e-9))
+    results.append(shared)
+    withExtendedLifetime(registry) {}
+    return results
+}

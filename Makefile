@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: verify tools test tsan tsan-all build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check facades facades-check vectors conformance exhaustive matrix matrix-setup matrix-quick bench bench-smoke bench-redis bench-peers soak fuzz fuzz-long new-user clean
+.PHONY: verify tools test tsan tsan-all build core-purity format lint docs api api-check readme readme-check redis-scripts redis-scripts-check facades facades-check vectors conformance exhaustive matrix matrix-setup matrix-quick bench bench-smoke bench-redis bench-peers soak fuzz fuzz-long new-user botocore clean
 
 ## Check the formatting, the core's purity and that the generated sources (the Redis scripts
 ## embedded in RateLimitRedis, the Dispatch adapter's shared members) are up to date, build
@@ -37,6 +37,13 @@ tsan:
 ## after verify, and it passes on a busy machine as `swift test` does).
 tsan-all:
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
+
+## botocore (the AWS SDK for Python), pinned, in a Python of its own (.build/botocore): the adaptive
+## client's test against nginx runs its adaptive retry mode beside ours (skipped, saying so, without it).
+BOTOCORE_VERSION ?= 1.44.8
+botocore:
+	python3 -m venv .build/botocore
+	.build/botocore/bin/pip install --quiet botocore==$(BOTOCORE_VERSION)
 
 ## The toolchain's swift-format with the team's configuration (.swift-format: 4 spaces, 120 columns).
 FORMATTED = Sources Tests Examples Package.swift Fuzz/Sources Fuzz/Package.swift

@@ -100,14 +100,16 @@ extension ServerIntegrationRealTimeTests {
         // the rate nginx refused and probes above it every 8, 16 … rounds (ADAPT-4, ADAPT-5); each
         // refused probe costs nginx's 1 s hold. The rows printed (the second-half rate, the share
         // refused, the last refusal) are measured as the article's (LearningTheServersLimit.md),
-        // whose table is of 600 requests; here 300, for `make verify`'s time.
+        // whose table is of 600 requests; here 300, for `make verify`'s time
+        // (RATELIMIT_NGINX_REQUESTS=600 measures the article's).
         let rate: Int64 = 20
+        let count = ProcessInfo.processInfo.environment["RATELIMIT_NGINX_REQUESTS"].flatMap { Int($0) } ?? 300
         var rows: [String] = []
         for tasks in [1, 8] {
             let server = try NginxServer(rate: rate, burst: 5, nodelay: true)
             defer { server.stop() }
             let run = try await LearningRun.on(
-                server, ratePerSecond: rate, capacity: 10, rate: 2 * rate, tasks: tasks, count: 300,
+                server, ratePerSecond: rate, capacity: 10, rate: 2 * rate, tasks: tasks, count: count,
                 adaptive: .standard)
             run.expectEveryRequestOnce()
             #expect(run.refusedShare <= 0.05, "\(tasks) tasks: \(run.stats.refused) refused of \(run.sent)")
@@ -115,6 +117,25 @@ extension ServerIntegrationRealTimeTests {
                 Double(run.highestLimitSecondHalf ?? 0) >= 0.9 * Double(rate),
                 "\(tasks) tasks: never learned 90% of the rate in the second half; \(run.changes)")
             rows.append(run.row("adaptive, \(tasks) task\(tasks == 1 ? "" : "s")"))
+            // Beside it, the anchor (issue 39): the AWS SDK's adaptive mode, botocore unmodified,
+            // on a fresh nginx of the same configuration, as many threads, as many requests. A
+            // measurement printed with ours, not judged: botocore's pace is its own.
+            guard let python = Botocore.python else {
+                rows.append("botocore's adaptive mode: skipped (\(Botocore.installHint))")
+                continue
+            }
+            let anchor = try NginxServer(rate: rate, burst: 5, nodelay: true)
+            defer { anchor.stop() }
+            let (completed, failed) = try await offThePool {
+                try Botocore.run(python: python, url: anchor.url(""), tasks: tasks, total: count)
+            }
+            let anchorRun = LearningRun(
+                ratePerSecond: rate, stats: try await anchor.stats(), statuses: [], count: completed, changes: [],
+                roundTrips: [], sends: [], holds: [])
+            #expect(completed + failed == count, "botocore: \(completed) completed and \(failed) gave up of \(count)")
+            rows.append(
+                anchorRun.anchorRow(
+                    "botocore \(Botocore.version) adaptive, \(tasks) thread\(tasks == 1 ? "" : "s")", gaveUp: failed))
         }
         print("HTTP-13 nginx limit_req 20 r/s burst 5 nodelay, client at 40/s:\n  " + rows.joined(separator: "\n  "))
     }
@@ -435,6 +456,13 @@ private struct LearningRun {
         return (Double(firstRefused) / Double(max(1, first)), Double(retriesRefused) / Double(max(1, retries)))
     }
 
+    /// The row of a client measured on the server's side only (the anchor, whose own clock and
+    /// limits are not read): its second-half rate, refusals, last refusal, retries sent before the
+    /// server's Retry-After, and requests it gave up.
+    func anchorRow(_ name: String, gaveUp: Int) -> String {
+        "\(name): \(String(format: "%.1f", secondHalfRate)) per second over the second half (\(String(format: "%.1f", secondHalfRateWhenAllowed)) when allowed), \(stats.refused) refused of \(sent) (\(String(format: "%.1f", 100 * refusedShare))%), last refusal at \(lastRefusal.map { String(format: "%.2f s", $0) } ?? "none"), \(stats.early.count) retries sent before Retry-After, \(gaveUp) requests given up"
+    }
+
     /// A row of the table in the RateLimitClient article "Learning the server's limit".
     func row(_ name: String) -> String {
         let overall = Double(count) / (admitted.last ?? 1)
@@ -494,5 +522,56 @@ private struct LearningRun {
         return LearningRun(
             ratePerSecond: ratePerSecond, stats: stats, statuses: statuses, count: count, changes: changes,
             roundTrips: roundTrips, sends: sends, holds: holds.sorted { $0.from < $1.from })
+    }
+}
+
+/// botocore, the AWS SDK for Python, in a Python of its own (`make botocore`): its adaptive retry
+/// mode driven by Server/botocore_client.py.
+private enum Botocore {
+    /// A Python that imports botocore: RATELIMIT_BOTOCORE_PYTHON, or `make botocore`'s.
+    static let python: String? = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidates: [String?] = [
+            ProcessInfo.processInfo.environment["RATELIMIT_BOTOCORE_PYTHON"],
+            root.appendingPathComponent(".build/botocore/bin/python").path,
+        ]
+        return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+    static let installHint = "make botocore installs it (.ci/run does); or set RATELIMIT_BOTOCORE_PYTHON"
+
+    /// botocore's version, as the Python given imports it.
+    static var version: String {
+        guard let python, let output = try? output(python, ["-c", "import botocore; print(botocore.__version__)"])
+        else {
+            return "?"
+        }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs botocore_client.py: the requests completed and those botocore gave up.
+    static func run(python: String, url: URL, tasks: Int, total: Int) throws -> (completed: Int, failed: Int) {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Server/botocore_client.py")
+        let data = try output(
+            python, [script.path, "--url", url.absoluteString, "--tasks", "\(tasks)", "--total", "\(total)"])
+        struct Result: Decodable {
+            let completed: Int
+            let failed: Int
+        }
+        let result = try JSONDecoder().decode(Result.self, from: Data(data.utf8))
+        return (result.completed, result.failed)
+    }
+
+    private static func output(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -9,7 +9,9 @@ import RedisTestSupport
 /// static file behind `limit_req` (`rate` requests per second, `burst` more, `nodelay` or queued),
 /// a refusal is a 429 with `Retry-After: 1`, and every request is logged with its instant (ms), its
 /// status and its `id` query parameter. A server nobody here wrote: its access log, not the
-/// client's counts, says what it admitted.
+/// client's counts, says what it admitted. `/limited/<id>` is the same file behind the same limit,
+/// for an S3 client (bucket `limited`, key `<id>`): the AWS SDK's adaptive mode, which recognises a
+/// throttling error by its code, so a refusal's body is S3's `SlowDown` error (botocore_client.py).
 final class NginxServer: LearningServer {
     /// The nginx executable, or nil: the tests that need it are skipped.
     static let executable: String? = ["/usr/sbin/nginx", "/usr/bin/nginx"].first {
@@ -41,22 +43,25 @@ final class NginxServer: LearningServer {
                 fastcgi_temp_path \(directory)/fastcgi;
                 uwsgi_temp_path \(directory)/uwsgi;
                 scgi_temp_path \(directory)/scgi;
-                log_format arrivals '$msec $status $arg_id';
+                map $uri $key_id { ~^/limited/(?<key>[0-9]+)$ $key; default ""; }
+                log_format arrivals '$msec $status $arg_id$key_id';
                 access_log \(directory)/access.log arrivals;
                 limit_req_zone $binary_remote_addr zone=limited:1m rate=\(rate)r/s;
                 limit_req_status 429;
                 server {
                     listen 127.0.0.1:\(port);
                     keepalive_requests 100000;
-                    location = /limited {
+                    location ^~ /limited {
                         limit_req zone=limited burst=\(burst)\(nodelay ? " nodelay" : "");
                         error_page 429 = @refused;
                         root \(directory)/www;
+                        try_files /limited =404;
                         default_type text/plain;
                     }
                     location @refused {
                         add_header Retry-After 1 always;
-                        return 429 "refused\\n";
+                        default_type application/xml;
+                        return 429 '<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>refused</Message></Error>';
                     }
                 }
             }

@@ -2,8 +2,9 @@
 // handlers: one class generic over the machine it executes, the wait queue of one limiter
 // (`DispatchRateLimiter`) or a registry of limiters by key (`DispatchRateLimitRegistry`).
 //
-// All state lives on one serial DispatchQueue. Each call hops onto it, reads the injected clock,
-// asks the machine, and hands completed requests' outcomes to their completion handlers on the
+// All state lives on one serial DispatchQueue. Each synchronous call reads the injected clock,
+// then hops onto it (so that a thread waiting for the queue holds no clock read up: WQ-13), asks
+// the machine, and hands completed requests' outcomes to their completion handlers on the
 // callback queue (never on the limiter's own queue, so a handler that calls back in cannot
 // deadlock); events go to their streams in order, and to the event handler on the callback queue.
 // One DispatchSourceTimer fires at the machine's next wake-up. Dispatch time is a real clock, so
@@ -241,7 +242,8 @@ where C.Duration == Duration {
             return
         }
         if dispatchTimeIsClockTime {
-            timer.schedule(deadline: dispatchTime(afterNanoseconds: target.nanoseconds(since: now)))
+            // From a fresh reading: `now` may have been read before the call waited for the queue.
+            timer.schedule(deadline: dispatchTime(afterNanoseconds: target.nanoseconds(since: timeline.now())))
         } else {
             timer.schedule(deadline: .distantFuture)
             let reading = timeline.reading(of: target)

@@ -6,7 +6,8 @@
 // short spin before parking). Every call reads the injected clock, takes the lock, asks the
 // machine, records what must happen, and releases the lock before doing it, all in one function:
 // the clock is read before the lock, so that a thread waiting for the lock holds no clock read up
-// (a call that waited is decided at its earlier reading, as WQ-13 allows); continuations are
+// (a call that waited is decided at its earlier reading, as WQ-13 allows), except a registry's
+// `tryAcquire`, which prefetches the key's row under the lock first and then reads it; continuations are
 // resumed outside the lock (resuming can run code that calls back in), while threads blocked in
 // `acquireBlocking` are handed their outcome under the lock and woken with a broadcast. Events go
 // to their streams under the lock (in order) and to the handler on a serial queue. One timer task
@@ -21,11 +22,11 @@ import RateLimitShell
 
 /// A lock-guarded shell executing a waiting state machine: what ``LockedRateLimiter`` and
 /// ``LockedRateLimitRegistry`` hold.
-// @unchecked: `guarded` (the machine, the timer's target, whether the shell is
+// @unchecked: what `guarded` points at (the machine, the timer's target, whether the shell is
 // closed) and every `var` below are read and written only while `mutex` is locked (inlined code
 // touches the guarded state only in `run`, `runIfOpen`, `tryAcquire` and `unlock`, between the
-// lock and the unlock); `deinit` runs when no other reference is left. The `let`s are immutable
-// and Sendable, or (`mutex`) made for use from any thread. So access is exclusive.
+// lock and the unlock); `deinit` runs when no other reference is left. The other `let`s are
+// immutable and Sendable, or (`mutex`) made for use from any thread. So access is exclusive.
 @usableFromInline
 package final class LockShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {

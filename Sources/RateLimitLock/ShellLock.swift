@@ -58,8 +58,8 @@ package struct ShellLock<Guarded>: ~Copyable {
         if word.pointee.exchange(0, ordering: .releasing) == 2 { parking.wakeOne() }
     }
 
-    /// Unlocks, parks until ``broadcast()`` (or spuriously), and locks again: called with the lock
-    /// held, in a loop that checks what it waits for.
+    /// Unlocks, parks until the next ``broadcast()``, and locks again: called with the lock held, in
+    /// a loop that checks what it waits for.
     package func wait() {
         let seen = parking.broadcasts.load(ordering: .relaxed)
         unlock()
@@ -77,8 +77,9 @@ package struct ShellLock<Guarded>: ~Copyable {
 // from any thread; `broadcasts` is atomic; `deinit` runs when no other reference is left.
 @usableFromInline
 final class Parking: @unchecked Sendable {
-    /// How many times a thread that finds the lock held checks it again before it parks: about a
-    /// microsecond here, many times what a holder takes (Performance.md, "Contention").
+    /// How many times a thread that finds the lock held checks it again before it parks: a few
+    /// microseconds (a `pause` takes tens to over a hundred cycles by processor), many times what a
+    /// holder takes (Performance.md, "Contention").
     static let spins = 100
     private let mutex: UnsafeMutablePointer<pthread_mutex_t> = .allocate(capacity: 1)
     private let lockFreed: UnsafeMutablePointer<pthread_cond_t> = .allocate(capacity: 1)

@@ -317,6 +317,36 @@ func runTrace(_ trace: Int, name: String, steps: Int = 250) throws {
 @Suite("Registry: limiters by key (Spec/Registry.md)")
 struct RegistryTests {
     @Test(
+        "REG-3 WQ-12 an operation at an instant before the registry's moves each completion's instant back as far as its wait grows: every scheduled start stays where the registry put it"
+    )
+    func shiftedCompletionsKeepTheirStarts() throws {
+        // A leaky bucket queue of one slot every 10 µs with 3 requests waiting behind it; a request
+        // on another key at 1,000 ns, then a reset of the first key at 900 or at 1,000 ns (a caller
+        // whose clock reading is older than one applied before it, as when it waited for a lock).
+        let rule = try RateLimitRule(
+            .anyKey, try LeakyBucketQueue(queueCapacity: 1, intervalNanoseconds: 10_000), overflow: .queue(limit: 10))
+        var registry = try RateLimitRegistry(rules: [rule], at: t(0))
+        for _ in 0..<5 { _ = registry.acquire("k", at: t(0)) }
+        _ = registry.tryAcquire("z", at: t(1_000))
+        /// Each delayed grant's start: its completion's instant plus its wait.
+        func starts(_ effects: RateLimitEffects) -> [WaitTicket: Int64] {
+            var starts: [WaitTicket: Int64] = [:]
+            for completion in effects.completions {
+                if case .granted(.delayed(let wait, _)) = completion.outcome {
+                    starts[completion.ticket] = completion.at.nanoseconds + wait
+                }
+            }
+            return starts
+        }
+        var late = registry
+        let atTheRegistrysInstant = starts(registry.reset("k", at: t(1_000)).effects)
+        let earlier = late.reset("k", at: t(900)).effects
+        #expect(!atTheRegistrysInstant.isEmpty)
+        #expect(starts(earlier) == atTheRegistrysInstant)
+        #expect(earlier.completions.allSatisfy { $0.at <= t(900) }, "\(earlier.completions)")
+    }
+
+    @Test(
         "REG-1 rules are refused by name: empty keys, duplicates, bad queue limits, timeouts and thresholds, no room for keys"
     )
     func ruleValidation() async throws { try await offThePool { try ruleValidationOnThread() } }

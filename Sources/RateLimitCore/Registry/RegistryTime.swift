@@ -81,11 +81,19 @@ extension RateLimitRegistry {
 
 extension RateLimitEffects {
     /// The effects as seen from `shift` nanoseconds earlier (REG-3): waits and retry-afters grow.
+    /// A completion's instant moves back by as much as its wait grows (down to the origin), so that
+    /// a scheduled start, its instant plus its wait (WQ-12), stays where the registry put it: the
+    /// caller's own completion then counts from its `now`, like every wait in the effects.
     @inlinable
     func shifted(by shift: Int64) -> RateLimitEffects {
         guard shift > 0, !isEmpty else { return self }
         return mapped(
-            completion: { WaitCompletion(ticket: $0.ticket, outcome: $0.outcome.shifted(by: shift), at: $0.at) },
+            completion: {
+                let moved = min(shift, $0.at.nanoseconds)
+                return WaitCompletion(
+                    ticket: $0.ticket, outcome: $0.outcome.shifted(by: moved),
+                    at: RateLimitInstant(validated: $0.at.nanoseconds - moved))
+            },
             event: { event in
                 switch event {
                 case .rejected(let key, let permits, let outcome, let at):

@@ -105,6 +105,7 @@ extension ServerIntegrationRealTimeTests {
         let rate: Int64 = 20
         let count = ProcessInfo.processInfo.environment["RATELIMIT_NGINX_REQUESTS"].flatMap { Int($0) } ?? 300
         var rows: [String] = []
+        var panels: [[LearningPicture.Panel]] = []
         for tasks in [1, 8] {
             let server = try NginxServer(rate: rate, burst: 5, nodelay: true)
             defer { server.stop() }
@@ -117,6 +118,7 @@ extension ServerIntegrationRealTimeTests {
                 Double(run.highestLimitSecondHalf ?? 0) >= 0.9 * Double(rate),
                 "\(tasks) tasks: never learned 90% of the rate in the second half; \(run.changes)")
             rows.append(run.row("adaptive, \(tasks) task\(tasks == 1 ? "" : "s")"))
+            panels.append([run.panel("this client, \(tasks) task\(tasks == 1 ? "" : "s")")])
             // Beside it, the anchor (issue 39): the AWS SDK's adaptive mode, botocore unmodified,
             // on a fresh nginx of the same configuration, as many threads, as many requests. A
             // measurement printed with ours, not judged: botocore's pace is its own.
@@ -136,8 +138,14 @@ extension ServerIntegrationRealTimeTests {
             rows.append(
                 anchorRun.anchorRow(
                     "botocore \(Botocore.version) adaptive, \(tasks) thread\(tasks == 1 ? "" : "s")", gaveUp: failed))
+            panels[panels.count - 1].append(
+                anchorRun.panel("botocore's adaptive mode, \(tasks) thread\(tasks == 1 ? "" : "s")"))
         }
         print("HTTP-13 nginx limit_req 20 r/s burst 5 nodelay, client at 40/s:\n  " + rows.joined(separator: "\n  "))
+        if let path = ProcessInfo.processInfo.environment["RATELIMIT_NGINX_PICTURE"] {
+            try LearningPicture(serverRate: Double(rate), rows: panels).svg().write(
+                toFile: path, atomically: true, encoding: .utf8)
+        }
     }
 
     @Test(
@@ -454,6 +462,20 @@ private struct LearningRun {
             }
         }
         return (Double(firstRefused) / Double(max(1, first)), Double(retriesRefused) / Double(max(1, retries)))
+    }
+
+    /// This run as a panel of ``LearningPicture``: the server's admissions and refusals, and the
+    /// client's attempts and learned rate when its events were read.
+    func panel(_ title: String) -> LearningPicture.Panel {
+        let origin = Double(stats.arrivals.first?[0] ?? 0)
+        let firstSend = Double(sends.first ?? 0)
+        return LearningPicture.Panel(
+            title: title, admitted: admitted,
+            refused: stats.arrivals.filter { $0[1] == 429 }.map { (Double($0[0]) - origin) / 1e9 },
+            sends: sends.map { (Double($0) - firstSend) / 1e9 },
+            learned: changes.compactMap { change in
+                change.limit.rate.map { ((Double(change.at.nanoseconds) - firstSend) / 1e9, Double($0.rate)) }
+            })
     }
 
     /// The row of a client measured on the server's side only (the anchor, whose own clock and

@@ -149,6 +149,23 @@ extension ServerIntegrationRealTimeTests {
     }
 
     @Test(
+        "HTTP-13 ADAPT-16 against nginx's limit_req that queues (20 per second, burst 5, no nodelay), a client twice too generous from 8 tasks: every request once, none before Retry-After, at most 5% refused",
+        .enabled(if: NginxServer.executable != nil, Comment(rawValue: NginxServer.installHint)))
+    func nginxQueuesTwiceTooGenerous() async throws {
+        // Without `nodelay` nginx holds up to 5 requests and releases them at its rate, refusing
+        // only beyond: a refusal comes later and rarer than with `nodelay`, and the requests it
+        // holds come back slower, not refused.
+        let rate: Int64 = 20
+        let server = try NginxServer(rate: rate, burst: 5, nodelay: false)
+        defer { server.stop() }
+        let run = try await LearningRun.on(
+            server, ratePerSecond: rate, capacity: 10, rate: 2 * rate, tasks: 8, count: 300, adaptive: .standard)
+        run.expectEveryRequestOnce()
+        #expect(run.refusedShare <= 0.05, "\(run.stats.refused) refused of \(run.sent)")
+        print("HTTP-13 nginx limit_req 20 r/s burst 5, queued, client at 40/s:\n  " + run.row("adaptive, 8 tasks"))
+    }
+
+    @Test(
         "HTTP-13 a client at half the server's rate adopts the rate the server states and sends at 90% of the limit it holds"
     )
     func halfStated() async throws {

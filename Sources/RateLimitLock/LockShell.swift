@@ -30,7 +30,8 @@ import RateLimitShell
 @usableFromInline
 package final class LockShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
 where C.Duration == Duration {
-    /// What every request reads and writes, on the lock word's cache line (Performance.md, "Contention").
+    /// What the lock guards, right after its word: the machine's first bytes, which every request
+    /// writes, share the word's cache line (Performance.md, "Contention").
     @usableFromInline struct Guarded {
         @usableFromInline var machine: Machine
         @usableFromInline var timerTarget: RateLimitInstant?

@@ -60,16 +60,8 @@ func adapters(plan: Plan) async throws -> [Measurement] {
     let atomicGCRA = BareAtomicGCRA(BareGCRA(burst: 1 << 40, interval: 1))
     let empty = EmptyActor()
     let queue = DispatchQueue(label: "bench.empty")
-    let shellFloor: @Sendable (Int) -> Int = { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= shellBucket.acquire(readingClock: true) }
-        return Int(truncatingIfNeeded: checksum)
-    }
-    let atomicFloor: @Sendable (Int) -> Int = { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: true) }
-        return Int(truncatingIfNeeded: checksum)
-    }
+    let shellFloor = shellBucket.readingLoop()
+    let atomicFloor = atomicGCRA.readingLoop()
     let dispatchFloor: @Sendable (Int) -> Int = { count in
         var checksum = 0
         for _ in 0..<count { queue.sync { checksum &+= 1 } }

@@ -30,17 +30,13 @@ func contention(plan: Plan) async throws -> [Measurement] {
     func bucket() -> BareTokenBucket { BareTokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1) }
     // Every body is a loop of its own around the call it times: a loop calling a closure per
     // operation retained and released what the closure captured each time, on one shared object,
-    // which doubled the lock adapter's contended cost.
+    // which doubled the lock adapter's contended cost (`ClockedFloor.readingLoop`).
 
     // The candidates, first alone, then contended.
     let shell = BareShellLockBucket(bucket())
     let condition = BareConditionBucket(bucket())
     let mutex = BareMutexBucket(bucket())
-    let shellFloor: @Sendable (Int) -> Int = { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= shell.acquire(readingClock: true) }
-        return Int(truncatingIfNeeded: checksum)
-    }
+    let shellFloor = shell.readingLoop()
     let candidates: [(String, @Sendable (Int) -> Int)] = [
         ("clock read + the adapter's lock (spin, then park) + bucket arithmetic", shellFloor),
         (
@@ -92,11 +88,7 @@ func contention(plan: Plan) async throws -> [Measurement] {
         for _ in 0..<count { if case .granted = locked.tryAcquire() { checksum &+= 1 } }
         return checksum
     }
-    let atomicFloor: @Sendable (Int) -> Int = { count in
-        var checksum: Int64 = 0
-        for _ in 0..<count { checksum &+= atomicGCRA.acquire(readingClock: true) }
-        return Int(truncatingIfNeeded: checksum)
-    }
+    let atomicFloor = atomicGCRA.readingLoop()
     let atomicBody: @Sendable (Int) -> Int = { count in
         var checksum = 0
         for _ in 0..<count { if atomic.tryAcquire().isAdmitted { checksum &+= 1 } }

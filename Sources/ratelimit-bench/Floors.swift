@@ -222,7 +222,7 @@ final class BareLockBucket: @unchecked Sendable {
 }
 
 /// A floor that decides at an instant it is given, read from the continuous or the coarse clock.
-protocol ClockedFloor {
+protocol ClockedFloor: Sendable {
     var origin: ContinuousClock.Instant { get }
     var coarseOrigin: Int64 { get }
     func acquire(at now: Int64) -> Int64
@@ -236,6 +236,16 @@ extension ClockedFloor {
     /// The same with one read of the coarse clock.
     @inline(__always)
     func acquireCoarse() -> Int64 { acquire(at: coarseNanoseconds(since: coarseOrigin)) }
+
+    /// A timed body: `count` decisions at the continuous clock's readings, in one loop (a closure
+    /// called per decision retained and released its captures each time, on one shared object).
+    func readingLoop() -> @Sendable (Int) -> Int {
+        { count in
+            var checksum: Int64 = 0
+            for _ in 0..<count { checksum &+= acquire(readingClock: true) }
+            return Int(truncatingIfNeeded: checksum)
+        }
+    }
 }
 
 /// The lock adapter's own lock (`ShellLock`: the state on the lock word's cache line, a short spin

@@ -581,36 +581,23 @@ private enum Botocore {
 
     /// botocore's version, as the Python given imports it.
     static var version: String {
-        guard let python, let output = try? output(python, ["-c", "import botocore; print(botocore.__version__)"])
-        else {
+        guard let python, let data = try? runScript("botocore_client.py", python: python, ["--version"]) else {
             return "?"
         }
-        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Runs botocore_client.py: the requests completed and those botocore gave up.
     static func run(python: String, url: URL, tasks: Int, total: Int) throws -> (completed: Int, failed: Int) {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-            "Server/botocore_client.py")
-        let data = try output(
-            python, [script.path, "--url", url.absoluteString, "--tasks", "\(tasks)", "--total", "\(total)"])
         struct Result: Decodable {
             let completed: Int
             let failed: Int
         }
-        let result = try JSONDecoder().decode(Result.self, from: Data(data.utf8))
+        let result = try JSONDecoder().decode(
+            Result.self,
+            from: runScript(
+                "botocore_client.py", python: python,
+                ["--url", url.absoluteString, "--tasks", "\(tasks)", "--total", "\(total)"]))
         return (result.completed, result.failed)
-    }
-
-    private static func output(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 }

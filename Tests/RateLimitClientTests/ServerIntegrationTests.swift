@@ -225,20 +225,28 @@ private actor IDPool {
 
 /// Runs `Server/naive_client.py` against `url` and returns the requests per second it completed.
 func runNaiveClient(url: URL, tasks: Int, total: Int) throws -> Double {
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-        "Server/naive_client.py")
+    struct Result: Decodable { let rate: Double }
+    return try JSONDecoder().decode(
+        Result.self,
+        from: runScript(
+            "naive_client.py", python: "python3",
+            ["--url", url.absoluteString, "--tasks", "\(tasks)", "--total", "\(total)"])
+    ).rate
+}
+
+/// Runs the client script `name` of Server/ with `python` (a path, or a name looked up on the
+/// PATH) and returns what it printed.
+func runScript(_ name: String, python: String, _ arguments: [String]) throws -> Data {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Server/\(name)")
     let process = Process()
     let output = Pipe()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-        "python3", script.path, "--url", url.absoluteString, "--tasks", "\(tasks)", "--total", "\(total)",
-    ]
+    process.executableURL = URL(fileURLWithPath: python.hasPrefix("/") ? python : "/usr/bin/env")
+    process.arguments = (python.hasPrefix("/") ? [] : [python]) + [script.path] + arguments
     process.standardOutput = output
     try process.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    struct Result: Decodable { let rate: Double }
-    return try JSONDecoder().decode(Result.self, from: data).rate
+    return data
 }
 
 /// Sends `count` requests at once (ids 0 ..< count) and returns their statuses in id order.

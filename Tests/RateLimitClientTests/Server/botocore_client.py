@@ -7,7 +7,8 @@ sends GetObject for keys 0 ..< --total of bucket "limited" at --url, path-style,
 threads; nginx serves them as /limited/<key>, its 429 carrying S3's throttling error (SlowDown), as
 AWS services answer, so that botocore recognises it. Nothing of botocore is changed or stubbed: the
 credentials are fake and nothing checks them. Prints {"completed", "failed", "seconds"} on one line.
-Needs botocore (RATELIMIT_BOTOCORE_PYTHON names a Python that has it)."""
+--version prints botocore's version. Needs botocore (RATELIMIT_BOTOCORE_PYTHON names a Python
+that has it)."""
 
 import argparse
 import json
@@ -17,7 +18,10 @@ import time
 import botocore.session
 from botocore.config import Config
 
+import botocore
+
 parser = argparse.ArgumentParser()
+parser.add_argument("--version", action="version", version=botocore.__version__)
 parser.add_argument("--url", required=True)
 parser.add_argument("--tasks", type=int, required=True)
 parser.add_argument("--total", type=int, required=True)

@@ -54,14 +54,26 @@ where C.Duration == Duration {
     private var timer: Task<Void, Never>?
     /// Granted requests still waiting for their scheduled start (leaky bucket queue).
     private var scheduledStarts = 0
-    private var subscribers = EventSubscribers()
-    private var eventHandler: (@Sendable (RegistryEvent) -> Void)?
-    private let handlerQueue = DispatchQueue(label: "RateLimitLock.events")
+    /// Where its events go: its own, or its sharded registry's (REG-13).
+    @usableFromInline let outlet: EventOutlet
+    /// For a shard: its registry's board of wake-ups (which names who serves its timer) and its
+    /// index there.
+    @usableFromInline let shard: (board: WakeUpBoard, index: Int)?
 
-    package init(machine: Machine, clock: C) {
+    package convenience init(machine: Machine, clock: C) {
+        self.init(machine: machine, timeline: ClockTimeline(clock: clock), outlet: EventOutlet(), shard: nil)
+    }
+
+    /// A shell of `machine` on `timeline` publishing to `outlet`; a shard of a sharded registry
+    /// names its board and its index (REG-13).
+    package init(
+        machine: Machine, timeline: ClockTimeline<C>, outlet: EventOutlet, shard: (board: WakeUpBoard, index: Int)?
+    ) {
         mutex = ShellLock(Guarded(machine: machine))
         guarded = mutex.guarded
-        timeline = ClockTimeline(clock: clock)
+        self.timeline = timeline
+        self.outlet = outlet
+        self.shard = shard
     }
 
     deinit {
@@ -71,7 +83,7 @@ where C.Duration == Duration {
         for completion in machine.close(at: timeline.now()).completions {
             continuations[completion.ticket]?.resume(returning: (completion.outcome, .origin))
         }
-        subscribers.finishAll()
+        if shard == nil { outlet.finishAll() }
     }
 
     @usableFromInline var machine: Machine {
@@ -107,35 +119,18 @@ where C.Duration == Duration {
             isClosed = true
             return ((), machine.close(at: now))
         }
-        mutex.lock()
-        subscribers.finishAll()
-        mutex.unlock()
+        outlet.finishAll()
     }
 
     // MARK: Events (REG-10)
 
     package func events<Strategy>() -> AsyncStream<RegistryEvent> where Machine == RateLimitRegistry<Strategy> {
-        mutex.lock()
-        defer { mutex.unlock() }
-        return subscribers.subscribe { [weak self] id in self?.unsubscribe(id) }
+        outlet.subscribe()
     }
 
     package func setEventHandler<Strategy>(_ handler: (@Sendable (RegistryEvent) -> Void)?)
     where Machine == RateLimitRegistry<Strategy> {
-        mutex.lock()
-        eventHandler = handler
-        mutex.unlock()
-    }
-
-    /// Called when a stream ends, possibly from `finishAll()` under the lock: so it does its
-    /// work later, on the handler queue.
-    private func unsubscribe(_ id: Int) {
-        handlerQueue.async { [weak self] in
-            guard let self else { return }
-            mutex.lock()
-            subscribers.remove(id)
-            mutex.unlock()
-        }
+        outlet.setHandler(handler)
     }
 
     // MARK: The shell
@@ -199,9 +194,10 @@ where C.Duration == Duration {
     /// Issues a request with `operation` and parks the calling thread until its outcome; a
     /// `delayed` grant also waits for its scheduled start.
     package func blockingOutcome(
-        permits: Int64, _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
+        permits: Int64, prepare: () -> Void = {},
+        _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
     ) throws(RateLimitAcquireError) -> RateLimitGrant {
-        var (decided, waiting) = issue(parking: true, operation)
+        var (decided, waiting) = issue(parking: true, prepare: prepare, operation)
         if let ticket = waiting {
             mutex.lock()
             while parkedOutcomes[ticket] == nil { mutex.wait() }
@@ -221,9 +217,10 @@ where C.Duration == Duration {
     /// Issues a request with `operation` and suspends until its outcome; cancelling the task
     /// cancels the request. A `delayed` grant also waits for its scheduled start.
     package func asyncOutcome(
-        permits: Int64, _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
+        permits: Int64, prepare: () -> Void = {},
+        _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
-        var (decided, waiting) = issue(parking: false, operation)
+        var (decided, waiting) = issue(parking: false, prepare: prepare, operation)
         if let ticket = waiting {
             decided = await withTaskCancellationHandler {
                 await withCheckedContinuation {
@@ -257,12 +254,25 @@ where C.Duration == Duration {
     }
 
     /// Issues a request under the lock: its outcome when decided at once (`closed` when the
-    /// limiter is), otherwise the ticket to wait for (registered as parked when `parking`).
+    /// limiter is), otherwise the ticket to wait for (registered as parked when `parking`). An
+    /// operation that answers ``WaitTicket/unissued`` is issued again after `prepare` (REG-13).
     private func issue(
+        parking: Bool, prepare: () -> Void,
+        _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
+    ) -> (decided: (WaitOutcome, RateLimitInstant)?, waiting: WaitTicket?) {
+        while true {
+            let issued = issueOnce(parking: parking, operation)
+            guard issued.decided == nil, issued.waiting == .unissued else { return issued }
+            prepare()
+        }
+    }
+
+    private func issueOnce(
         parking: Bool, _ operation: (inout Machine, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
     ) -> (decided: (WaitOutcome, RateLimitInstant)?, waiting: WaitTicket?) {
         runIfOpen(otherwise: ((.closed, .origin), nil)) { machine, now in
             var (ticket, effects) = operation(&machine, now)
+            if ticket == .unissued { return ((nil, ticket), effects) }
             guard let mine = effects.removeCompletion(of: ticket) else {
                 if parking { parked.insert(ticket) }
                 return ((nil, ticket), effects)
@@ -275,6 +285,11 @@ where C.Duration == Duration {
     /// The timer fired: the clock reached `target`, so the machine serves what was due then, at
     /// that instant (WQ-7); a late timer changes nothing but latency.
     private func wake(at target: RateLimitInstant) {
+        // A shard's timer serves every shard due by then, in time order (REG-13).
+        if let shard, let server = shard.board.server {
+            server.serve(shard.index, firedAt: target)
+            return
+        }
         mutex.lock()
         timerTarget = nil
         let resumptions = execute(machine.advance(to: target), at: target)
@@ -304,13 +319,7 @@ where C.Duration == Duration {
             }
         }
         if wokeParked { mutex.broadcast() }
-        if !effects.events.isEmpty {
-            subscribers.publish(effects.events)
-            if let handler = eventHandler {
-                let events = effects.events
-                handlerQueue.async { for event in events { handler(event) } }
-            }
-        }
+        if !effects.events.isEmpty { outlet.publish(effects.events) }
         rearm(at: now)
         return resumptions
     }
@@ -329,6 +338,7 @@ where C.Duration == Duration {
         guard target != timerTarget else { return }
         timer?.cancel()
         timerTarget = target
+        if let shard { shard.board.post(target, for: shard.index) }
         guard let target else {
             timer = nil
             return

@@ -15,14 +15,18 @@ import RateLimitShell
 /// ```
 public final class LockedRateLimitRegistry<Strategy: RateLimitStrategy, C: Clock>: Sendable
 where C.Duration == Duration {
-    @usableFromInline let shell: LockShell<RateLimitRegistry<Strategy>, C>
+    @usableFromInline let shell: ShardedRegistryShell<Strategy, C>
 
-    /// A registry of `rules` holding at most `maximumKeys` keys, on `clock` (REG-1, REG-8).
+    /// A registry of `rules` holding at most `maximumKeys` keys, on `clock` (REG-1, REG-8), its
+    /// keys split among `shards` locks (REG-13): threads requesting keys of different shards do
+    /// not wait for each other. One shard is one lock for every key.
     ///
-    /// - Throws: `RateLimitRegistryError` for duplicate rules or `maximumKeys < 1`.
-    public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, clock: C) throws(RateLimitRegistryError) {
-        shell = LockShell(
-            machine: try RateLimitRegistry(rules: rules, maximumKeys: maximumKeys, at: .origin), clock: clock)
+    /// - Throws: `RateLimitRegistryError` for duplicate rules, `maximumKeys < 1`, or a shard
+    ///   count that is not a power of two from 1 to 1,024.
+    public init(
+        rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, shards: Int = 16, clock: C
+    ) throws(RateLimitRegistryError) {
+        shell = try ShardedRegistryShell(rules: rules, maximumKeys: maximumKeys, shards: shards, clock: clock)
     }
 
     /// Parks the calling thread until `permits` on `key` are granted, refused, timed out or closed
@@ -34,7 +38,7 @@ where C.Duration == Duration {
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
         arrival: RateLimitInstant? = nil
     ) throws(RateLimitAcquireError) -> RateLimitGrant {
-        try shell.blockingOutcome(permits: permits) { registry, now in
+        try shell.blockingOutcome(key, permits: permits) { registry, now in
             registry.acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: arrival, at: now)
         }
     }
@@ -51,7 +55,7 @@ where C.Duration == Duration {
         _ key: String, permits: Int64 = 1, priority: RateLimitPriority = .normal, timeout: Duration? = nil,
         arrival: RateLimitInstant? = nil
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
-        try await shell.asyncOutcome(permits: permits) { registry, now in
+        try await shell.asyncOutcome(key, permits: permits) { registry, now in
             registry.acquire(key, permits: permits, priority: priority, timeout: timeout, arrival: arrival, at: now)
         }
     }
@@ -152,10 +156,11 @@ extension LockedRateLimitRegistry {
 // END shared with RateLimitDispatch
 
 extension LockedRateLimitRegistry where C == ContinuousClock {
-    /// A registry of `rules` on the continuous clock.
-    public convenience init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000) throws(RateLimitRegistryError)
-    {
-        try self.init(rules: rules, maximumKeys: maximumKeys, clock: ContinuousClock())
+    /// A registry of `rules` on the continuous clock, its keys split among `shards` locks (REG-13).
+    public convenience init(
+        rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, shards: Int = 16
+    ) throws(RateLimitRegistryError) {
+        try self.init(rules: rules, maximumKeys: maximumKeys, shards: shards, clock: ContinuousClock())
     }
 }
 

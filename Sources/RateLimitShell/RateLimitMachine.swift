@@ -56,6 +56,14 @@ extension RateLimitRegistry {
         return hash
     }
 
+    /// ``prefetch(_:)`` for a shard, with the key's hash from ``shardHash(_:seed:)`` (REG-13).
+    @inlinable @inline(__always)
+    package mutating func prefetch(_ key: String, hash: UInt64) {
+        let (row, control) = homeAddresses(key, hash: hash)
+        ratelimit_prefetch(UnsafeRawPointer(bitPattern: row))
+        ratelimit_prefetch(UnsafeRawPointer(bitPattern: control))
+    }
+
     /// A request that never waits (``tryAcquire(_:permits:priority:at:)``) at `timeline`'s reading,
     /// taken after the key is prefetched; with the instant read. The lock and Dispatch shells call
     /// it directly: through a closure it was not inlined, and copied the timeline on every request.

@@ -136,33 +136,45 @@ func contention(plan: Plan) async throws -> [Measurement] {
                 ]), [("\(threads) tasks: actor tryAcquire", threads == 2 ? 1.5 : nil)])
     }
 
-    // The keyed path: one registry of 10,000 held keys, requested in a seeded random order by one
-    // thread, then by two threads on keys of their own (each half the keys), then by two threads
-    // on all of them. Against one thread, two on distinct keys must give 1.6 times the
-    // throughput: at most 0.625x the cost per request of both together.
+    // The keyed path: one registry of 10,000 held keys in 16 shards (REG-13), requested in a
+    // seeded random order by one thread, then by two threads on keys of their own (each half the
+    // keys), then by two threads on all of them; and the same registry in one shard, one lock for
+    // every key, by two threads on keys of their own. Against one thread, two on distinct keys
+    // must give 1.6 times the throughput: at most 0.625x the cost per request of both together.
     let keyCount = plan.smoke ? 1_000 : 10_000
     let keys = smallKeys(keyCount)
     let rule = try RateLimitRule(.anyKey, try endlessBucket())
     let registry = try LockedRateLimitRegistry(rules: [rule], maximumKeys: keyCount, clock: ContinuousClock())
-    for key in keys { _ = registry.tryAcquire(key) }
+    let oneLock = try LockedRateLimitRegistry(rules: [rule], maximumKeys: keyCount, shards: 1, clock: ContinuousClock())
+    for key in keys {
+        _ = registry.tryAcquire(key)
+        _ = oneLock.tryAcquire(key)
+    }
     let all = requestOrder(keys)
     let halves = [requestOrder(Array(keys[..<(keyCount / 2)])), requestOrder(Array(keys[(keyCount / 2)...]))]
-    let requests: @Sendable ([String], Int, Int) -> Int = { order, offset, count in
-        let mask = order.count - 1
-        var checksum = 0
-        for index in 0..<count {
-            if case .granted = registry.tryAcquire(order[(index &+ offset) & mask]) { checksum &+= 1 }
+    func requests(
+        _ registry: LockedRateLimitRegistry<TokenBucket, ContinuousClock>
+    ) -> @Sendable ([String], Int, Int) -> Int {
+        { order, offset, count in
+            let mask = order.count - 1
+            var checksum = 0
+            for index in 0..<count {
+                if case .granted = registry.tryAcquire(order[(index &+ offset) & mask]) { checksum &+= 1 }
+            }
+            return checksum
         }
-        return checksum
     }
+    let sharded = requests(registry)
+    let unsharded = requests(oneLock)
     // Interleaved: one thread is run as two of which the second does nothing and the first does
     // both counts, so that its time per request is the total's over both counts.
     let samples = plan.timeContended(
         threads: 2, operations: operations / 4,
         indexed: [
-            { thread, count in thread == 0 ? requests(all, 0, 2 * count) : 0 },
-            { thread, count in requests(halves[thread], 0, count) },
-            { thread, count in requests(all, thread * all.count / 2, count) },
+            { thread, count in thread == 0 ? sharded(all, 0, 2 * count) : 0 },
+            { thread, count in sharded(halves[thread], 0, count) },
+            { thread, count in sharded(all, thread * all.count / 2, count) },
+            { thread, count in unsharded(halves[thread], 0, count) },
         ])
     let single = Measurement(
         section: "floor", name: "1 thread: lock registry tryAcquire, \(keyCount) keys", unit: "ns", samples: samples[0])
@@ -179,6 +191,13 @@ func contention(plan: Plan) async throws -> [Measurement] {
     ).compared(with: single, atMost: nil, paired: true)
     shared.note = String(format: "%.2fx one thread's throughput", single.median / max(shared.median, 1e-9))
     results.append(shared)
-    withExtendedLifetime(registry) {}
+    var oneLockDistinct = Measurement(
+        section: "contention", name: "2 threads on distinct keys, one lock (1 shard), \(keyCount) keys",
+        unit: "ns", samples: samples[3]
+    ).compared(with: single, atMost: nil, paired: true)
+    oneLockDistinct.note = String(
+        format: "%.2fx one thread's throughput", single.median / max(oneLockDistinct.median, 1e-9))
+    results.append(oneLockDistinct)
+    withExtendedLifetime((registry, oneLock)) {}
     return results
 }

@@ -56,6 +56,9 @@ private func grantOrder(
 struct AdapterArrivalTests {
     static let bucket = try! TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 10)  // constant, valid
     static let adapterNames = ["actor", "lock (async)", "lock (blocking)", "dispatch"]
+    static let registryNames = [
+        "actor", "lock (async, 16 shards)", "lock (blocking, 16 shards)", "lock (async, 1 shard)", "dispatch",
+    ]
 
     @Test(
         "WQ-3 WQ-13 a request naming an earlier arrival (read as now) is served before the waiters that arrived after it, and after an equal arrival made before it, through every single limiter",
@@ -77,7 +80,7 @@ struct AdapterArrivalTests {
 
     @Test(
         "REG-5 WQ-3 WQ-13 a request naming an earlier arrival (read as now) keeps its place among a key's waiters, through every registry",
-        arguments: adapterNames)
+        arguments: registryNames)
     func registry(_ name: String) async throws {
         let rules = [
             try RateLimitRule(.anyKey, AnyRateLimitStrategy.tokenBucket(Self.bucket), overflow: .queue(limit: 10))
@@ -98,7 +101,7 @@ struct AdapterArrivalTests {
 
     @Test(
         "REG-2 REG-7 rule(for:) names the rule that governs a key, with its configuration now, through every registry",
-        arguments: adapterNames)
+        arguments: registryNames)
     func ruleForKey(_ name: String) async throws {
         let exact = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 3, windowNanoseconds: 100))
         let prefix = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 5, windowNanoseconds: 100))
@@ -120,7 +123,7 @@ struct AdapterArrivalTests {
 
     @Test(
         "REG-7 restoreRule gives a key with a configuration of its own its rule's again, keeping its count; otherwise nothing changes, through every registry",
-        arguments: adapterNames)
+        arguments: registryNames)
     func restoreRule(_ name: String) async throws {
         let five = AnyRateLimitStrategy.fixedWindow(try FixedWindow(limit: 5, windowNanoseconds: 100))
         let (adapter, _) = try #require(

@@ -132,7 +132,7 @@ struct AdapterConcurrencyTests {
         let bucket = try TokenBucket(capacity: 100_000, permitsPerPeriod: 1, periodNanoseconds: 10, initialTokens: 0)
         var rng = TestSeed.generator("thousandsOfWaiters", trace: 0)
         for (adapter, clock) in try adapters(bucket, queueLimit: 1_000_000) where adapter.queues {
-            let count = adapter.name == "lock (blocking)" ? 150 : 2_000  // a parked thread each
+            let count = adapter.name.hasPrefix("lock (blocking") ? 150 : 2_000  // a parked thread each
             var tasks: [Task<Result<RateLimitGrant, RateLimitAcquireError>, Never>] = []
             let finished = Counter()
             var demand: Int64 = 0
@@ -187,6 +187,49 @@ struct AdapterConcurrencyTests {
             #expect(await adapter.waitingCount() == 0, "\(adapter.name) still has waiters")
             await adapter.close()
         }
+    }
+
+    @Test(
+        "REG-8 REG-9 REG-13 threads on 200 keys of a sharded lock registry holding 24: never more keys than that, every request counted once, no lock taken out of order"
+    )
+    func shardedRegistry() async throws {
+        let clock = ManualClock()
+        let bucket = try TokenBucket(capacity: 3, permitsPerPeriod: 1, periodNanoseconds: 40)
+        let registry = try LockedRateLimitRegistry(
+            rules: [try RateLimitRule(.anyKey, bucket)], maximumKeys: 24, shards: 8, clock: clock)
+        let keys = (0..<200).map { "key-\($0)" }
+        var seeding = TestSeed.generator("shardedRegistry", trace: 0)
+        let seed = seeding.next()
+        let replay = TestSeed.replay("AdapterConcurrencyTests", trace: 0)
+        let granted = Counter()
+        let requests = Counter()
+        let overfull = Counter()
+        // Throttles arm timers that serve every shard (REG-13, item 3) while the workers request;
+        // removals, resets and listings take every shard's lock or change the count of keys.
+        await onThreads(workers: 4, operations: 3_000) { worker, index in
+            var rng = SeededGenerator(seed: seed, stream: "worker", index: worker * 10_000 + index)
+            let key = rng.pick(keys)
+            switch rng.int(in: 0...99) {
+            case 0..<80:
+                requests.increment()
+                if case .granted = registry.tryAcquire(key) { granted.increment() }
+            case 80..<85: registry.throttle(key, for: .nanoseconds(rng.int(in: 1...60)))
+            case 85..<90: registry.remove(key)
+            case 90..<92: registry.resetAll()
+            case 92..<95: if registry.keys.count > 24 { overfull.increment() }
+            case 95..<98: _ = registry.availability(key)
+            default: if worker == 0 { clock.advance(by: .nanoseconds(rng.int(in: 1...30))) }
+            }
+        }
+        let totals = registry.totals
+        holds(overfull.value == 0, "held more than 24 keys \(overfull.value) times", replay: replay)
+        holds(registry.keys.count <= 24, "\(registry.keys.count) keys held at the end", replay: replay)
+        holds(
+            totals.admitted == UInt64(granted.value) && totals.admitted + totals.rejected == UInt64(requests.value),
+            "totals \(totals) for \(requests.value) requests, \(granted.value) granted", replay: replay)
+        // The run made new keys forget idle ones: more were created than can be held at once.
+        holds(granted.value > 24 * 3, "only \(granted.value) granted", replay: replay)
+        registry.close()
     }
 }
 

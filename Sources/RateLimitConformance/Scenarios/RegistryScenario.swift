@@ -233,6 +233,8 @@ struct RegistryScenario: ScenarioModel {
         case .duplicateRule(let pattern): members = [("error", .string("duplicateRule")), ("rule", pattern.json)]
         case .unknownRule(let pattern): members = [("error", .string("unknownRule")), ("rule", pattern.json)]
         case .invalidMaximumKeys: members = [("error", .string("invalidMaximumKeys"))]
+        // An adapter's argument: a scenario's registry has no shards, so no vector holds it.
+        case .invalidShardCount: members = [("error", .string("invalidShardCount"))]
         case .invalidRule(let pattern, let input):
             members = [("error", .string("invalidRule")), ("rule", pattern.json)]
             if case .object(let named) = ScenarioRefusal(input).json { members += named }

@@ -41,6 +41,16 @@ public struct KeyStatistics: Hashable, Sendable {
     @usableFromInline mutating func countAdmitted() { admitted += 1 }
     @usableFromInline mutating func countRejected() { rejected += 1 }
     @usableFromInline mutating func countQueued() { queued += 1 }
+
+    /// The counts of two sets of keys together (a sharded registry's shards, REG-13).
+    package static func + (lhs: KeyStatistics, rhs: KeyStatistics) -> KeyStatistics {
+        var sum = lhs
+        sum.admitted &+= rhs.admitted
+        sum.rejected &+= rhs.rejected
+        sum.queued &+= rhs.queued
+        sum.waiting &+= rhs.waiting
+        return sum
+    }
 }
 
 /// A key's state, quota and statistics at an instant (REG-6).

@@ -61,8 +61,6 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     @usableFromInline let seed: UInt64
     /// Set when an insertion probed `floodedProbes` rows: keys then hash with `Hasher`.
     @usableFromInline var flooded = false
-    /// Written by `rowToChange(of:hash:)`, read by nobody.
-    @usableFromInline var touched: UInt8 = 0
     /// A probe this long is far beyond what a uniform hash makes at 7/8 load (Performance.md,
     /// "Key hashing"): only chosen keys make it.
     @usableFromInline let floodedProbes: Int
@@ -95,8 +93,9 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     /// The row holding `key`, for a request that will change it: the home row's load leaves
     /// before its control byte is known (its first byte is stored in `touched`, a use that no
     /// branch waits for, as a prefetch would), so a key at home costs one miss even when the
-    /// branch on its control byte is mispredicted.
-    @inlinable mutating func rowToChange(of key: String, hash: UInt64) -> Int? {
+    /// branch on its control byte is mispredicted. `touched` is the registry's, on the line every
+    /// request writes anyway (Performance.md, "Contention").
+    @inlinable func rowToChange(of key: String, hash: UInt64, touching touched: inout UInt8) -> Int? {
         guard count > 0 else { return nil }
         let home = Self.home(hash, rows: rows.count)
         touched = rows.firstByte(home)

@@ -13,6 +13,15 @@
 public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @usableFromInline typealias Limit = KeyLimit<Strategy>
 
+    // What every admitted request writes comes first, in 49 bytes: a lock shell keeps the
+    // registry right after its lock word, on that word's cache line (Performance.md, "Contention").
+    /// The latest instant the registry has seen (REG-3).
+    @usableFromInline var latest: Int64
+    @usableFromInline var issued: UInt64 = 0
+    @usableFromInline var counted = KeyStatistics()
+    /// Written by `KeyTable.rowToChange`, read by nobody.
+    @usableFromInline var touched: UInt8 = 0
+
     /// The most keys held at once (REG-8; at most 2^30 are, whatever it says).
     public let maximumKeys: Int
 
@@ -35,10 +44,10 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @usableFromInline var wakeUps = DeadlineHeap<UInt32>()
     /// The high bits of counters that passed 2^32 − 1.
     @usableFromInline var carries = SideTable<CounterCarries>()
-    @usableFromInline var counted = KeyStatistics()
-    @usableFromInline var issued: UInt64 = 0
-    /// The latest instant the registry has seen (REG-3).
-    @usableFromInline var latest: Int64
+    /// Keys this registry may still create beyond what it holds: unlimited (up to `maximumKeys`)
+    /// unless a sharded shell shares `maximumKeys` among its shards (Spec/Registry.md, REG-13),
+    /// when the shell grants each creation first.
+    @usableFromInline package var keyAllowance = Int.max
 
     /// A registry of `rules` created at `now` (REG-1).
     ///
@@ -46,10 +55,18 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
     @inlinable public init(rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, at now: RateLimitInstant)
         throws(RateLimitRegistryError)
     {
+        try self.init(rules: rules, maximumKeys: maximumKeys, at: now, seed: .random(in: .min ... .max))
+    }
+
+    /// A registry whose keys hash with `seed`: the shards of one sharded shell share theirs, so
+    /// that the hash that chose a key's shard is the one its table probes with (REG-13).
+    @inlinable package init(
+        rules: [RateLimitRule<Strategy>], maximumKeys: Int = 10_000, at now: RateLimitInstant, seed: UInt64
+    ) throws(RateLimitRegistryError) {
         guard maximumKeys >= 1 else { throw .invalidMaximumKeys(maximumKeys) }
         self.maximumKeys = maximumKeys
         self.rules = rules
-        table = KeyTable(maximumCount: maximumKeys)
+        table = KeyTable(maximumCount: maximumKeys, seed: seed)
         latest = now.nanoseconds
         var seen: Set<KeyPattern> = []
         for (index, rule) in rules.enumerated() {
@@ -136,6 +153,13 @@ public struct RateLimitRegistry<Strategy: RateLimitStrategy>: Sendable {
         if let outcome = admitInPlace(key, hash: hash, permits: permits, at: now, absent: &absent) {
             return (outcome, RateLimitEffects())
         }
+        return tryAcquireOutOfPlace(key, permits: permits, priority: priority, knownAbsent: absent, at: now)
+    }
+
+    /// ``tryAcquire(_:looked:permits:priority:at:)`` when the key is not admitted in place.
+    @inlinable mutating func tryAcquireOutOfPlace(
+        _ key: String, permits: Int64, priority: RateLimitPriority, knownAbsent absent: Bool, at now: RateLimitInstant
+    ) -> (outcome: WaitOutcome, effects: RateLimitEffects) {
         var (instant, effects) = begin(at: now)
         let ticket = issue()
         // A request that cannot wait is always decided.

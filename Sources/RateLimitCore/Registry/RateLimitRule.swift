@@ -114,6 +114,8 @@ public enum RateLimitRegistryError: Error, Hashable, Sendable, CustomStringConve
     case invalidMaximumKeys(Int)
     /// A rule to reconfigure that the registry does not have.
     case unknownRule(KeyPattern)
+    /// A sharded adapter's shard count that is not a power of two from 1 to 1,024 (REG-13).
+    case invalidShardCount(Int)
 
     public var description: String {
         switch self {
@@ -122,6 +124,7 @@ public enum RateLimitRegistryError: Error, Hashable, Sendable, CustomStringConve
         case .invalidRule(let pattern, let error): "rule \(pattern): \(error)"
         case .invalidMaximumKeys(let count): "maximumKeys = \(count) must be at least 1"
         case .unknownRule(let pattern): "no rule \(pattern)"
+        case .invalidShardCount(let count): "shards = \(count) must be a power of two from 1 to 1024"
         }
     }
 }

@@ -128,12 +128,21 @@ extension RateLimitRegistry {
     @inlinable mutating func admitInPlace(
         _ key: String, hash: UInt64, permits: Int64, at now: RateLimitInstant, absent: inout Bool
     ) -> WaitOutcome? {
+        var present = false
+        return admitInPlace(key, hash: hash, permits: permits, at: now, absent: &absent, present: &present)
+    }
+
+    /// ``admitInPlace(_:hash:permits:at:absent:)`` that also says whether it found the key held.
+    @inlinable mutating func admitInPlace(
+        _ key: String, hash: UInt64, permits: Int64, at now: RateLimitInstant, absent: inout Bool, present: inout Bool
+    ) -> WaitOutcome? {
         let instant = RateLimitInstant(validated: max(now.nanoseconds, latest))
         guard permits > 0, wakeUps.first.map({ $0.deadline > instant.nanoseconds }) ?? true else { return nil }
-        guard let row = table.rowToChange(of: key, hash: hash) else {
+        guard let row = table.rowToChange(of: key, hash: hash, touching: &touched) else {
             absent = true  // and stays so until the request creates it: serving what is due creates no key
             return nil
         }
+        present = true
         // The key's slot is read only when a side table holds anything.
         if !(queues.isEmpty && throttles.isEmpty && overrides.isEmpty && recoveries.isEmpty) {
             let slot = table.rows.base[row].slot

@@ -60,11 +60,14 @@ extension RateLimitRegistry {
             return slot
         }
         guard let rule = ruleIndex(for: key) else { return nil }
+        // A shard granted no room: its shell forgot the idle keys of every shard first (REG-13).
+        guard keyAllowance > 0 else { return nil }
         if table.count >= table.maximumCount { forgetIdleKeys(at: instant) }
         let state = rules[rule].strategy.initialState(at: instant)
         guard let slot = table.insert(key, { Entry(state: state, key: key, rule: UInt32(rule), slot: $0) }) else {
             return nil
         }
+        if keyAllowance != .max { keyAllowance -= 1 }
         table[slot].reported = status(slot, at: instant)
         recoveries[slot] = nextRecovery(slot, from: instant)
         schedule(slot, at: instant)

@@ -14,6 +14,9 @@ public struct WaitTicket: Hashable, Comparable, Sendable, CustomStringConvertibl
     @usableFromInline init(rawValue: UInt64) { self.rawValue = rawValue }
     public static func < (lhs: WaitTicket, rhs: WaitTicket) -> Bool { lhs.rawValue < rhs.rawValue }
     public var description: String { "#\(rawValue)" }
+    /// No request: tickets count from 1. A sharded shell's operation answers it when it must be
+    /// retried after work on every shard (REG-13).
+    package static let unissued = WaitTicket(rawValue: 0)
 }
 
 /// Why a request was refused without being served (WQ-2, WQ-4).

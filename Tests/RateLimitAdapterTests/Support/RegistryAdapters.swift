@@ -8,6 +8,9 @@ import RateLimitLock
 /// A registry adapter, driven through the same operations as the others (async for all of them).
 protocol RegistryAdapter: Sendable {
     var name: String { get }
+    /// Whether time events of different keys due at one instant may come in another order than
+    /// the pure registry's (REG-11 leaves it open; a sharded registry serves them shard by shard).
+    var tiesInAnyOrder: Bool { get }
     /// Waiting requests can be cancelled through task cancellation (actor, lock async).
     var cancellable: Bool { get }
     func tryAcquire(_ key: String, permits: Int64, priority: RateLimitPriority) async -> WaitOutcome
@@ -26,6 +29,10 @@ protocol RegistryAdapter: Sendable {
     func disable(_ key: String) async
     func resume(_ key: String) async
     func quota(of key: String) async -> KeyQuota?
+    func availability(_ key: String, permits: Int64, priority: RateLimitPriority) async -> WaitOutcome
+    func remove(_ key: String) async -> Bool
+    func resetAll() async
+    func keys() async -> [String]
     func totals() async -> KeyStatistics
     func events() async -> AsyncStream<RegistryEvent>
     func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async
@@ -34,6 +41,25 @@ protocol RegistryAdapter: Sendable {
 }
 
 extension RegistryAdapter {
+    var tiesInAnyOrder: Bool { false }
+
+    /// Whether `got` is the event stream `want`: the same events in the same order, except that
+    /// with ``tiesInAnyOrder`` the events of one instant may interleave keys differently, each
+    /// key's own in order.
+    func sameEvents(_ got: [RegistryEvent], _ want: [RegistryEvent]) -> Bool {
+        guard tiesInAnyOrder else { return got == want }
+        func runs(_ events: [RegistryEvent]) -> [[String: [RegistryEvent]]] {
+            var runs: [(Int64, [String: [RegistryEvent]])] = []
+            for event in events {
+                let (key, at) = event.keyAndInstant
+                if runs.last?.0 != at { runs.append((at, [:])) }
+                runs[runs.count - 1].1[key, default: []].append(event)
+            }
+            return runs.map(\.1)
+        }
+        return got.count == want.count && runs(got) == runs(want)
+    }
+
     /// A request that may wait, arriving now.
     func acquire(_ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?) async -> Result<
         RateLimitGrant, RateLimitAcquireError
@@ -74,6 +100,12 @@ struct ActorRegistryAdapter: RegistryAdapter {
     func disable(_ key: String) async { await registry.disable(key) }
     func resume(_ key: String) async { await registry.resume(key) }
     func quota(of key: String) async -> KeyQuota? { await registry.quota(of: key) }
+    func availability(_ key: String, permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
+        await registry.availability(key, permits: permits, priority: priority)
+    }
+    func remove(_ key: String) async -> Bool { await registry.remove(key) }
+    func resetAll() async { await registry.resetAll() }
+    func keys() async -> [String] { await registry.keys }
     func totals() async -> KeyStatistics { await registry.totals }
     func events() async -> AsyncStream<RegistryEvent> { await registry.events() }
     func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async {
@@ -91,6 +123,10 @@ protocol SynchronousRegistry: Sendable {
     func disable(_ key: String)
     func resume(_ key: String)
     func quota(of key: String) -> KeyQuota?
+    func availability(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome
+    func remove(_ key: String) -> Bool
+    func resetAll()
+    var keys: [String] { get }
     var totals: KeyStatistics { get }
     func events() -> AsyncStream<RegistryEvent>
     func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?)
@@ -121,6 +157,12 @@ extension SynchronousRegistryAdapter {
     func disable(_ key: String) async { registry.disable(key) }
     func resume(_ key: String) async { registry.resume(key) }
     func quota(of key: String) async -> KeyQuota? { registry.quota(of: key) }
+    func availability(_ key: String, permits: Int64, priority: RateLimitPriority) async -> WaitOutcome {
+        registry.availability(key, permits: permits, priority: priority)
+    }
+    func remove(_ key: String) async -> Bool { registry.remove(key) }
+    func resetAll() async { registry.resetAll() }
+    func keys() async -> [String] { registry.keys }
     func totals() async -> KeyStatistics { registry.totals }
     func events() async -> AsyncStream<RegistryEvent> { registry.events() }
     func setEventHandler(_ handler: (@Sendable (RegistryEvent) -> Void)?) async { registry.setEventHandler(handler) }
@@ -141,7 +183,10 @@ struct LockRegistryAdapter: SynchronousRegistryAdapter {
     let registry: LockedRateLimitRegistry<AnyRateLimitStrategy, ManualClock>
     /// Waiting requests park a thread in `acquireBlocking` instead of suspending a task.
     let blocking: Bool
-    var name: String { blocking ? "lock (blocking)" : "lock (async)" }
+    /// Its shards (REG-13).
+    let shards: Int
+    var name: String { "lock (\(blocking ? "blocking" : "async"), \(shards) shard\(shards == 1 ? "" : "s"))" }
+    var tiesInAnyOrder: Bool { shards > 1 }
     var cancellable: Bool { !blocking }
     func acquire(
         _ key: String, permits: Int64, priority: RateLimitPriority, timeout: Duration?, arrival: RateLimitInstant?
@@ -185,7 +230,7 @@ struct DispatchRegistryAdapter: SynchronousRegistryAdapter {
 func registryAdapters(_ rules: [RateLimitRule<AnyRateLimitStrategy>], maximumKeys: Int = 10_000) throws -> [(
     any RegistryAdapter, ManualClock
 )] {
-    let clocks = (0..<4).map { _ in ManualClock() }
+    let clocks = (0..<5).map { _ in ManualClock() }
     // A serial callback queue keeps the event handler's calls in order.
     let callbacks = DispatchQueue(label: "RegistryAdapters.callbacks")
     return [
@@ -197,12 +242,19 @@ func registryAdapters(_ rules: [RateLimitRule<AnyRateLimitStrategy>], maximumKey
         (
             LockRegistryAdapter(
                 registry: try LockedRateLimitRegistry(rules: rules, maximumKeys: maximumKeys, clock: clocks[1]),
-                blocking: false), clocks[1]
+                blocking: false, shards: 16), clocks[1]
         ),
         (
             LockRegistryAdapter(
                 registry: try LockedRateLimitRegistry(rules: rules, maximumKeys: maximumKeys, clock: clocks[2]),
-                blocking: true), clocks[2]
+                blocking: true, shards: 16), clocks[2]
+        ),
+        // One shard: one lock for every key, the pure registry's order of ties (REG-13).
+        (
+            LockRegistryAdapter(
+                registry: try LockedRateLimitRegistry(
+                    rules: rules, maximumKeys: maximumKeys, shards: 1, clock: clocks[4]),
+                blocking: false, shards: 1), clocks[4]
         ),
         (
             DispatchRegistryAdapter(
@@ -220,4 +272,15 @@ final class EventLog: @unchecked Sendable {
     private var recorded: [RegistryEvent] = []
     func append(_ event: RegistryEvent) { lock.withLock { recorded.append(event) } }
     var events: [RegistryEvent] { lock.withLock { recorded } }
+}
+
+extension RegistryEvent {
+    /// The key it happened to and its instant.
+    var keyAndInstant: (key: String, at: Int64) {
+        switch self {
+        case .rejected(let key, _, _, let at), .stateChanged(let key, _, _, let at),
+            .statusChanged(let key, _, _, _, let at):
+            (key, at.nanoseconds)
+        }
+    }
 }

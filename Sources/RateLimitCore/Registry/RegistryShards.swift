@@ -1,0 +1,82 @@
+// What a sharded shell needs of the registries it holds as shards (Spec/Registry.md, REG-13):
+// which shard a key lies in, the room to create a key, forgetting idle keys in every shard at one
+// instant, and serving what fell due in every shard in time order. The shell holds each shard
+// under a lock of its own and calls these under it; the decisions stay here.
+
+extension RateLimitRegistry {
+    /// The seeded hash of `key` that chooses its shard: the key table's own hash for a table made
+    /// with `seed` (it differs only once a table is flooded, and ``prefetch(_:hash:)`` knows it).
+    @inlinable @inline(__always) package static func shardHash(_ key: String, seed: UInt64) -> UInt64 {
+        KeyHash.hash(key, seed: seed)
+    }
+
+    /// The shard of `count` (a power of two) that holds the key of `hash`: bits the table does not
+    /// use for a key's home row (its high bits) or its control byte (its low byte).
+    @inlinable @inline(__always) package static func shard(of hash: UInt64, count: Int) -> Int {
+        Int(truncatingIfNeeded: hash >> 8) & (count - 1)
+    }
+
+    /// The addresses a request on `key` reads first (``lookUp(_:)``), with `hash` from
+    /// ``shardHash(_:seed:)``.
+    @inlinable @inline(__always) package func homeAddresses(_ key: String, hash: UInt64) -> (row: UInt, control: UInt) {
+        table.homeAddresses(table.flooded ? table.hash(key) : hash)
+    }
+
+    /// The instant of the latest operation (REG-3's `G`).
+    @inlinable package var latestInstant: RateLimitInstant { RateLimitInstant(validated: latest) }
+
+    /// Whether `key` is held; `hash` is ``shardHash(_:seed:)`` with this registry's seed.
+    @inlinable package func hasKey(_ key: String, hash: UInt64) -> Bool {
+        table.row(of: key, hash: table.flooded ? table.hash(key) : hash) != nil
+    }
+
+    /// ``tryAcquire(_:permits:priority:at:)`` with `hash` from ``shardHash(_:seed:)``, unless
+    /// `key` is not held and the registry has no room granted for it (``keyAllowance`` is 0):
+    /// then `nil`, and nothing changed.
+    @inlinable @inline(__always) package mutating func tryAcquireHeld(
+        _ key: String, hash: UInt64, permits: Int64, priority: RateLimitPriority, at now: RateLimitInstant
+    ) -> (outcome: WaitOutcome, effects: RateLimitEffects)? {
+        let hash = table.flooded ? table.hash(key) : hash
+        var absent = false
+        var present = false
+        if let outcome = admitInPlace(key, hash: hash, permits: permits, at: now, absent: &absent, present: &present) {
+            return (outcome, RateLimitEffects())
+        }
+        // Looked up again only when the common path did not look.
+        if keyAllowance <= 0, !present, absent || table.row(of: key, hash: hash) == nil { return nil }
+        return tryAcquireOutOfPlace(key, permits: permits, priority: priority, knownAbsent: absent, at: now)
+    }
+
+    /// REG-8 in a shard of a full sharded registry: serves what is due by `now` (REG-3), then
+    /// forgets every key that is idle then.
+    @inlinable package mutating func forgettingIdleKeys(at now: RateLimitInstant) -> RateLimitEffects {
+        let (instant, effects) = begin(at: now)
+        forgetIdleKeys(at: instant)
+        return end(effects, now)
+    }
+
+    /// Whether a key would be forgotten at `now` (REG-8), changing nothing: what an availability
+    /// check of a new key in a full sharded registry asks every shard.
+    @inlinable package func hasForgettableKey(at now: RateLimitInstant) -> Bool {
+        let instant = RateLimitInstant(validated: max(now.nanoseconds, latest))
+        return heldSlots.contains { isForgettable($0, at: instant, served: false) }
+    }
+
+    /// REG-11 over shards: serves what fell due by `instant` in every shard, in time order across
+    /// them (a tie between shards in shard order), each shard at its own wake-up's instant, as one
+    /// registry serves its keys. `nextWakeUp(s)` is shard `s`'s; `advance(s, at)` serves it at `at`.
+    @inlinable package static func serveDue(
+        shards count: Int, by instant: RateLimitInstant, nextWakeUp: (Int) -> RateLimitInstant?,
+        advance: (Int, RateLimitInstant) -> Void
+    ) {
+        while true {
+            var earliest: (shard: Int, at: RateLimitInstant)?
+            for shard in 0..<count {
+                guard let wakeUp = nextWakeUp(shard), wakeUp <= instant else { continue }
+                if earliest.map({ wakeUp < $0.at }) ?? true { earliest = (shard, wakeUp) }
+            }
+            guard let (shard, at) = earliest else { return }
+            advance(shard, at)
+        }
+    }
+}

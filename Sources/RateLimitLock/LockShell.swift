@@ -25,7 +25,8 @@ import RateLimitShell
 // @unchecked: what `guarded` points at (the machine, the timer's target, whether the shell is
 // closed) and every `var` below are read and written only while `mutex` is locked (inlined code
 // touches the guarded state only in `run`, `runIfOpen`, `tryAcquire` and `unlock`, between the
-// lock and the unlock); `deinit` runs when no other reference is left. The other `let`s are
+// lock and the unlock; `ShardedRegistryShell` only after locking the shard's `mutex`, or every
+// shard's); `deinit` runs when no other reference is left. The other `let`s are
 // immutable and Sendable, or (`mutex`) made for use from any thread. So access is exclusive.
 @usableFromInline
 package final class LockShell<Machine: RateLimitMachine, C: Clock>: SynchronousRateLimitShell, @unchecked Sendable
@@ -235,7 +236,13 @@ where C.Duration == Duration {
                     }
                 }
             } onCancel: { [weak self] in
-                self?.run { machine, now in ((), machine.cancel(ticket, at: now)) }
+                guard let self else { return }
+                // A shard's registry serves what other shards have due first (REG-13).
+                if let shard, let server = shard.board.server {
+                    server.cancel(ticket, onShard: shard.index)
+                } else {
+                    run { machine, now in ((), machine.cancel(ticket, at: now)) }
+                }
             }
         }
         let (outcome, instant) = decided ?? (.closed, .origin)

@@ -47,7 +47,7 @@ where C.Duration == Duration {
         self.seed = seed
         self.board = board
         self.timeline = timeline
-        self.maximumKeys = maximumKeys
+        self.maximumKeys = min(maximumKeys, 1 << 30)  // what one table holds (REG-8's note)
         board.setServer(self)
     }
 
@@ -88,8 +88,9 @@ where C.Duration == Duration {
     ) throws(RateLimitAcquireError) -> RateLimitGrant {
         let (hash, index) = locate(key)
         var pass = Pass()
+        defer { giveBack(pass) }
         func issue(_ registry: inout Registry, _ now: RateLimitInstant) -> (WaitTicket, RateLimitEffects) {
-            issueOnShard(key, hash: hash, index: index, &pass, &registry, now, operation)
+            issueOnShard((key, hash, nil), index: index, &pass, &registry, now, operation)
         }
         return try shards[index].blockingOutcome(permits: permits, prepare: { prepare(&pass) }, issue)
     }
@@ -101,8 +102,9 @@ where C.Duration == Duration {
     ) async throws(RateLimitAcquireError) -> RateLimitGrant {
         let (hash, index) = locate(key)
         var pass = Pass()
+        defer { giveBack(pass) }
         func issue(_ registry: inout Registry, _ now: RateLimitInstant) -> (WaitTicket, RateLimitEffects) {
-            issueOnShard(key, hash: hash, index: index, &pass, &registry, now, operation)
+            issueOnShard((key, hash, nil), index: index, &pass, &registry, now, operation)
         }
         return try await shards[index].asyncOutcome(permits: permits, prepare: { prepare(&pass) }, issue)
     }
@@ -110,11 +112,11 @@ where C.Duration == Duration {
     /// A request that may wait, issued on its shard once ``gate`` lets it: ``WaitTicket/unissued``
     /// until then, which the shard answers by calling ``prepare(_:)`` and issuing it again.
     private func issueOnShard(
-        _ key: String, hash: UInt64, index: Int, _ pass: inout Pass, _ registry: inout Registry,
+        _ key: (String, UInt64, Strategy?), index: Int, _ pass: inout Pass, _ registry: inout Registry,
         _ now: RateLimitInstant,
         _ operation: (inout Registry, RateLimitInstant) -> (WaitTicket, RateLimitEffects)
     ) -> (WaitTicket, RateLimitEffects) {
-        guard let reserved = gate(key, hash: hash, index: index, creates: true, &registry, now, &pass) else {
+        guard let reserved = gate(key, index: index, &registry, now, &pass) else {
             return (.unissued, RateLimitEffects())
         }
         return counting(reserved, &registry) { operation(&$0, now) }
@@ -126,9 +128,7 @@ where C.Duration == Duration {
         var full = false
         let outcome = shard.runIfOpen(otherwise: .closed) { registry, now -> (WaitOutcome, RateLimitEffects) in
             // A new key in a full registry: whether any key of any shard would be forgotten.
-            if !registry.hasKey(key, hash: hash), registry.rule(for: key) != nil,
-                keyCount.load(ordering: .relaxed) >= maximumKeys
-            {
+            if registry.createsKey(key, hash: hash), keyCount.load(ordering: .relaxed) >= maximumKeys {
                 full = true
                 return (.closed, RateLimitEffects())
             }
@@ -138,7 +138,8 @@ where C.Duration == Duration {
         let now = timeline.now()
         let room = everyShard { shards in
             let latest = shards.reduce(now) { max($0, $1.machine.latestInstant) }
-            return shards.contains { $0.machine.hasForgettableKey(at: latest) }
+            return keyCount.load(ordering: .relaxed) < maximumKeys
+                || shards.contains { $0.machine.hasForgettableKey(at: latest) }
         }
         guard room else { return .rejected(.tooManyKeys) }
         return shard.run { registry, now in
@@ -155,7 +156,9 @@ where C.Duration == Duration {
     }
 
     package func reconfigure(_ key: String, to strategy: Strategy) -> RateLimitResult {
-        keyed(key, creates: true) { registry, now in registry.reconfigure(key, to: strategy, at: now) }
+        keyed(key, creates: true, reconfiguring: strategy) { registry, now in
+            registry.reconfigure(key, to: strategy, at: now)
+        }
     }
 
     package func restoreRule(_ key: String) -> RateLimitResult? {
@@ -234,12 +237,19 @@ where C.Duration == Duration {
 
     /// What a keyed operation needs done on every shard before it can run, and what was done.
     @usableFromInline struct Pass {
-        /// Serve what fell due by then in every shard (REG-11).
-        @usableFromInline var serveDue: RateLimitInstant?
-        /// Make room for a new key at then: forget idle keys in every shard (REG-8).
-        @usableFromInline var makeRoom: RateLimitInstant?
-        @usableFromInline var served = false
-        @usableFromInline var roomMade = false
+        @usableFromInline enum Need {
+            /// Serve what fell due by then in every shard (REG-11).
+            case serveDue(RateLimitInstant)
+            /// Serve, then make room for a new key: forget idle keys in every shard (REG-8).
+            case makeRoom(RateLimitInstant)
+        }
+
+        @usableFromInline var need: Need?
+        /// The latest instant every shard has been served by for this operation.
+        @usableFromInline var servedBy: RateLimitInstant?
+        /// The room made for its key, taken under every shard's lock: 1, or 0 when no key was
+        /// idle (the key is then refused); `counting` gives an unused one back.
+        @usableFromInline var room: Int?
         @usableFromInline init() {}
     }
 
@@ -249,19 +259,32 @@ where C.Duration == Duration {
     }
 
     /// Runs `operation` on `key`'s shard, after what it needs of every shard (``gate``); `creates`
-    /// says whether it creates a key that is not held.
+    /// says whether it creates a key that is not held (``RateLimitRegistry/createsKey(_:hash:reconfiguring:)``).
     @usableFromInline @discardableResult
     func keyed<T>(
-        _ key: String, creates: Bool, ifOpen closed: T? = nil,
+        _ key: String, creates: Bool, reconfiguring strategy: Strategy? = nil, ifOpen closed: T? = nil,
         _ operation: (inout Registry, RateLimitInstant) -> (T, RateLimitEffects)
     ) -> T {
         let (hash, index) = locate(key)
+        return onShard(
+            index, key: creates ? (key, hash, strategy) : nil, ifOpen: closed, operation)
+    }
+
+    /// Runs `operation` on shard `index` after what it needs of every shard (``gate``); `key`
+    /// names the key it would create, if any.
+    @usableFromInline
+    func onShard<T>(
+        _ index: Int, key: (String, UInt64, Strategy?)?, ifOpen closed: T? = nil,
+        _ operation: (inout Registry, RateLimitInstant) -> (T, RateLimitEffects)
+    ) -> T {
         let shard = shards[index]
         var pass = Pass()
+        defer { giveBack(pass) }
         while true {
             let body = { (registry: inout Registry, now: RateLimitInstant) -> (T?, RateLimitEffects) in
-                guard let reserved = self.gate(key, hash: hash, index: index, creates: creates, &registry, now, &pass)
-                else { return (nil, RateLimitEffects()) }
+                guard let reserved = self.gate(key, index: index, &registry, now, &pass) else {
+                    return (nil, RateLimitEffects())
+                }
                 let (value, effects) = self.counting(reserved, &registry) { operation(&$0, now) }
                 return (value, effects)
             }
@@ -271,19 +294,25 @@ where C.Duration == Duration {
         }
     }
 
-    /// Under the key's shard's lock: the room granted for a new key (0 or 1), or `nil` when the
+    /// Under shard `index`'s lock: the room granted for a new key (0 or 1), or `nil` when the
     /// operation must first wait for work on every shard, which `pass` then names: what another
     /// shard had due by the operation's instant (REG-11), or room in a full registry (REG-8).
     @usableFromInline func gate(
-        _ key: String, hash: UInt64, index: Int, creates: Bool, _ registry: inout Registry, _ now: RateLimitInstant,
+        _ key: (String, UInt64, Strategy?)?, index: Int, _ registry: inout Registry, _ now: RateLimitInstant,
         _ pass: inout Pass
     ) -> Int? {
         let instant = max(now, registry.latestInstant)
-        if !pass.served, board.hasDue(otherThan: index, by: instant) {
-            pass.serveDue = instant
+        if pass.servedBy.map({ $0 < instant }) ?? true, board.hasDue(otherThan: index, by: instant) {
+            pass.need = .serveDue(instant)
             return nil
         }
-        guard creates, !registry.hasKey(key, hash: hash), registry.rule(for: key) != nil else { return 0 }
+        if let room = pass.room {
+            pass.room = nil
+            return room
+        }
+        guard let (key, hash, strategy) = key, registry.createsKey(key, hash: hash, reconfiguring: strategy) else {
+            return 0
+        }
         var count = keyCount.load(ordering: .relaxed)
         while count < maximumKeys {
             let (exchanged, original) = keyCount.compareExchange(
@@ -291,8 +320,7 @@ where C.Duration == Duration {
             if exchanged { return 1 }
             count = original
         }
-        if pass.roomMade { return 0 }  // refused: nothing was idle
-        pass.makeRoom = instant
+        pass.need = .makeRoom(instant)
         return nil
     }
 
@@ -309,25 +337,50 @@ where C.Duration == Duration {
         return value
     }
 
+    /// Room made for an operation that never ran (the registry closed meanwhile) goes back.
+    @usableFromInline func giveBack(_ pass: Pass) {
+        if let room = pass.room, room > 0 { keyCount.subtract(room, ordering: .relaxed) }
+    }
+
     /// Does what `pass` names on every shard.
     @usableFromInline func prepare(_ pass: inout Pass) {
-        let serveDue = pass.serveDue
-        let makeRoom = pass.makeRoom
-        pass.serveDue = nil
-        pass.makeRoom = nil
-        if let instant = makeRoom {
-            changeEveryShard(at: instant) { shard, instant in
-                let before = shard.machine.keyCount
-                let effects = shard.machine.forgettingIdleKeys(at: instant)
-                keyCount.add(shard.machine.keyCount - before, ordering: .relaxed)
-                return ((), effects)
-            }
-            pass.roomMade = true
-            pass.served = true
-        } else if let instant = serveDue {
+        switch pass.need {
+        case .serveDue(let instant):
             everyShard(serving: instant) { _ in [] }
-            pass.served = true
+            pass.servedBy = instant
+        case .makeRoom(let instant):
+            (pass.room, pass.servedBy) = makeRoom(at: instant)
+        case nil:
+            break
         }
+        pass.need = nil
+    }
+
+    /// REG-8 across shards: with every shard locked, serves what fell due by the latest instant any
+    /// shard has seen and, if the registry is still full, forgets every idle key of every shard
+    /// then; takes room for one key if there is some. Answers the room (0 or 1) and that instant.
+    private func makeRoom(at instant: RateLimitInstant) -> (room: Int, servedBy: RateLimitInstant) {
+        lockEveryShard()
+        let latest = shards.reduce(instant) { max($0, $1.machine.latestInstant) }
+        var resumptions = serveDue(by: latest)
+        if keyCount.load(ordering: .relaxed) >= maximumKeys {
+            for shard in shards {
+                let before = shard.machine.keyCount
+                let effects = shard.machine.forgettingIdleKeys(at: latest)
+                keyCount.add(shard.machine.keyCount - before, ordering: .relaxed)
+                resumptions.append(shard.execute(effects, at: latest))
+            }
+        }
+        // Every shard is locked: no reservation can come between the reading and the taking.
+        let room = keyCount.load(ordering: .relaxed) < maximumKeys ? 1 : 0
+        keyCount.add(room, ordering: .relaxed)
+        unlockEveryShard(resuming: resumptions)
+        return (room, latest)
+    }
+
+    /// A waiter's task was cancelled (WQ-6): on its shard, after what another shard had due.
+    package func cancel(_ ticket: WaitTicket, onShard index: Int) {
+        onShard(index, key: nil) { registry, now in ((), registry.cancel(ticket, at: now)) }
     }
 
     /// A shard's timer fired at `target`: every shard serves what fell due by then, in time order.

@@ -5,9 +5,12 @@
 import RateLimitCore
 import Synchronization
 
-/// Who serves a shard's timer when it fires: its sharded registry, which serves every shard.
+/// What a shard hands to its sharded registry, which first serves what every shard has due.
 package protocol ShardServer: AnyObject, Sendable {
+    /// The shard's timer fired at `target`.
     func serve(_ shard: Int, firedAt target: RateLimitInstant)
+    /// A task waiting on the shard was cancelled (WQ-6).
+    func cancel(_ ticket: WaitTicket, onShard shard: Int)
 }
 
 /// Each shard's next wake-up (`Int64.max`: none), posted under the shard's lock, and how many

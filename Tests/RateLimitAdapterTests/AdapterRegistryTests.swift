@@ -8,30 +8,32 @@ import Testing
 /// Three rules with random limits: an exact key that queues, a prefix that rejects, a default
 /// that queues with a timeout; thresholds make quota statuses move.
 private func adapterRules(using rng: inout SeededGenerator) throws -> [RateLimitRule<AnyRateLimitStrategy>] {
-    func limit() -> AnyRateLimitStrategy {
-        // Scheduled starts (the leaky bucket queue) are checked by the single-limiter tests.
-        let kinds = [
-            TokenBucket.identifier, GCRA.identifier, PayLater.identifier, WarmUp.identifier, FixedWindow.identifier,
-            SlidingWindowLog.identifier, SlidingWindowCounter.identifier, SlidingWindowSegments.identifier,
-            ConcurrencyLimiter.identifier,
-        ]
-        while true {
-            // Pay later and warm-up admit any size (PL-7, WU-7): their burst is what must stay small.
-            if let strategy = TraceGenerator.configuration(rng.pick(kinds), using: &rng),
-                strategy.maximumPermits >= 2,
-                strategy.typed(as: PayLater.self)?.burst ?? strategy.typed(as: WarmUp.self)?.burst
-                    ?? strategy.maximumPermits < 1_000,
-                TraceGenerator.characteristicNanoseconds(strategy) < 1_000
-            {
-                return strategy
-            }
+    [
+        try RateLimitRule(.exact("alpha"), adapterLimit(using: &rng), overflow: .queue(limit: 6), warningThreshold: 1),
+        try RateLimitRule(.prefix("api/"), adapterLimit(using: &rng), overflow: .reject, warningThreshold: 1),
+        try RateLimitRule(.anyKey, adapterLimit(using: &rng), overflow: .queue(limit: 4, timeout: .nanoseconds(300))),
+    ]
+}
+
+/// A random limit of the adapter rules' kinds and sizes.
+private func adapterLimit(using rng: inout SeededGenerator) -> AnyRateLimitStrategy {
+    // Scheduled starts (the leaky bucket queue) are checked by the single-limiter tests.
+    let kinds = [
+        TokenBucket.identifier, GCRA.identifier, PayLater.identifier, WarmUp.identifier, FixedWindow.identifier,
+        SlidingWindowLog.identifier, SlidingWindowCounter.identifier, SlidingWindowSegments.identifier,
+        ConcurrencyLimiter.identifier,
+    ]
+    while true {
+        // Pay later and warm-up admit any size (PL-7, WU-7): their burst is what must stay small.
+        if let strategy = TraceGenerator.configuration(rng.pick(kinds), using: &rng),
+            strategy.maximumPermits >= 2,
+            strategy.typed(as: PayLater.self)?.burst ?? strategy.typed(as: WarmUp.self)?.burst
+                ?? strategy.maximumPermits < 1_000,
+            TraceGenerator.characteristicNanoseconds(strategy) < 1_000
+        {
+            return strategy
         }
     }
-    return [
-        try RateLimitRule(.exact("alpha"), limit(), overflow: .queue(limit: 6), warningThreshold: 1),
-        try RateLimitRule(.prefix("api/"), limit(), overflow: .reject, warningThreshold: 1),
-        try RateLimitRule(.anyKey, limit(), overflow: .queue(limit: 4, timeout: .nanoseconds(300))),
-    ]
 }
 
 /// One request in flight through an adapter, and what the model says of it.
@@ -98,6 +100,16 @@ struct AdapterRegistryTests {
                 }
             }
 
+            /// Records a result that differs from the model's.
+            func agree(_ got: RateLimitResult, _ expected: RateLimitResult, _ what: String) {
+                if !holds(
+                    got.comparable == expected.comparable, "\(adapter.name) \(what): \(got), want \(expected)",
+                    replay: replay)
+                {
+                    failed = true
+                }
+            }
+
             for step in 0..<70 where !failed {
                 let key = rng.pick(keys)
                 let at = RateLimitInstant.fromManual(now)
@@ -137,13 +149,7 @@ struct AdapterRegistryTests {
                 case 55..<62:
                     let permits = rng.int(in: 0...2)
                     let (expected, effects) = model.release(key, permits: permits, at: at)
-                    let got = await adapter.release(key, permits: permits)
-                    if !holds(
-                        got.comparable == expected.comparable,
-                        "\(adapter.name) \(context) release: \(got), want \(expected)", replay: replay)
-                    {
-                        failed = true
-                    }
+                    agree(await adapter.release(key, permits: permits), expected, "\(context) release")
                     await settle(effects, context)
                 case 62..<67:
                     let duration = rng.int(in: 0...300)
@@ -183,6 +189,13 @@ struct AdapterRegistryTests {
                         failed = true
                     }
                 case 88..<90:
+                    // A limit of another kind, or under the rule's warning threshold, is refused
+                    // (REG-7); only the threshold's refusal leaves a new key uncreated (REG-13).
+                    let strategy = adapterLimit(using: &rng)
+                    let (expected, effects) = model.reconfigure(key, to: strategy, at: at)
+                    agree(await adapter.reconfigure(key, to: strategy), expected, "\(context) reconfigure")
+                    await settle(effects, context)
+                case 90..<92:
                     let effects = model.resetAll(at: at)
                     await adapter.resetAll()
                     await settle(effects, context)
@@ -233,6 +246,38 @@ struct AdapterRegistryTests {
                     "\(adapter.name): events \(log.events.count), want \(expectedEvents.count)\n  got  \(log.events)\n  want \(expectedEvents)",
                     replay: replay)
             }
+        }
+    }
+
+    @Test(
+        "REG-7 REG-8 REG-13 in a full registry, a key that is not created (a refused reconfigure, an unknown key) forgets no idle key; a new key does, on every adapter"
+    )
+    func fullRegistryForgetsOnlyForANewKey() async throws {
+        let bucket = AnyRateLimitStrategy.tokenBucket(
+            try TokenBucket(capacity: 2, permitsPerPeriod: 1, periodNanoseconds: 10))
+        let one = AnyRateLimitStrategy.tokenBucket(
+            try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 10))
+        let rules = [try RateLimitRule(.prefix("k/"), bucket, warningThreshold: 1)]
+        for (adapter, _) in try registryAdapters(rules, maximumKeys: 2) {
+            // Two keys, idle at once (a request that takes nothing leaves a bucket full).
+            _ = await adapter.tryAcquire("k/a", permits: 0, priority: .normal)
+            _ = await adapter.tryAcquire("k/b", permits: 0, priority: .normal)
+            // A limit under the rule's warning threshold is refused before the key is created
+            // (REG-7): nothing is forgotten for it.
+            guard case .invalid = await adapter.reconfigure("k/c", to: one) else {
+                Issue.record("\(adapter.name): a limit of 1 under a threshold of 1 was accepted")
+                continue
+            }
+            var held = await adapter.keys()
+            #expect(held == ["k/a", "k/b"], "\(adapter.name): \(held)")
+            #expect(await adapter.tryAcquire("other", permits: 1, priority: .normal) == .rejected(.unknownKey))
+            held = await adapter.keys()
+            #expect(held == ["k/a", "k/b"], "\(adapter.name): \(held)")
+            // A new key finds the registry full: both idle keys go, and it is held.
+            #expect(await adapter.tryAcquire("k/c", permits: 1, priority: .normal).isGranted, "\(adapter.name)")
+            held = await adapter.keys()
+            #expect(held == ["k/c"], "\(adapter.name): \(held)")
+            await adapter.close()
         }
     }
 

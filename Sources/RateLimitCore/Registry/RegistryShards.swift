@@ -30,6 +30,21 @@ extension RateLimitRegistry {
         table.row(of: key, hash: table.flooded ? table.hash(key) : hash) != nil
     }
 
+    /// Whether an operation on `key` that creates a key not held would create it now: it is not
+    /// held and a rule governs it, and, for ``reconfigure(_:to:at:)`` (`reconfiguring`), that
+    /// rule's configuration may become `strategy` (otherwise the answer is `invalid`, creating
+    /// nothing). `hash` is ``shardHash(_:seed:)`` with this registry's seed.
+    @inlinable package func createsKey(_ key: String, hash: UInt64, reconfiguring strategy: Strategy? = nil) -> Bool {
+        guard !hasKey(key, hash: hash), let rule = ruleIndex(for: key) else { return false }
+        guard let strategy else { return true }
+        do throws(RateLimitInputError) {
+            _ = try rules[rule].reconfigured(strategy)
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// ``tryAcquire(_:permits:priority:at:)`` with `hash` from ``shardHash(_:seed:)``, unless
     /// `key` is not held and the registry has no room granted for it (``keyAllowance`` is 0):
     /// then `nil`, and nothing changed.

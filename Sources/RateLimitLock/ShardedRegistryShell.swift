@@ -17,6 +17,8 @@ where C.Duration == Duration {
     @usableFromInline typealias Shard = LockShell<Registry, C>
 
     @usableFromInline let shards: [Shard]
+    /// `shards`, for the common request to borrow one without retaining it.
+    @usableFromInline let unmanagedShards: [Unmanaged<Shard>]
     /// The key hash's seed, every shard's table's too.
     @usableFromInline let seed: UInt64
     @usableFromInline let board: WakeUpBoard
@@ -44,6 +46,7 @@ where C.Duration == Duration {
                 Shard(machine: registry, timeline: timeline, outlet: outlet, shard: count > 1 ? (board, index) : nil))
         }
         self.shards = shards
+        unmanagedShards = shards.map { Unmanaged.passUnretained($0) }
         self.seed = seed
         self.board = board
         self.timeline = timeline
@@ -61,21 +64,25 @@ where C.Duration == Duration {
     package func tryAcquire(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome {
         let hash = Registry.shardHash(key, seed: seed)
         let index = Registry.shard(of: hash, count: shards.count)
-        let shard = shards[index]
-        shard.mutex.lock()
-        if shard.isClosed {
+        // The shard borrowed, not retained and released: `shards` holds it as long as `self`.
+        let decided: WaitOutcome? = unmanagedShards[index]._withUnsafeGuaranteedRef { shard in
+            shard.mutex.lock()
+            if shard.isClosed {
+                shard.mutex.unlock()
+                return .closed
+            }
+            shard.machine.prefetch(key, hash: hash)
+            let now = timeline.now()
+            if board.pendingCount == 0 || !board.scan(otherThan: index, by: max(now, shard.machine.latestInstant)),
+                let (outcome, effects) = shard.machine.tryAcquireHeld(
+                    key, hash: hash, permits: permits, priority: priority, at: now)
+            {
+                return shard.unlock(returning: outcome, after: effects, at: now)
+            }
             shard.mutex.unlock()
-            return .closed
+            return nil
         }
-        shard.machine.prefetch(key, hash: hash)
-        let now = timeline.now()
-        if board.pendingCount == 0 || !board.scan(otherThan: index, by: max(now, shard.machine.latestInstant)),
-            let (outcome, effects) = shard.machine.tryAcquireHeld(
-                key, hash: hash, permits: permits, priority: priority, at: now)
-        {
-            return shard.unlock(returning: outcome, after: effects, at: now)
-        }
-        shard.mutex.unlock()
+        if let decided { return decided }
         return keyed(key, creates: true, ifOpen: .closed) { registry, now in
             registry.tryAcquire(key, permits: permits, priority: priority, at: now)
         }

@@ -311,3 +311,50 @@ final class BareAtomicGCRA: ClockedFloor, Sendable {
         }
     }
 }
+
+/// The keyed path's floor under contention: 16 of the adapter's locks, each guarding one shard's
+/// rows of keys' states (a bare bucket padded to the registry's 56-byte row: under 64 bytes, as
+/// the memory budget keeps rows, so rows of keys used by different threads share lines), the
+/// clock read before the lock. A request on key `index` locks shard `index % 16` and runs the
+/// bucket arithmetic on its row: no hash, no probe, no key comparison, less than any registry.
+// @unchecked: each shard's rows are read and written only between its lock's `lock()` and
+// `unlock()`; the locks are made for use from any thread; nothing else changes after `init`.
+final class BareShardedRows: @unchecked Sendable {
+    struct Row {
+        var bucket: BareTokenBucket
+        var padding: Int64 = 0
+    }
+
+    final class Shard {
+        let lock: ShellLock<Int64>
+        let rows: UnsafeMutablePointer<Row>
+        let count: Int
+
+        init(rows count: Int, _ bucket: BareTokenBucket) {
+            lock = ShellLock(0)
+            self.count = count
+            rows = .allocate(capacity: count)
+            rows.initialize(repeating: Row(bucket: bucket), count: count)
+        }
+
+        deinit { rows.deallocate() }
+    }
+
+    static let shardCount = 16
+    private let shards: [Shard]
+    let origin = ContinuousClock.now
+
+    init(keys: Int, _ bucket: BareTokenBucket) {
+        shards = (0..<Self.shardCount).map { _ in Shard(rows: keys / Self.shardCount + 1, bucket) }
+    }
+
+    @inline(__always)
+    func acquire(_ index: Int) -> Int64 {
+        let now = clockNanoseconds(since: origin)
+        let shard = shards[index & (Self.shardCount - 1)]
+        shard.lock.lock()
+        defer { shard.lock.unlock() }
+        shard.lock.guarded.pointee = now  // as a registry's shard writes its latest instant
+        return shard.rows[index / Self.shardCount].bucket.acquire(at: now)
+    }
+}

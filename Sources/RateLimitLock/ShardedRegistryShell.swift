@@ -77,7 +77,7 @@ where C.Duration == Duration {
                 let (outcome, effects) = shard.machine.tryAcquireHeld(
                     key, hash: hash, permits: permits, priority: priority, at: now)
             {
-                return shard.unlock(returning: outcome, after: effects, at: now)
+                return shard.unlock(outcome: outcome, after: effects, at: now)
             }
             shard.mutex.unlock()
             return nil

@@ -173,7 +173,7 @@ where C.Duration == Duration {
     {
         // `leavesNothingToDo` written out, its one property of the machine read through the
         // pointer: calling it here, inlined, Swift copied the whole registry (1,678 instructions
-        // per request against 706; Performance.md, "Nothing to do").
+        // per request against 707; Performance.md, "Effects").
         if effects.isEmpty, timerTarget == nil, isClosed || guarded.pointee.machine.hasNothingToWakeUp {
             mutex.unlock()
             return outcome

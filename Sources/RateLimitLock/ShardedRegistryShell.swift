@@ -149,7 +149,7 @@ where C.Duration == Duration {
                 || shards.contains { $0.machine.hasForgettableKey(at: latest) }
         }
         guard room else { return .rejected(.tooManyKeys) }
-        return shard.run { registry, now in
+        return shard.runIfOpen(otherwise: .closed) { registry, now in
             (registry.availability(key, permits: permits, priority: priority, at: now), RateLimitEffects())
         }
     }
@@ -252,8 +252,11 @@ where C.Duration == Duration {
         }
 
         @usableFromInline var need: Need?
-        /// The latest instant every shard has been served by for this operation.
+        /// The latest instant every shard has been served by for this operation, and how often:
+        /// after two rounds the operation goes ahead, so that a stream of wake-ups other threads
+        /// keep arming cannot hold it (what is left is served by the next operation or timer).
         @usableFromInline var servedBy: RateLimitInstant?
+        @usableFromInline var rounds = 0
         /// The room made for its key, taken under every shard's lock: 1, or 0 when no key was
         /// idle (the key is then refused); `counting` gives an unused one back.
         @usableFromInline var room: Int?
@@ -309,7 +312,7 @@ where C.Duration == Duration {
         _ pass: inout Pass
     ) -> Int? {
         let instant = max(now, registry.latestInstant)
-        if pass.servedBy.map({ $0 < instant }) ?? true, board.hasDue(otherThan: index, by: instant) {
+        if pass.rounds < 2, pass.servedBy.map({ $0 < instant }) ?? true, board.hasDue(otherThan: index, by: instant) {
             pass.need = .serveDue(instant)
             return nil
         }
@@ -351,6 +354,7 @@ where C.Duration == Duration {
 
     /// Does what `pass` names on every shard.
     @usableFromInline func prepare(_ pass: inout Pass) {
+        pass.rounds += 1
         switch pass.need {
         case .serveDue(let instant):
             everyShard(serving: instant) { _ in [] }

@@ -192,28 +192,31 @@ func contention(plan: Plan) async throws -> [Measurement] {
     let single = Measurement(
         section: "floor", name: "1 thread: lock registry tryAcquire, \(keyCount) keys", unit: "ns", samples: samples[0])
     results.append(single)
-    // The bound, one thread then two on distinct keys: when two threads of the bare rows already
-    // give less than 1.6 times one thread's throughput, no registry of 16 locks and rows under 64
-    // bytes reaches it (the target is out of reach; the note says how far ours is from the bound).
+    // The bound, one thread then two on distinct keys. A registry of 16 locks does at least what
+    // it does, with the same lock lines contended, so the registry's two threads take at least
+    // the bound's time: when even that is over 1/1.6 of the registry's one thread, the target is
+    // out of reach (the bound's own gain proves nothing: more work per request dilutes the lock).
     let bareSingle = Measurement(
-        section: "floor", name: "1 thread: 16 locks + clock read + a 56-byte row's bucket arithmetic, \(keyCount) keys",
+        section: "floor", name: "1 thread: 16 locks + clock read + a 64-byte row's bucket arithmetic, \(keyCount) keys",
         unit: "ns", samples: samples[4])
     results.append(bareSingle)
     var bareDistinct = Measurement(
         section: "bound",
-        name: "2 threads on distinct keys: 16 locks + clock read + a 56-byte row's bucket arithmetic, \(keyCount) keys",
+        name: "2 threads on distinct keys: 16 locks + clock read + a 64-byte row's bucket arithmetic, \(keyCount) keys",
         unit: "ns", samples: samples[5]
-    ).compared(with: bareSingle, atMost: nil, paired: true)
+    ).compared(with: single, atMost: nil, paired: true)
     let bareGain = Measurement.median(zip(samples[4], samples[5]).map { $0 / max($1, 1e-9) })
-    bareDistinct.note = String(format: "%.2fx one thread's throughput", bareGain)
+    bareDistinct.note = String(format: "%.2fx its one thread's throughput", bareGain)
+    let reachable = (bareDistinct.ratio ?? 0) <= 1 / 1.6
+    if !reachable { bareDistinct.note! += "; already over 1/1.6 of the registry's one thread" }
     results.append(bareDistinct)
     var distinct = Measurement(
         section: "contention", name: "2 threads on distinct keys: lock registry tryAcquire, \(keyCount) keys",
         unit: "ns", samples: samples[1]
     ).compared(with: single, atMost: 1 / 1.6, paired: true)
     let gain = Measurement.median(zip(samples[0], samples[1]).map { $0 / max($1, 1e-9) })
-    distinct.note = String(format: "%.2fx one thread's throughput; the bound's %.2fx", gain, bareGain)
-    distinct.outOfReach = bareGain < 1.6
+    distinct.note = String(format: "%.2fx one thread's throughput", gain)
+    distinct.outOfReach = !reachable
     results.append(distinct)
     var shared = Measurement(
         section: "contention", name: "2 threads on the same keys: lock registry tryAcquire, \(keyCount) keys",

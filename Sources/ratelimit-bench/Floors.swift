@@ -313,27 +313,27 @@ final class BareAtomicGCRA: ClockedFloor, Sendable {
 }
 
 /// The keyed path's floor under contention: 16 of the adapter's locks, each guarding one shard's
-/// rows of keys' states (a bare bucket padded to the registry's 56-byte row: under 64 bytes, as
-/// the memory budget keeps rows, so rows of keys used by different threads share lines), the
-/// clock read before the lock. A request on key `index` locks shard `index % 16` and runs the
-/// bucket arithmetic on its row: no hash, no probe, no key comparison, less than any registry.
+/// rows of keys' states (a bare bucket padded to the registry's row, 64 bytes on a line of its
+/// own), the clock read before the lock. A request on key `index` locks shard `index % 16`,
+/// writes the shard's latest instant beside the lock word (as a registry's shard does) and runs the
+/// bucket arithmetic on its row: no hash, no probe, no key comparison, less than any registry of
+/// 16 locks does per request.
 // @unchecked: each shard's rows are read and written only between its lock's `lock()` and
 // `unlock()`; the locks are made for use from any thread; nothing else changes after `init`.
 final class BareShardedRows: @unchecked Sendable {
     struct Row {
         var bucket: BareTokenBucket
-        var padding: Int64 = 0
+        var padding: (Int64, Int64) = (0, 0)
     }
 
     final class Shard {
         let lock: ShellLock<Int64>
         let rows: UnsafeMutablePointer<Row>
-        let count: Int
 
         init(rows count: Int, _ bucket: BareTokenBucket) {
             lock = ShellLock(0)
-            self.count = count
-            rows = .allocate(capacity: count)
+            rows = UnsafeMutableRawPointer.allocate(byteCount: count * MemoryLayout<Row>.stride, alignment: 64)
+                .bindMemory(to: Row.self, capacity: count)
             rows.initialize(repeating: Row(bucket: bucket), count: count)
         }
 
@@ -342,19 +342,23 @@ final class BareShardedRows: @unchecked Sendable {
 
     static let shardCount = 16
     private let shards: [Shard]
+    /// `shards`, borrowed by each request as the registry borrows its shard (no retain, no release).
+    private let unmanagedShards: [Unmanaged<Shard>]
     let origin = ContinuousClock.now
 
     init(keys: Int, _ bucket: BareTokenBucket) {
         shards = (0..<Self.shardCount).map { _ in Shard(rows: keys / Self.shardCount + 1, bucket) }
+        unmanagedShards = shards.map { Unmanaged.passUnretained($0) }
     }
 
     @inline(__always)
     func acquire(_ index: Int) -> Int64 {
         let now = clockNanoseconds(since: origin)
-        let shard = shards[index & (Self.shardCount - 1)]
-        shard.lock.lock()
-        defer { shard.lock.unlock() }
-        shard.lock.guarded.pointee = now  // as a registry's shard writes its latest instant
-        return shard.rows[index / Self.shardCount].bucket.acquire(at: now)
+        return unmanagedShards[index & (Self.shardCount - 1)]._withUnsafeGuaranteedRef { shard in
+            shard.lock.lock()
+            defer { shard.lock.unlock() }
+            shard.lock.guarded.pointee = now
+            return shard.rows[index / Self.shardCount].bucket.acquire(at: now)
+        }
     }
 }

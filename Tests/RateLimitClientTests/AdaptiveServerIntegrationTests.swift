@@ -26,7 +26,7 @@ private let serverBurst: Int64 = 10
 // real rates at once.
 extension ServerIntegrationRealTimeTests {
     @Test(
-        "HTTP-13 a client twice too generous converges to 90% of the server's rate with at most 5% refused, from 1 and 8 tasks, beside a fixed client and a naive loop"
+        "HTTP-13 a client twice too generous converges to 90% of the server's rate with at most 5% refused and settles, from 1 and 8 tasks, beside a fixed client and a naive loop"
     )
     func twiceTooGenerous() async throws {
         // The client allows 200 per second in bursts of 20; the server answers 429 with
@@ -35,7 +35,7 @@ extension ServerIntegrationRealTimeTests {
         var adaptiveRate = Double.infinity
         for tasks in [1, 8] {
             let run = try await LearningRun.against(
-                fields: "retry-after", capacity: 2 * serverBurst, rate: 2 * serverRate, tasks: tasks, count: 400,
+                fields: "retry-after", capacity: 2 * serverBurst, rate: 2 * serverRate, tasks: tasks, count: 600,
                 adaptive: .standard)
             run.expectEveryRequestOnce()
             if tasks == 1 {
@@ -69,8 +69,35 @@ extension ServerIntegrationRealTimeTests {
                     "8 tasks: never learned 90% of the rate in the second half; \(run.changes)")
             }
             #expect(run.refusedShare <= 0.05, "\(tasks) tasks: \(run.stats.refused) refused of \(run.sent)")
+            // Settled (issue 39's measure, as against nginx): none of the client's own refusals in
+            // the last third, under 0.5% of the second half.
+            let settling = run.settling
+            #expect(
+                settling.ownInLastThird.isEmpty,
+                "\(tasks) tasks: refused in the last third at \(settling.ownInLastThird) s; \(run.changes)")
+            #expect(
+                Double(settling.ownInSecondHalf) < 0.005 * Double(settling.secondHalfSent),
+                "\(tasks) tasks: \(settling.ownInSecondHalf) refused of \(settling.secondHalfSent) in the second half")
             adaptiveRate = min(adaptiveRate, run.secondHalfRate)
             rows.append(run.row("adaptive, \(tasks) task\(tasks == 1 ? "" : "s")"))
+            // Beside it, the anchor (issue 39): botocore's adaptive mode, unmodified, on a fresh
+            // server of the same configuration, as many threads and requests. Printed, not judged.
+            guard let python = Botocore.python else {
+                rows.append("botocore's adaptive mode: skipped (\(Botocore.installHint))")
+                continue
+            }
+            let anchor = try TestServer(rate: serverRate, burst: serverBurst, fields: "retry-after")
+            defer { anchor.stop() }
+            let (completed, failed) = try await offThePool {
+                try Botocore.run(python: python, url: anchor.url(""), tasks: tasks, total: 600)
+            }
+            #expect(completed + failed == 600, "botocore: \(completed) completed and \(failed) gave up of 600")
+            let anchorRun = LearningRun(
+                stats: try await anchor.stats(), statuses: [], count: completed, changes: [], roundTrips: [],
+                sends: [], holds: [])
+            rows.append(
+                anchorRun.anchorRow(
+                    "botocore \(Botocore.version) adaptive, \(tasks) thread\(tasks == 1 ? "" : "s")", gaveUp: failed))
         }
         let fixed = try await LearningRun.against(
             fields: "retry-after", capacity: 2 * serverBurst, rate: 2 * serverRate, tasks: 8, count: 100, adaptive: .off
@@ -91,57 +118,111 @@ extension ServerIntegrationRealTimeTests {
     }
 
     @Test(
-        "HTTP-13 ADAPT-16 against nginx's limit_req (20 per second, burst 5, nodelay), a client twice too generous learns 90% of the rate from 1 and 8 tasks: every request once, none before Retry-After, at most 5% refused",
+        "HTTP-13 ADAPT-16 against nginx's limit_req (20 per second, burst 5, nodelay), a client from twice and half the rate settles: 95% of the rate learned, under 0.5% of the second half refused and none of the last third, every request once, none before Retry-After",
         .enabled(if: NginxServer.executable != nil, Comment(rawValue: NginxServer.installHint)))
-    func nginxTwiceTooGenerous() async throws {
+    func nginxSettles() async throws {
         // A server nobody here wrote (issue: the adaptive client settles on a real server). What
         // nginx admitted is read from its own access log. The client allows 40 per second in bursts
-        // of 10; nginx refuses with 429 and Retry-After: 1. The learner holds at the plateau below
-        // the rate nginx refused and probes above it every 8, 16 … rounds (ADAPT-4, ADAPT-5); each
-        // refused probe costs nginx's 1 s hold. The rows printed (the second-half rate, the share
-        // refused, the last refusal) are measured as the article's (LearningTheServersLimit.md),
-        // whose table is of 600 requests; here 300, for `make verify`'s time
-        // (RATELIMIT_NGINX_REQUESTS=600 measures the article's).
+        // of 10 (or 10 in bursts of 3); nginx refuses with 429 and Retry-After: 1. The learner holds
+        // at the plateau below the rate nginx refused and probes one rate above it every 8, 16 …
+        // rounds (ADAPT-4, ADAPT-5). 600 requests, the run of the article's table
+        // (LearningTheServersLimit.md) and of the model's claim (ADAPT-16), which this checks on
+        // the real server: none of the client's own refusals in the last third, under 0.5% in the
+        // second half. A refusal the client's pacing does not explain (nginx's decisions replayed
+        // on the client's clock admit it: the machine delivered it late, bunched with later ones)
+        // is the machine's, and not the client's to answer for; the rates are printed.
         let rate: Int64 = 20
-        let count = ProcessInfo.processInfo.environment["RATELIMIT_NGINX_REQUESTS"].flatMap { Int($0) } ?? 300
+        let count = 600
+        // botocore's runs, printed beside ours: 300 requests in `make verify`, for its time
+        // (RATELIMIT_NGINX_REQUESTS=600 measures the article's rows).
+        let anchorCount = ProcessInfo.processInfo.environment["RATELIMIT_NGINX_REQUESTS"].flatMap { Int($0) } ?? 300
+        // Each run has its own nginx, and they all go at once: each sends 20 requests a second,
+        // which takes a few percent of a core, so that the runs do not slow one another, and the
+        // test takes the time of one run instead of five.
+        let starts: [(tasks: Int, capacity: Int64, rate: Int64)] = [
+            (1, 10, 2 * rate), (8, 10, 2 * rate), (8, 3, rate / 2),
+        ]
+        let (ours, anchors) = try await withThrowingTaskGroup(
+            of: (Int, LearningRun?, (run: LearningRun, gaveUp: Int)?).self
+        ) { group in
+            for (index, start) in starts.enumerated() {
+                group.addTask {
+                    let server = try NginxServer(rate: rate, burst: 5, nodelay: true)
+                    defer { server.stop() }
+                    let run = try await LearningRun.on(
+                        server, ratePerSecond: rate, admitsAtOnce: 6, capacity: start.capacity, rate: start.rate,
+                        tasks: start.tasks, count: count, adaptive: .standard)
+                    return (index, run, nil)
+                }
+            }
+            // Beside them, the anchor (issue 39): the AWS SDK's adaptive mode, botocore unmodified,
+            // on a fresh nginx of the same configuration, from 1 and 8 threads. A measurement
+            // printed with ours, not judged: botocore's pace is its own.
+            if let python = Botocore.python {
+                for threads in [1, 8] {
+                    group.addTask {
+                        let anchor = try NginxServer(rate: rate, burst: 5, nodelay: true)
+                        defer { anchor.stop() }
+                        let url = anchor.url("")
+                        let (completed, failed) = try await onItsOwnThread {
+                            try Botocore.run(python: python, url: url, tasks: threads, total: anchorCount)
+                        }
+                        #expect(
+                            completed + failed == anchorCount,
+                            "botocore: \(completed) completed and \(failed) gave up of \(anchorCount)")
+                        let run = LearningRun(
+                            ratePerSecond: rate, stats: try await anchor.stats(), statuses: [], count: completed,
+                            changes: [], roundTrips: [], sends: [], holds: [])
+                        return (threads, nil, (run, failed))
+                    }
+                }
+            }
+            var ours: [Int: LearningRun] = [:]
+            var anchors: [Int: (run: LearningRun, gaveUp: Int)] = [:]
+            for try await (key, run, anchor) in group {
+                if let run { ours[key] = run }
+                if let anchor { anchors[key] = anchor }
+            }
+            return (ours, anchors)
+        }
         var rows: [String] = []
         var panels: [[LearningPicture.Panel]] = []
-        for tasks in [1, 8] {
-            let server = try NginxServer(rate: rate, burst: 5, nodelay: true)
-            defer { server.stop() }
-            let run = try await LearningRun.on(
-                server, ratePerSecond: rate, capacity: 10, rate: 2 * rate, tasks: tasks, count: count,
-                adaptive: .standard)
+        for (index, start) in starts.enumerated() {
+            let name = "adaptive from \(start.rate)/s, \(start.tasks) task\(start.tasks == 1 ? "" : "s")"
+            let run = try #require(ours[index])
             run.expectEveryRequestOnce()
-            #expect(run.refusedShare <= 0.05, "\(tasks) tasks: \(run.stats.refused) refused of \(run.sent)")
+            let settling = run.settling
+            #expect(run.refusedShare <= 0.05, "\(name): \(run.stats.refused) refused of \(run.sent)")
             #expect(
-                Double(run.highestLimitSecondHalf ?? 0) >= 0.9 * Double(rate),
-                "\(tasks) tasks: never learned 90% of the rate in the second half; \(run.changes)")
-            rows.append(run.row("adaptive, \(tasks) task\(tasks == 1 ? "" : "s")"))
-            panels.append([run.panel("this client, \(tasks) task\(tasks == 1 ? "" : "s")")])
-            // Beside it, the anchor (issue 39): the AWS SDK's adaptive mode, botocore unmodified,
-            // on a fresh nginx of the same configuration, as many threads, as many requests. A
-            // measurement printed with ours, not judged: botocore's pace is its own.
-            guard let python = Botocore.python else {
+                Double(run.highestLimitSecondHalf ?? 0) >= 0.95 * Double(rate),
+                "\(name): never learned 95% of the rate in the second half; \(run.changes)")
+            #expect(
+                settling.ownInLastThird.isEmpty,
+                "\(name): refused in the last third at \(settling.ownInLastThird) s (the machine's: \(run.machineRefusals)); \(run.changes)"
+            )
+            #expect(
+                Double(settling.ownInSecondHalf) < 0.005 * Double(settling.secondHalfSent),
+                "\(name): \(settling.ownInSecondHalf) refused of \(settling.secondHalfSent) in the second half; \(run.changes)"
+            )
+            rows.append(
+                run.row(name)
+                    + "; second half: \(settling.refusedInSecondHalf) refused of \(settling.secondHalfSent); \(run.machineRefusals.count) refused although sent within nginx's limit (the machine's)"
+            )
+            guard start.rate > rate else { continue }
+            let threads = start.tasks
+            panels.append([run.panel("this client, \(threads) task\(threads == 1 ? "" : "s")")])
+            guard let anchor = anchors[threads] else {
                 rows.append("botocore's adaptive mode: skipped (\(Botocore.installHint))")
                 continue
             }
-            let anchor = try NginxServer(rate: rate, burst: 5, nodelay: true)
-            defer { anchor.stop() }
-            let (completed, failed) = try await offThePool {
-                try Botocore.run(python: python, url: anchor.url(""), tasks: tasks, total: count)
-            }
-            let anchorRun = LearningRun(
-                ratePerSecond: rate, stats: try await anchor.stats(), statuses: [], count: completed, changes: [],
-                roundTrips: [], sends: [], holds: [])
-            #expect(completed + failed == count, "botocore: \(completed) completed and \(failed) gave up of \(count)")
             rows.append(
-                anchorRun.anchorRow(
-                    "botocore \(Botocore.version) adaptive, \(tasks) thread\(tasks == 1 ? "" : "s")", gaveUp: failed))
+                anchor.run.anchorRow(
+                    "botocore \(Botocore.version) adaptive, \(threads) thread\(threads == 1 ? "" : "s")",
+                    gaveUp: anchor.gaveUp))
             panels[panels.count - 1].append(
-                anchorRun.panel("botocore's adaptive mode, \(tasks) thread\(tasks == 1 ? "" : "s")"))
+                anchor.run.panel("botocore's adaptive mode, \(threads) thread\(threads == 1 ? "" : "s")"))
         }
-        print("HTTP-13 nginx limit_req 20 r/s burst 5 nodelay, client at 40/s:\n  " + rows.joined(separator: "\n  "))
+        print("HTTP-13 nginx limit_req 20 r/s burst 5 nodelay:\n  " + rows.joined(separator: "\n  "))
         if let path = ProcessInfo.processInfo.environment["RATELIMIT_NGINX_PICTURE"] {
             try LearningPicture(serverRate: Double(rate), rows: panels).svg().write(
                 toFile: path, atomically: true, encoding: .utf8)
@@ -192,7 +273,7 @@ extension ServerIntegrationRealTimeTests {
     @Test("HTTP-13 a client at half the server's rate, told nothing, reaches 90% of it within 8 seconds")
     func halfUnstated() async throws {
         let run = try await LearningRun.against(
-            fields: "retry-after", capacity: serverBurst / 2, rate: serverRate / 2, tasks: 8, count: 450,
+            fields: "retry-after", capacity: serverBurst / 2, rate: serverRate / 2, tasks: 8, count: 600,
             adaptive: .standard)
         run.expectEveryRequestOnce()
         // Judged against what the machine gave: a refusal of a request the client sent within the
@@ -316,6 +397,9 @@ struct ServerReplayTests {
 private struct LearningRun {
     /// The server's rate, requests per second.
     var ratePerSecond: Int64 = serverRate
+    /// The most the server admits at once (nginx's `burst=5` admits 6: its first request after an
+    /// idle stretch is free).
+    var admitsAtOnce: Int64 = serverBurst
     let stats: ServerStats
     let statuses: [Int]
     let count: Int
@@ -405,15 +489,15 @@ private struct LearningRun {
         }
         return Double(half.count - 1) / max(last - first - held, 1e-9)
     }
-    /// The server's decisions replayed on the client's clock: its GCRA (``serverRate``,
-    /// ``serverBurst``) run on the instants the client sent its attempts, in order. What the server
+    /// The server's decisions replayed on the client's clock: its GCRA (``ratePerSecond``,
+    /// ``admitsAtOnce``) run on the instants the client sent its attempts, in order. What the server
     /// would have answered had the machine delivered each request the instant it was sent.
-    var refusedOnTheClientsClock: [Bool] { Self.replay(sends) }
+    var refusedOnTheClientsClock: [Bool] { Self.replay(sends, rate: ratePerSecond, burst: admitsAtOnce) }
 
     /// The server's GCRA on `sends` (instants in nanoseconds, in order): whether each is refused.
-    static func replay(_ sends: [Int64]) -> [Bool] {
-        let interval = 1_000_000_000 / serverRate
-        let tolerance = (serverBurst - 1) * interval
+    static func replay(_ sends: [Int64], rate: Int64 = serverRate, burst: Int64 = serverBurst) -> [Bool] {
+        let interval = 1_000_000_000 / rate
+        let tolerance = (burst - 1) * interval
         var tat = sends.first ?? 0
         return sends.map { sent in
             let next = max(tat, sent)
@@ -437,6 +521,33 @@ private struct LearningRun {
         return refusals.enumerated().compactMap { index, at in
             replayed.count { $0 <= at + 0.1 } > index ? nil : at
         }
+    }
+
+    /// The server's refusals that the client's own pacing explains (those not among
+    /// ``machineRefusals``), as seconds from the first arrival.
+    var ownRefusals: [Double] {
+        let origin = Double(stats.arrivals.first?[0] ?? 0)
+        var machine = machineRefusals[...]
+        return stats.arrivals.filter { $0[1] == 429 }.map { (Double($0[0]) - origin) / 1e9 }.filter { at in
+            guard machine.first == at else { return true }
+            machine.removeFirst()
+            return false
+        }
+    }
+
+    /// How the run settled (LearningTheServersLimit.md): the requests the server saw from the
+    /// second half's first admission on, the refusals among them and the client's own, and its own
+    /// refusals in the last third of the run (seconds from the first arrival).
+    var settling: (secondHalfSent: Int, refusedInSecondHalf: Int, ownInSecondHalf: Int, ownInLastThird: [Double]) {
+        let times = admitted
+        guard let end = times.last, times.count >= 2 else { return (0, 0, 0, []) }
+        let half = times[times.count / 2]
+        let origin = Double(stats.arrivals.first?[0] ?? 0)
+        let inHalf = stats.arrivals.filter { (Double($0[0]) - origin) / 1e9 >= half }
+        let own = ownRefusals
+        return (
+            inHalf.count, inHalf.count { $0[1] == 429 }, own.count { $0 >= half }, own.filter { $0 * 3 >= end * 2 }
+        )
     }
 
     /// The first second (from the first arrival) at whose end the server had admitted 90% of its
@@ -523,8 +634,8 @@ private struct LearningRun {
     /// Sends `count` requests with `tasks` tasks to `server`, through a client whose rule allows
     /// `rate` per second in bursts of `capacity`, learning as `adaptive` says.
     static func on(
-        _ server: some LearningServer, ratePerSecond: Int64 = serverRate, capacity: Int64, rate: Int64, tasks: Int,
-        count: Int, adaptive: AdaptivePolicy
+        _ server: some LearningServer, ratePerSecond: Int64 = serverRate, admitsAtOnce: Int64 = serverBurst,
+        capacity: Int64, rate: Int64, tasks: Int, count: Int, adaptive: AdaptivePolicy
     ) async throws -> LearningRun {
         let registry = try ActorRateLimitRegistry(rules: [
             try RateLimitRule(
@@ -559,13 +670,22 @@ private struct LearningRun {
             }
         }
         return LearningRun(
-            ratePerSecond: ratePerSecond, stats: stats, statuses: statuses, count: count, changes: changes,
+            ratePerSecond: ratePerSecond, admitsAtOnce: admitsAtOnce, stats: stats, statuses: statuses, count: count,
+            changes: changes,
             roundTrips: roundTrips, sends: sends, holds: holds.sorted { $0.from < $1.from })
     }
 }
 
 /// botocore, the AWS SDK for Python, in a Python of its own (`make botocore`): its adaptive retry
 /// mode driven by Server/botocore_client.py.
+/// Runs `body`, which blocks (it waits for another process), on a thread of its own, so that the
+/// cooperative pool's threads (two on a 2-core machine) stay free for the clients that run beside it.
+private func onItsOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
 private enum Botocore {
     /// A Python that imports botocore: RATELIMIT_BOTOCORE_PYTHON, or `make botocore`'s.
     static let python: String? = {

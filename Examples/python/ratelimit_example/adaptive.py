@@ -44,7 +44,7 @@ def check_feedback(event):
     return None
 
 
-PLATEAU_ROUNDS = 8  # ADAPT-4: rounds held at a new plateau, and rounds a probe is served to forget it
+PLATEAU_ROUNDS = 8  # ADAPT-4: rounds held at a new plateau, and rounds a probe is served to raise it
 
 
 class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
@@ -78,6 +78,7 @@ class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
 
     def forget_plateau(self):  # ADAPT-3, ADAPT-4, ADAPT-7
         self.plateau, self.hold, self.held, self.probing, self.probed = None, PLATEAU_ROUNDS, 0, False, 0
+        self.reach = self.cfg[6]  # g: how far above the plateau the next probe goes
 
     def answer(self, change):
         return {"kind": "limit", "rate": self.rate, "burst": self.burst, "change": change}
@@ -110,18 +111,18 @@ class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
         up = step if self.decreased else start
         if self.plateau is None:
             self.rate = min(self.ceiling, min(INT64_MAX, self.rate + up))
-        elif self.probing:  # climbing above the plateau: after PLATEAU_ROUNDS rounds the limit grew
+        elif self.probing:  # a probe holds its rate; served PLATEAU_ROUNDS rounds, the plateau rises
             self.probed += 1
-            self.rate = min(self.ceiling, min(INT64_MAX, self.rate + up))
             if self.probed >= PLATEAU_ROUNDS:
-                self.forget_plateau()
+                self.plateau, self.reach = self.rate, min(INT64_MAX, 2 * self.reach)
+                self.probing, self.probed = False, 0
         elif self.rate < self.plateau:
             self.rate = min(self.ceiling, self.plateau, min(INT64_MAX, self.rate + up))
-        else:  # at the plateau: hold it, then probe one step above
+        else:  # at the plateau: hold it, then probe `reach` above it
             self.held += 1
             if self.held >= self.hold:
-                self.rate = min(self.ceiling, min(INT64_MAX, self.rate + up))
-                self.probing, self.probed, self.held = True, 0, 0
+                self.rate = min(self.ceiling, min(INT64_MAX, self.plateau + self.reach))
+                self.probing, self.probed, self.held = self.rate > self.plateau, 0, 0
         return self.rate > before
 
     def decrease(self, e):  # ADAPT-5, ADAPT-6: whether the rate or the burst went down
@@ -132,13 +133,13 @@ class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
         if self.probing and self.plateau is not None:  # a probe refused: back to the plateau
             self.rate = min(self.rate, self.plateau)
             self.hold = min(INT64_MAX, 2 * self.hold)
-            self.held, self.probing = 0, False
+            self.held, self.probing, self.reach = 0, False, self.cfg[6]
         else:
             if self.measured is not None:
                 refused = min(self.rate, self.measured)
                 lowered = refused * (100 - d) // 100
                 self.plateau = max(minimum, min(refused - self.cfg[6], refused * (200 - d) // 200))
-                self.hold, self.held = PLATEAU_ROUNDS, 0
+                self.hold, self.held, self.reach = PLATEAU_ROUNDS, 0, self.cfg[6]
             elif not self.unmeasured:
                 lowered = self.rate * (100 - d) // 100
             else:

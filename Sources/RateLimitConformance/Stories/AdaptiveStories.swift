@@ -62,7 +62,8 @@ extension ScenarioCatalogue {
 
     /// ADAPT-4, ADAPT-5: after a measured refusal the rate holds at the plateau for 8 rounds,
     /// probes one step above it, goes straight back when the probe is refused and then holds twice
-    /// as long; a probe served for 8 rounds forgets the plateau, and the climb resumes.
+    /// as long; a probe served for 8 rounds raises the plateau to it, and the next probe goes twice
+    /// as far above.
     static func plateauStory(_ machine: ScenarioMachine) -> ScenarioCase {
         // Per 100 ns: from 2 (1 … 20), bursts of 2, +1 per round, no cool-down; one response per ns.
         let configuration = adaptiveRate(
@@ -90,15 +91,21 @@ extension ScenarioCatalogue {
         steps.append((now, response(429), rate(2, 1, .decreased), "the probe refused: back to the plateau 2; hold 16"))
         now += 1
         for held in 1...15 { round(of: 2, rate(2, 1, .unchanged), "round \(held) of 16 held") }
-        round(of: 2, rate(3, 1, .increased), "16 rounds held: the next probe")
+        round(of: 2, rate(3, 1, .increased), "16 rounds held: the next probe, 2 + 1")
         for probed in 1...7 {
-            round(of: 2 + Int64(probed), rate(3 + Int64(probed), 1, .increased), "probing, round \(probed): + a")
+            round(of: 3, rate(3, 1, .unchanged), "probing, round \(probed): the probe holds its rate")
         }
-        round(of: 10, rate(11, 1, .increased), "8 rounds served above the plateau: the limit grew, it is forgotten")
-        round(of: 11, rate(12, 1, .increased), "no plateau: + a every round")
+        round(of: 3, rate(3, 1, .unchanged), "served 8 rounds: the plateau rises to 3; the next probe goes 2 above")
+        for held in 1...15 { round(of: 3, rate(3, 1, .unchanged), "round \(held) of 16 held at 3") }
+        round(of: 3, rate(5, 1, .increased), "16 rounds held: a probe, 3 + 2")
+        steps.append(
+            (
+                now, response(429), rate(3, 1, .decreased),
+                "the probe refused: back to 3; hold 32, the next probe 1 above"
+            ))
         return story(
             machine, "plateau",
-            "after a measured refusal the rate holds a margin below it and probes above it, half as often after each refused probe",
+            "after a measured refusal the rate holds a margin below it and probes one rate above it, half as often after each refused probe; a probe served raises it",
             clauses: ["ADAPT-3", "ADAPT-4", "ADAPT-5"], configuration, steps)
     }
 

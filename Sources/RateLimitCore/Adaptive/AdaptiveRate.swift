@@ -20,11 +20,13 @@
 //
 // The plateau (as TCP CUBIC's plateau around the window it lost at). A measured rejection says
 // the server's limit lies a little below the rate it refused: the client climbs back to a margin
-// below it and holds there, probing above it (climbing by the step each round) only every
-// `holdRounds` rounds. A refused probe returns to the plateau at once (it held: no cut) and doubles
-// the hold, so a client that has found the limit asks less and less often; a probe served for 8
-// rounds means the limit grew, and the plateau is forgotten. Without it the rate saws up and
-// down, a refusal (and the server's Retry-After) every few seconds.
+// below it and holds there, probing above it only every `holdRounds` rounds. A probe is one rate,
+// `probeStep` above the plateau, held for 8 rounds: refused, the client returns to the plateau at
+// once (it held: no cut) and doubles the hold, so a client that has found the limit asks less and
+// less often; served, the server sustains it, so the plateau rises to it and the next probe goes
+// twice as far (a limit that grew is found in a few probes). Without a plateau the rate saws up
+// and down, a refusal (and the server's Retry-After) every few seconds; with one that climbs each
+// round of a probe, the probe itself crosses the limit.
 //
 // Implementation. A dozen integers; products at 128 bits (WideArithmetic.swift), every sum
 // saturated. Departures from TCP: the decrease is from the measured rate (as botocore's adaptive
@@ -151,12 +153,14 @@ public struct AdaptiveRate: AdaptiveLimit {
         public internal(set) var probing: Bool
         /// Rounds completed since the probe began.
         public internal(set) var probedRounds: Int64
+        /// How far above the plateau the next probe goes: `increase`, doubled by each probe served.
+        public internal(set) var probeStep: Int64
         /// The latest instant of an applied event.
         public internal(set) var last: Int64
     }
 
     /// Rounds held at a new plateau before the first probe above it, and rounds a probe must be
-    /// served above it before the plateau is forgotten (`ADAPT-4`).
+    /// served above it before the plateau rises to it (`ADAPT-4`).
     public static let plateauRounds: Int64 = 8
 
     public func initialState(at now: RateLimitInstant) -> State {
@@ -164,7 +168,7 @@ public struct AdaptiveRate: AdaptiveLimit {
             rate: initialRate, burst: burst, ceiling: maximumRate, stated: nil, decreased: false,
             unmeasured: false, coolDownUntil: now.nanoseconds, served: 0, roundCount: 0, roundStart: now.nanoseconds,
             measured: nil, plateau: nil, holdRounds: Self.plateauRounds, heldRounds: 0, probing: false,
-            probedRounds: 0, last: now.nanoseconds)
+            probedRounds: 0, probeStep: increase, last: now.nanoseconds)
     }
 
     public func limit(of state: State) -> Limit {
@@ -224,6 +228,7 @@ public struct AdaptiveRate: AdaptiveLimit {
         state.heldRounds = 0
         state.probing = false
         state.probedRounds = 0
+        state.probeStep = increase
     }
 
     /// ADAPT-4: a served response counts in the round; a complete round measures and may raise the
@@ -242,20 +247,25 @@ public struct AdaptiveRate: AdaptiveLimit {
         let step = state.decreased ? increase : startIncrease
         if let plateau = state.plateau {
             if state.probing {
-                // Probing climbs as before; served for `plateauRounds` rounds, the limit grew.
+                // A probe holds one rate: served for `plateauRounds` rounds, the server sustains it,
+                // so the plateau rises to it, and the next probe (after the hold) reaches twice as far.
                 state.probedRounds += 1
-                state.rate = min(state.ceiling, state.rate.saturatingAdd(step))
-                if state.probedRounds >= Self.plateauRounds { forgetPlateau(&state) }
+                if state.probedRounds >= Self.plateauRounds {
+                    state.plateau = state.rate
+                    state.probeStep = state.probeStep.saturatingAdd(state.probeStep)
+                    state.probing = false
+                    state.probedRounds = 0
+                }
             } else if state.rate < plateau {
                 state.rate = min(state.ceiling, plateau, state.rate.saturatingAdd(step))
             } else {
-                // At the plateau: hold it for `holdRounds` rounds, then probe one step above it.
+                // At the plateau: hold it for `holdRounds` rounds, then probe above it.
                 state.heldRounds += 1
                 if state.heldRounds >= state.holdRounds {
-                    state.rate = min(state.ceiling, state.rate.saturatingAdd(step))
-                    state.probing = true
-                    state.probedRounds = 0
                     state.heldRounds = 0
+                    state.rate = min(state.ceiling, plateau.saturatingAdd(state.probeStep))
+                    state.probing = state.rate > plateau
+                    state.probedRounds = 0
                 }
             }
         } else {
@@ -270,11 +280,12 @@ public struct AdaptiveRate: AdaptiveLimit {
         guard instant >= state.coolDownUntil else { return false }
         let before = (state.rate, state.burst)
         if state.probing, let plateau = state.plateau {
-            // A probe refused: back to the plateau, which held, and probe half as often.
+            // A probe refused: back to the plateau, which held; probe half as often, one step above.
             state.rate = min(state.rate, plateau)
             state.holdRounds = state.holdRounds.saturatingAdd(state.holdRounds)
             state.heldRounds = 0
             state.probing = false
+            state.probeStep = increase
         } else {
             let lowered =
                 if let measured = state.measured {
@@ -293,6 +304,7 @@ public struct AdaptiveRate: AdaptiveLimit {
                     min(refused - increase, refused.multipliedDividedRoundingDown(200 - decreasePercent, 200)))
                 state.holdRounds = Self.plateauRounds
                 state.heldRounds = 0
+                state.probeStep = increase
             }
             state.rate = min(state.rate, max(minimumRate, lowered))
         }

@@ -18,6 +18,10 @@ GET /limited?id=<request>  one request of the limited resource, admitted by GCRA
                            none         429 with no field at all (also --silent).
                            A retry of a refused id that arrives before its Retry-After expired is
                            counted as early.
+GET /limited/<request>     the same request of the same resource, named by its path as an S3
+                           object of bucket "limited" is (path-style): what botocore's adaptive
+                           mode sends (botocore_client.py); a 429's body is S3's throttling error,
+                           SlowDown, by which botocore recognises throttling.
 GET /slow?id=<request>     one request to a server with --workers workers, each serving a request
                            in --service-ms milliseconds, first come first served: more requests in
                            flight than workers wait, so the latency grows with the requests in
@@ -177,6 +181,9 @@ def hostile_reply(kind):
     return 404, {}
 
 
+SLOW_DOWN = b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>refused</Message></Error>'
+
+
 def handler_for(limit, workers):
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
@@ -188,6 +195,9 @@ def handler_for(limit, workers):
                 request_id = parse_qs(url.query).get("id", ["?"])[0]
                 status, fields = limit.decide(request_id)
                 self.reply(status, fields, b"ok\n" if status == 200 else b"slow down\n")
+            elif url.path.startswith("/limited/"):
+                status, fields = limit.decide(url.path[len("/limited/"):])
+                self.reply(status, fields, b"ok\n" if status == 200 else SLOW_DOWN)
             elif url.path == "/slow":
                 status = workers.serve(parse_qs(url.query).get("id", ["?"])[0])
                 self.reply(status, {}, b"ok\n" if status == 200 else b"busy\n")

@@ -80,8 +80,11 @@ final class NginxServer: LearningServer {
         sessionConfiguration.httpMaximumConnectionsPerHost = 64
         session = URLSession(configuration: sessionConfiguration)
         // Its start is real time passing (pauseForARealServer says why that is the exception).
+        // nginx writes its pid file once it has bound its port, so that a port another server took
+        // between `unusedPort` and this start (tests start several at once) is not mistaken for
+        // this one's: that nginx exits instead.
         let deadline = Date().addingTimeInterval(30)
-        while !portAccepts(port) {
+        while !(FileManager.default.fileExists(atPath: "\(directory)/nginx.pid") && portAccepts(port)) {
             guard process.isRunning, Date() < deadline else {
                 let log = (try? String(contentsOfFile: "\(directory)/error.log", encoding: .utf8)) ?? ""
                 stop()

@@ -26,8 +26,8 @@ private let serverBurst: Int64 = 10
 
 @Suite(
     "The client against a real HTTP server (Spec/HTTP.md HTTP-11)", .serialized, .tags(.realTime),
-    // 4 minutes of served time each: the nginx test runs botocore's adaptive mode beside ours (600
-    // requests: 150 s).
+    // 4 minutes of served time each: the nginx test's runs of 600 requests, ours and botocore's
+    // adaptive mode, take 35 s at once, and 150 s one after the other.
     .realTime(exclusive: true, patience: .seconds(4 * 60)),
     .enabled(
         if: ProcessInfo.processInfo.environment["RATELIMIT_SERVER_TESTS"] == "1",

@@ -281,8 +281,10 @@ struct AdaptiveRateTests {
         #expect(state.rate == 2 && state.plateau == 2 && state.holdRounds == AdaptiveRate.plateauRounds)
         #expect(serve(rounds: 7) == Array(repeating: 2, count: 14), "held at the plateau")
         #expect(serve(rounds: 1).last == 3 && state.probing, "after 8 rounds held, a probe one step above")
+        #expect(serve(rounds: 1) == [3, 3, 3] && state.probedRounds == 1, "a round of the probe served")
         #expect(feed(429) == .limit(.init(rate: 2, burst: 1, periodNanoseconds: 100), .decreased))
         #expect(state.plateau == 2 && state.holdRounds == 16 && !state.probing, "back, with no cut; hold doubled")
+        #expect(state.probedRounds == 0, "the refused probe's rounds are not counted towards the next")
         #expect(serve(rounds: 15) == Array(repeating: 2, count: 30))
         #expect(serve(rounds: 1).last == 3 && state.probing)
         #expect(serve(rounds: 7) == Array(repeating: 3, count: 21), "a probe holds its rate: no climb")
@@ -348,8 +350,13 @@ struct AdaptiveRateTests {
     func invariants() async {
         await offThePool {
             var spacing = DecreaseSpacing()
+            var (probes, refusedProbes) = (0, 0)
             forEachRandomFeedback("invariants", spread: 120, AdaptiveRate.random) { step in
                 let (machine, state, before) = (step.machine, step.after, step.before)
+                if state.probing && !before.probing { probes += 1 }
+                if before.probing && !state.probing && state.plateau == before.plateau && state.rate < before.rate {
+                    refusedProbes += 1
+                }
                 let bounded =
                     machine.minimumRate <= state.rate && state.rate <= state.ceiling
                     && state.ceiling <= machine.maximumRate && 1 <= state.burst && state.burst <= machine.burst
@@ -371,6 +378,9 @@ struct AdaptiveRateTests {
                     monotone, "ADAPT-9 a rejection raised or a response lowered: \(step.description)",
                     replay: step.replay)
             }
+            #expect(
+                probes > 0 && refusedProbes > 0,
+                "the plateau was not exercised: \(probes) probes, \(refusedProbes) refused")
         }
     }
 

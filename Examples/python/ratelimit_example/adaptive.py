@@ -133,7 +133,7 @@ class AdaptiveRate:  # ADAPT-2 ... ADAPT-9
         if self.probing and self.plateau is not None:  # a probe refused: back to the plateau
             self.rate = min(self.rate, self.plateau)
             self.hold = min(INT64_MAX, 2 * self.hold)
-            self.held, self.probing, self.reach = 0, False, self.cfg[6]
+            self.held, self.probing, self.probed, self.reach = 0, False, 0, self.cfg[6]
         else:
             if self.measured is not None:
                 refused = min(self.rate, self.measured)

@@ -285,6 +285,7 @@ public struct AdaptiveRate: AdaptiveLimit {
             state.holdRounds = state.holdRounds.saturatingAdd(state.holdRounds)
             state.heldRounds = 0
             state.probing = false
+            state.probedRounds = 0
             state.probeStep = increase
         } else {
             let lowered =

@@ -76,7 +76,8 @@ struct FeedbackStep<M: AdaptiveLimit> {
 
 /// Feeds 60 machines (`make` draws each) 400 random feedbacks each, at instants that now and then go
 /// back, and calls `check` after every valid one; an invalid one must change nothing (`ADAPT-1`).
-/// A failure prints its seed and trace.
+/// Every other trace is calm (a refusal in about 50 responses), so that a rate reaches a plateau,
+/// holds it and probes above it (`ADAPT-4`). A failure prints its seed and trace.
 func forEachRandomFeedback<M: AdaptiveLimit>(
     _ name: String, spread: Int64, _ make: (inout SeededGenerator) -> M, _ check: (FeedbackStep<M>) -> Bool
 ) {
@@ -88,7 +89,7 @@ func forEachRandomFeedback<M: AdaptiveLimit>(
         var state = machine.initialState(at: t(now))
         for _ in 0..<400 {
             now = max(0, now + Int64.random(in: -20...spread, using: &random))
-            let feedback = AdaptiveFeedback.random(using: &random)
+            let feedback = AdaptiveFeedback.random(calm: trace % 2 == 1, using: &random)
             let before = state
             switch machine.step(&state, feedback, at: t(now)) {
             case .invalid(let error):
@@ -144,8 +145,18 @@ extension AdaptiveRate {
 
 extension AdaptiveFeedback {
     /// Random feedback: mostly served responses, rejections, failures, statuses at the classes'
-    /// edges, now and then a stated rate, a reset or a malformed field.
-    static func random(using random: inout SeededGenerator) -> AdaptiveFeedback {
+    /// edges, now and then a stated rate, a reset or a malformed field. Calm: served responses but
+    /// for a refusal, a failure or a reset in about 50.
+    static func random(calm: Bool = false, using random: inout SeededGenerator) -> AdaptiveFeedback {
+        if calm {
+            let draw = Int.random(in: 0..<100, using: &random)
+            if draw == 0 { return .reset }
+            if draw == 1 { return .failure }
+            let status: Int64 = draw < 4 ? 429 : 200
+            return .response(
+                status: status, latencyNanoseconds: Int64.random(in: 0...1_000, using: &random),
+                inFlight: Int64.random(in: 0...40, using: &random))
+        }
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<3: return .reset
         case 3..<8: return .failure

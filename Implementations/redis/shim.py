@@ -3,7 +3,7 @@
 JSON-lines protocol (Spec/protocol.md, version 2) on stdin/stdout.
 
 Each protocol limiter is one Redis key, unique to this run (a random prefix); each event is one
-EVALSHA of its strategy's script on a real redis-server, with the instant of the event as `now`
+EVALSHA of its strategy's script (or FCALL of its function, --functions) on a real redis-server, with the instant of the event as `now`
 (the suite's clock, not the server's TIME) and the limiter's configuration as ARGV. The shim does
 no arithmetic and keeps no state but the configuration of each limiter: every decision is the
 script's.
@@ -13,6 +13,9 @@ script's.
                                 stopped with the shim (../common/redisclock.py; the matrix's row)
     --expire                    also expire each key on the suite's clock (SHARED-5); the clock
                                 is then declared monotonic
+    --functions                 FCALL each strategy's function of the library functions.lua
+                                (SHARED-14, Redis 7.0+), loaded on "Function not found", instead
+                                of EVALSHA of its script
 
 Standard library only; Python 3.8+.
 """
@@ -76,6 +79,29 @@ class Scripts:
                 raise
             self.redis.call("SCRIPT", "LOAD", source)
             reply = self.redis.call("EVALSHA", sha, 1, key, *argv)
+        return dict(zip(reply[0::2], reply[1::2]))
+
+
+class Functions:
+    """The same files as one Redis Functions library (functions.lua, written by `make
+    redis-scripts`): FCALL of the strategy's function, FUNCTION LOAD when the server has none."""
+
+    def __init__(self, redis):
+        self.redis = redis
+        with open(os.path.join(SCRIPTS, "functions.lua"), "rb") as f:
+            self.library = f.read()
+        first = self.library.split(b"\n", 1)[0].decode()
+        self.name = first[len("#!lua name="):]
+
+    def run(self, strategy, key, *argv):
+        function = "%s_%s" % (self.name, strategy.replace("-", "_"))
+        try:
+            reply = self.redis.call("FCALL", function, 1, key, *argv)
+        except RedisError as error:
+            if "Function not found" not in str(error):
+                raise
+            self.redis.call("FUNCTION", "LOAD", self.library)
+            reply = self.redis.call("FCALL", function, 1, key, *argv)
         return dict(zip(reply[0::2], reply[1::2]))
 
 
@@ -195,10 +221,11 @@ class Shim:
 
 
 def main(argv):
-    expire = argv[1:] == ["--expire"]
-    if argv[1:] and not expire:
-        sys.stderr.write("usage: shim.py [--expire]\n")
+    options = argv[1:]
+    if any(option not in ("--expire", "--functions") for option in options):
+        sys.stderr.write("usage: shim.py [--expire] [--functions]\n")
         return 2
+    expire = "--expire" in options
     url = os.environ.get("REDIS_URL") or (
         "redis://127.0.0.1:%s" % os.environ["REDIS_PORT"] if os.environ.get("REDIS_PORT") else None)
     if url is None:
@@ -209,7 +236,7 @@ def main(argv):
         connection = server.connection
     else:
         connection = Connection(url)
-    shim = Shim(Scripts(connection), expire)
+    shim = Shim((Functions if "--functions" in options else Scripts)(connection), expire)
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -62,7 +62,7 @@ public struct RedisConnectionError: Error, Hashable, Sendable, CustomStringConve
 /// It connects at its first command, and again after a failure. Commands go one at a time: give
 /// each busy limiter a connection of its own, or bring a pooled client (RediStack, valkey-swift)
 /// behind ``RedisScriptRunner``.
-public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
+public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
     // @unchecked: `descriptor`, `buffer`, `chunk` and `counts` are read and written only by blocks of `queue`
     // (a serial queue); the other members are immutable.
     /// The server's host and port, and the credentials and database of the URL.
@@ -118,7 +118,7 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
         try queue.sync { Result { () throws(RedisConnectionError) in try connectIfNeeded() } }.get()
     }
 
-    /// How many times each command was sent (`EVALSHA`, `EVAL`, ...).
+    /// How many times each command was sent, by its name (`FCALL`, `FUNCTION`, `EVALSHA`, `EVAL`, ...).
     public var commandCounts: [String: Int] { queue.sync { counts } }
 
     /// Sends one command, as an array of bulk strings, and waits for its reply, blocking the
@@ -156,6 +156,14 @@ public final class RedisConnection: RedisScriptRunner, @unchecked Sendable {
 
     public func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
         Self.scriptReply(try await send(["EVAL", script, "1", key] + arguments))
+    }
+
+    public func fcall(_ function: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        Self.scriptReply(try await send(["FCALL", function, "1", key] + arguments))
+    }
+
+    public func functionLoad(_ library: String) async throws -> RedisScriptReply {
+        Self.scriptReply(try await send(["FUNCTION", "LOAD", library]))
     }
 
     /// A reply as a script's: an array of bulk strings, or an error's message. Anything else is

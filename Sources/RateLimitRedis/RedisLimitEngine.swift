@@ -106,6 +106,9 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
     private var fallback: RateLimiter<Strategy>?
     private var failedAt: C.Instant?
     private var failure: RedisLimitError?
+    /// Set once the server showed that it cannot run the library (no Functions before Redis 7.0,
+    /// `NOPERM`, a `FUNCTION LOAD` refused): the calls are scripts from then on.
+    private var scriptsOnly = false
 
     init(
         _ strategy: Strategy, script: RedisScript, key: String, runner: any RedisScriptRunner,
@@ -127,6 +130,9 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
     var strategy: Strategy { lock.withLock { current } }
 
     var lastFailure: RedisLimitError? { lock.withLock { failure } }
+
+    /// Whether the next call goes through the Functions library (``RedisFunctionRunner``).
+    var callsFunctions: Bool { lock.withLock { !scriptsOnly } && runner is any RedisFunctionRunner }
 
     /// Applies `operation`: locally when the model answers without the store or the fallback is in
     /// force, otherwise by the script, then by the policy when the store does not answer.
@@ -212,8 +218,9 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
         }
     }
 
-    /// One script call: EVALSHA, then EVAL when the server does not know the script, within the
-    /// timeout; the reply parsed.
+    /// One script call within the timeout, the reply parsed: FCALL through a runner that has it
+    /// (loading the library when the server does not have it), until the server shows it cannot run
+    /// Functions; otherwise EVALSHA, then EVAL when the server does not know the script.
     private func call(_ operation: ScriptOperation<Strategy>, configuration: [String]) async throws(RedisLimitError)
         -> ScriptAnswer
     {
@@ -235,8 +242,15 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
             arguments = ["reconfigure", now] + configuration + replacement.scriptArguments
         }
         let (runner, script, key, sent) = (self.runner, self.script, self.key, arguments)
+        let functions = lock.withLock { scriptsOnly } ? nil : runner as? any RedisFunctionRunner
         let reply = try await firstOutcome(within: timeout, watch: deadlines) { () async throws(RedisLimitError) in
             do {
+                if let functions {
+                    if let reply = try await Self.callFunction(functions, script, key: key, arguments: sent) {
+                        return reply
+                    }
+                    self.lock.withLock { self.scriptsOnly = true }
+                }
                 let first = try await runner.evalSHA(script.sha1, key: key, arguments: sent)
                 guard first.isNoScript else { return first }
                 return try await runner.eval(script.source, key: key, arguments: sent)
@@ -248,6 +262,24 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
         case .values(let values): return try Self.answer(values, to: operation)
         case .error(let message): throw .serverError(message)
         }
+    }
+
+    /// FCALL of the script's function, and when the server does not have the library, FUNCTION
+    /// LOAD and FCALL again (a library another client loaded meanwhile is as good). Nil when the
+    /// server cannot run it: no such command, no permission, or the library's code refused. Any
+    /// other error of the load (out of memory, a read-only replica) is the call's answer, and the
+    /// next call tries again.
+    private static func callFunction(
+        _ runner: any RedisFunctionRunner, _ script: RedisScript, key: String, arguments: [String]
+    ) async throws -> RedisScriptReply? {
+        let first = try await runner.fcall(script.function, key: key, arguments: arguments)
+        if first.isCommandUnavailable { return nil }
+        guard first.isFunctionNotFound else { return first }
+        let loaded = try await runner.functionLoad(RedisScript.library)
+        if case .error = loaded, !loaded.isLibraryLoaded {
+            return loaded.isCommandUnavailable || loaded.isLibraryRefused ? nil : loaded
+        }
+        return try await runner.fcall(script.function, key: key, arguments: arguments)
     }
 
     /// A script's reply (a flat array of names and values, Sources/RateLimitRedis/Scripts/README.md) as

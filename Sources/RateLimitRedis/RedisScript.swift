@@ -8,6 +8,7 @@
 /// One of the Lua scripts of `Sources/RateLimitRedis/Scripts`, as the server receives it: `prelude.lua`, a
 /// newline, then the strategy's file. The limiters send it with `EVALSHA` and, when the server
 /// does not know it (`NOSCRIPT`), with `EVAL`; an app may also load it ahead (`SCRIPT LOAD`).
+/// Through a ``RedisFunctionRunner`` they call its ``function`` of the ``library`` instead.
 public struct RedisScript: Hashable, Sendable {
     /// The strategy's identifier (`gcra`, `token-bucket`, ...), as in the Spec.
     public let strategy: String
@@ -15,33 +16,47 @@ public struct RedisScript: Hashable, Sendable {
     public let source: String
     /// The SHA-1 of ``source`` in hexadecimal, the name `EVALSHA` takes.
     public let sha1: String
+    /// The name of the same script in ``library``, which `FCALL` takes: the library's name, then
+    /// the strategy's (`ratelimit_<12 hex digits>_gcra`).
+    public let function: String
 
-    init(strategy: String, file: String, sha1: String) {
+    /// Every script as one Redis Functions library (`Scripts/functions.lua`), the text
+    /// `FUNCTION LOAD` takes: the same files, whose top-level code runs at the first call. Its name
+    /// (``libraryName``) carries a hash of the files, so libraries of several versions of this
+    /// package can be loaded on one server at once.
+    public static let library = RedisScriptSources.library
+
+    /// The name of ``library``: `ratelimit_` and 12 hexadecimal digits.
+    public static let libraryName = RedisScriptSources.libraryName
+
+    init(strategy: String, file: String, sha1: String, function: String) {
         self.strategy = strategy
         self.source = RedisScriptSources.prelude + "\n" + file
         self.sha1 = sha1
+        self.function = function
     }
 
     static let tokenBucket = RedisScript(
         strategy: TokenBucket.identifier, file: RedisScriptSources.tokenBucket,
-        sha1: RedisScriptSources.tokenBucketSHA1)
+        sha1: RedisScriptSources.tokenBucketSHA1, function: RedisScriptSources.tokenBucketFunction)
     static let intervalTokenBucket = RedisScript(
         strategy: IntervalTokenBucket.identifier, file: RedisScriptSources.intervalTokenBucket,
-        sha1: RedisScriptSources.intervalTokenBucketSHA1)
+        sha1: RedisScriptSources.intervalTokenBucketSHA1, function: RedisScriptSources.intervalTokenBucketFunction)
     static let gcra = RedisScript(
-        strategy: GCRA.identifier, file: RedisScriptSources.gcra, sha1: RedisScriptSources.gcraSHA1)
+        strategy: GCRA.identifier, file: RedisScriptSources.gcra, sha1: RedisScriptSources.gcraSHA1,
+        function: RedisScriptSources.gcraFunction)
     static let fixedWindow = RedisScript(
         strategy: FixedWindow.identifier, file: RedisScriptSources.fixedWindow,
-        sha1: RedisScriptSources.fixedWindowSHA1)
+        sha1: RedisScriptSources.fixedWindowSHA1, function: RedisScriptSources.fixedWindowFunction)
     static let slidingWindowLog = RedisScript(
         strategy: SlidingWindowLog.identifier, file: RedisScriptSources.slidingWindowLog,
-        sha1: RedisScriptSources.slidingWindowLogSHA1)
+        sha1: RedisScriptSources.slidingWindowLogSHA1, function: RedisScriptSources.slidingWindowLogFunction)
     static let leakyBucketMeter = RedisScript(
         strategy: LeakyBucketMeter.identifier, file: RedisScriptSources.leakyBucketMeter,
-        sha1: RedisScriptSources.leakyBucketMeterSHA1)
+        sha1: RedisScriptSources.leakyBucketMeterSHA1, function: RedisScriptSources.leakyBucketMeterFunction)
     static let concurrency = RedisScript(
         strategy: ConcurrencyLimiter.identifier, file: RedisScriptSources.concurrency,
-        sha1: RedisScriptSources.concurrencySHA1)
+        sha1: RedisScriptSources.concurrencySHA1, function: RedisScriptSources.concurrencyFunction)
 
     /// Every script, in the order of the Spec.
     public static let all: [RedisScript] = [

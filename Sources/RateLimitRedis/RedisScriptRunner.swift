@@ -18,6 +18,23 @@ public protocol RedisScriptRunner: Sendable {
     func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply
 }
 
+/// A ``RedisScriptRunner`` that also calls Redis Functions (Redis 7.0 and later).
+///
+/// A limiter whose runner is one calls its strategy's function of the package's library
+/// (``RedisScript/library``) with `FCALL`, loading the library with `FUNCTION LOAD` when the
+/// server does not have it. The scripts' Lua functions are then made once per server rather than at
+/// every call. A server that has no Functions (before 7.0), or does not let the connection's user
+/// run them (`NOPERM`), makes the limiter use `EVALSHA` and `EVAL` instead from then on.
+/// ``RedisConnection`` is one; implement it with your client as its script calls are.
+public protocol RedisFunctionRunner: RedisScriptRunner {
+    /// Sends `FCALL <function> 1 <key> <arguments...>` and returns the reply.
+    func fcall(_ function: String, key: String, arguments: [String]) async throws -> RedisScriptReply
+
+    /// Sends `FUNCTION LOAD <library>` and returns the reply: the library's name as one value, or
+    /// the server's error (the library already loaded is one).
+    func functionLoad(_ library: String) async throws -> RedisScriptReply
+}
+
 /// What the server answered to a script.
 public enum RedisScriptReply: Hashable, Sendable {
     /// The array of bulk strings the script returned.
@@ -28,9 +45,36 @@ public enum RedisScriptReply: Hashable, Sendable {
 
     /// Whether this is the server's `NOSCRIPT` error: it does not know the script (its cache was
     /// flushed, or it restarted), so the script must be sent with `EVAL`.
-    var isNoScript: Bool {
-        guard case .error(let message) = self else { return false }
-        return message.split(separator: " ", maxSplits: 2).prefix(2).contains("NOSCRIPT")
+    var isNoScript: Bool { errorCode == "NOSCRIPT" }
+
+    /// Whether the server does not have the function called: the library is not loaded (a server
+    /// that restarted, a `FUNCTION FLUSH`, or the first call).
+    var isFunctionNotFound: Bool { errorCode == "ERR" && message.contains("Function not found") }
+
+    /// Whether `FUNCTION LOAD` found the library already loaded (another client loaded it first).
+    var isLibraryLoaded: Bool { errorCode == "ERR" && message.contains("already exists") }
+
+    /// Whether `FUNCTION LOAD` refused the library's code (it does not compile, or its load failed).
+    var isLibraryRefused: Bool {
+        errorCode == "ERR"
+            && (message.contains("Error registering functions") || message.contains("Error compiling function"))
+    }
+
+    /// Whether the server answered that it has no such command (a Redis before 7.0 to `FCALL` or
+    /// `FUNCTION`) or that the user may not run it (`NOPERM`).
+    var isCommandUnavailable: Bool {
+        errorCode == "NOPERM" || (errorCode == "ERR" && message.lowercased().contains("unknown command"))
+    }
+
+    /// The error's code, its first word (after a prefix a client adds, such as `(Redis)`), or nil.
+    private var errorCode: Substring? {
+        guard case .error(let text) = self else { return nil }
+        return text.split(separator: " ", maxSplits: 2).prefix(2).first { $0.allSatisfy(\.isUppercase) }
+    }
+
+    private var message: String {
+        guard case .error(let text) = self else { return "" }
+        return text
     }
 }
 

@@ -33,14 +33,16 @@ private let cCompilerInstalled = ["cc", "gcc", "clang"].contains { name in
     .realTime(),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
 struct RedisConformanceRealTimeTests {
-    @Test("CONF-3 SHARED-1 SHARED-3 SHARED-9 every strategy's script conforms exactly on a Redis Cluster node")
-    func conformance() async throws {
+    @Test(
+        "CONF-3 SHARED-1 SHARED-3 SHARED-9 SHARED-14 every strategy's script, and its function of the library, conforms exactly on a Redis Cluster node",
+        arguments: ["", " --functions"])
+    func conformance(option: String) async throws {
         try await offThePool {
             let server = try await RedisServer.start(cluster: true)
             defer { server.stop() }
             let run = try await runCommand(
                 [
-                    "--exec", shim, "--strategy", strategies.joined(separator: ","), "--random", "30",
+                    "--exec", shim + option, "--strategy", strategies.joined(separator: ","), "--random", "30",
                     "--random-steps", "100", "--seed", "7",
                 ],
                 environment: ["REDIS_PORT": "\(server.port)"])

@@ -20,7 +20,8 @@ struct RedisArithmeticRealTimeTests {
         let redis = try RESPConnection(port: server.port)
         let pairs = Self.pairs()
         // The prelude, then a chunk that runs its functions on each pair of ARGV.
-        let prelude = try #require(RedisScript.all.first).source.components(separatedBy: "\nreturn run(S)")[0]
+        let prelude = try #require(RedisScript.all.first).source.components(separatedBy: "\nreturn run(S, KEYS, ARGV)")[
+            0]
         let chunk = """
             local out = {}
             for i = 1, #ARGV, 2 do

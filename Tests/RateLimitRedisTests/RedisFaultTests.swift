@@ -17,16 +17,19 @@ struct RedisFaultRealTimeTests {
     /// Bursts of 3, then one permit an hour: nothing comes back by itself during a test.
     static let hourly = try! GCRA(burst: 3, emissionIntervalNanoseconds: 3_600_000_000_000)
 
-    @Test("SHARED-12 a restart loses every limit: one failed call, then the script is sent again and a full burst")
-    func serverRestart() async throws {
+    @Test(
+        "SHARED-12 SHARED-14 a restart loses every limit: one failed call, then the library or the script is sent again and a full burst",
+        arguments: [true, false])
+    func serverRestart(functions: Bool) async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let connection = try RESPConnection(port: server.port)
+        let runner: any RedisScriptRunner = functions ? connection : ScriptsOnly(connection)
         // What is checked is what a restart loses, not how fast a restarted server answers: the
         // limiter's timeout runs on a clock nobody moves (the default 1 s of real time failed once
         // beside the rest of `make verify`, and under ThreadSanitizer); the connection's own timeout
         // bounds a hang.
-        let limiter = RedisRateLimiter(Self.hourly, key: "{restart}:gcra", runner: connection, clock: ManualClock())
+        let limiter = RedisRateLimiter(Self.hourly, key: "{restart}:gcra", runner: runner, clock: ManualClock())
         var answers: [RateLimitResult] = []
         for _ in 0..<4 { answers.append(try await limiter.tryAcquire()) }
         #expect(answers.prefix(3) == [.allowed(remaining: 2), .allowed(remaining: 1), .allowed(remaining: 0)])
@@ -38,40 +41,89 @@ struct RedisFaultRealTimeTests {
             Issue.record("expected connectionFailed, got \(String(describing: limiter.lastFailure))")
             return
         }
-        // The next one reconnects; the new server knows no script (NOSCRIPT, then EVAL) and no
-        // limit: a full burst again, the cost of a restart without persistence.
+        // The next one reconnects; the new server knows no library (Function not found, then
+        // FUNCTION LOAD) or no script (NOSCRIPT, then EVAL), and no limit: a full burst again, the
+        // cost of a restart without persistence.
         answers = []
         for _ in 0..<4 { answers.append(try await limiter.tryAcquire()) }
         #expect(answers.prefix(3) == [.allowed(remaining: 2), .allowed(remaining: 1), .allowed(remaining: 0)])
         #expect(answers[3].retryAfter != nil, "\(answers[3])")
         #expect(limiter.lastFailure == nil)
-        #expect(connection.commandCounts["EVAL"] == 2, "\(connection.commandCounts)")
+        let counts = connection.commandCounts
+        if functions {
+            #expect(counts["FUNCTION"] == 2 && counts["EVAL"] == nil, "\(counts)")
+        } else {
+            #expect(counts["EVAL"] == 2 && counts["FCALL"] == nil, "\(counts)")
+        }
     }
 
-    @Test("SHARED-10 a flushed script cache costs one EVAL and changes no answer")
-    func scriptCacheFlushed() async throws {
+    @Test(
+        "SHARED-10 SHARED-14 a flushed script cache costs one EVAL, a flushed library one FUNCTION LOAD, and neither changes an answer",
+        arguments: [true, false])
+    func scriptCacheFlushed(functions: Bool) async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let connection = try RESPConnection(port: server.port)
         let clock = ManualClock()
         let bucket = try TokenBucket(capacity: 4, permitsPerPeriod: 1, periodNanoseconds: 100)
         let limiter = RedisRateLimiter(
-            bucket, key: "{flush}:bucket", runner: connection, clockSource: .caller { instant(of: clock) },
-            clock: clock)
+            bucket, key: "{flush}:bucket", runner: functions ? connection : ScriptsOnly(connection),
+            clockSource: .caller { instant(of: clock) }, clock: clock)
         var model = RateLimiter(bucket, at: .origin)
         // (offset ns, permits); the cache is flushed before the fourth.
         let steps: [(Int64, Int64)] = [(0, 3), (10, 2), (50, 1), (60, 2), (250, 3), (260, 1)]
         for (index, (offset, permits)) in steps.enumerated() {
             if index == 3 {
-                #expect(try await connection.send(["SCRIPT", "FLUSH"]) == .status("OK"))
+                #expect(try await connection.send([functions ? "FUNCTION" : "SCRIPT", "FLUSH"]) == .status("OK"))
             }
             clock.set(to: ManualClock.Instant(offset: .nanoseconds(offset)))
             let expected = model.step(.acquire(permits), at: try RateLimitInstant(nanoseconds: offset))
             #expect(try await limiter.tryAcquire(permits) == expected, "step \(index + 1) at \(offset) ns")
         }
-        // Every call an EVALSHA; NOSCRIPT twice (a new server, then the flush), each answered by EVAL.
-        #expect(connection.commandCounts["EVAL"] == 2, "\(connection.commandCounts)")
-        #expect(connection.commandCounts["EVALSHA"] == steps.count, "\(connection.commandCounts)")
+        let counts = connection.commandCounts
+        if functions {
+            // Every call an FCALL; the library missing twice (a new server, then the flush), each
+            // time loaded and the call made again.
+            #expect(counts["FUNCTION"] == 3, "\(counts)")  // the flush is one of them
+            #expect(counts["FCALL"] == steps.count + 2 && counts["EVALSHA"] == nil, "\(counts)")
+        } else {
+            // Every call an EVALSHA; NOSCRIPT twice (a new server, then the flush), each answered by EVAL.
+            #expect(counts["EVAL"] == 2 && counts["FCALL"] == nil, "\(counts)")
+            #expect(counts["EVALSHA"] == steps.count, "\(counts)")
+        }
+    }
+
+    @Test(
+        "SHARED-14 a server that lets the user run no Functions (NOPERM), or has no FCALL, is sent scripts from then on, with the same answers",
+        arguments: ["acl", "renamed"])
+    func functionsUnavailable(how: String) async throws {
+        // Redis before 7.0 answers FCALL as an unknown command: a server whose FCALL is renamed away
+        // answers the same.
+        let server = try await RedisServer.start(
+            options: how == "renamed" ? ["--rename-command", "FCALL", "FCALL_\(UUID().uuidString.prefix(8))"] : [])
+        defer { server.stop() }
+        var url = "redis://127.0.0.1:\(server.port)"
+        if how == "acl" {
+            let admin = try RESPConnection(port: server.port)
+            #expect(
+                try await admin.send(["ACL", "SETUSER", "app", "on", ">secret", "~*", "+@all", "-fcall", "-function"])
+                    == .status("OK"))
+            url = "redis://app:secret@127.0.0.1:\(server.port)"
+        }
+        let connection = try RedisConnection(url: url)
+        let clock = ManualClock()
+        let limiter = RedisRateLimiter(
+            Self.hourly, key: "{plain}:gcra", runner: connection, clockSource: .caller { instant(of: clock) },
+            clock: clock)
+        var answers: [RateLimitResult] = []
+        for _ in 0..<4 { answers.append(try await limiter.tryAcquire()) }
+        #expect(answers.prefix(3) == [.allowed(remaining: 2), .allowed(remaining: 1), .allowed(remaining: 0)])
+        #expect(answers[3].retryAfter != nil, "\(answers[3])")
+        #expect(limiter.lastFailure == nil)
+        // One FCALL refused, then scripts only: the first EVALSHA found none (NOSCRIPT, then EVAL).
+        let counts = connection.commandCounts
+        #expect(counts["FCALL"] == 1 && counts["FUNCTION"] == nil, "\(counts)")
+        #expect(counts["EVALSHA"] == 4 && counts["EVAL"] == 1, "\(counts)")
     }
 
     @Test("SHARED-10 SHARED-11 a refused connection fails closed at once, or the fallback decides until it retries")

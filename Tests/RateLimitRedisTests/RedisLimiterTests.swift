@@ -15,7 +15,9 @@ import Testing
     "RateLimitRedis: the shared limiters (Spec/SharedLimits.md)", .serialized, .tags(.realTime), .realTime(),
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
 struct RedisLimiterRealTimeTests {
-    @Test("SHARED-1 the embedded scripts are Sources/RateLimitRedis/Scripts/*.lua, and their SHA-1s the server's")
+    @Test(
+        "SHARED-1 SHARED-14 the embedded scripts are Sources/RateLimitRedis/Scripts/*.lua, their SHA-1s the server's, and functions.lua the library that registers each"
+    )
     func embeddedScripts() async throws {
         let folder = repositoryRoot.appendingPathComponent("Sources/RateLimitRedis/Scripts")
         let prelude = try String(contentsOf: folder.appendingPathComponent("prelude.lua"), encoding: .utf8)
@@ -34,14 +36,33 @@ struct RedisLimiterRealTimeTests {
             #expect(
                 try await redis.send(["SCRIPT", "LOAD", script.source]) == .bulk(script.sha1), "\(script.strategy)")
         }
+        let library = try String(contentsOf: folder.appendingPathComponent("functions.lua"), encoding: .utf8)
+        #expect(RedisScript.library == library, "run `make redis-scripts`")
+        #expect(try await redis.send(["FUNCTION", "LOAD", library]) == .bulk(RedisScript.libraryName))
+        // Every script's function is the library's, and nothing else is.
+        guard case .array(let libraries) = try await redis.send(["FUNCTION", "LIST"]), libraries.count == 1,
+            case .array(let fields) = libraries[0], let index = fields.firstIndex(of: .bulk("functions")),
+            case .array(let functions) = fields[index + 1]
+        else {
+            Issue.record("FUNCTION LIST: one library with its functions expected")
+            return
+        }
+        let names = functions.compactMap { entry -> String? in
+            guard case .array(let parts) = entry, parts.count > 1 else { return nil }
+            return parts[1].text
+        }
+        #expect(Set(names) == Set(RedisScript.all.map(\.function)), "\(names)")
     }
 
-    @Test("CONF-3 SHARED-1 SHARED-3 the Swift limiters answer as the in-process ones on every vector and random traces")
-    func conformance() async throws {
+    @Test(
+        "CONF-3 SHARED-1 SHARED-3 SHARED-14 the Swift limiters answer as the in-process ones on every vector and random traces, through the Functions library and through scripts",
+        arguments: [true, false])
+    func conformance(functions: Bool) async throws {
         try await offThePool {
             let server = try await RedisServer.start()
             defer { server.stop() }
-            var subject = RedisSubject(connection: try RESPConnection(port: server.port))
+            let connection = try RESPConnection(port: server.port)
+            var subject = RedisSubject(runner: functions ? connection : ScriptsOnly(connection))
             let report = try ConformanceSuite.run(
                 &subject, options: ConformanceOptions(randomTraces: 10, randomSteps: 100, seed: 7))
             let ran = report.strategies.filter { $0.skippedBecause == nil }
@@ -51,6 +72,15 @@ struct RedisLimiterRealTimeTests {
                 #expect(strategy.level == .exact, "\(strategy.strategy): \(strategy.level)\n\(findings)")
                 #expect(!strategy.stories.isEmpty, "\(strategy.strategy)")
                 #expect(strategy.randomTraces.count == 10, "\(strategy.strategy)")
+            }
+            // Each path alone: the library loaded once and every call an FCALL, or no FCALL at all.
+            let counts = connection.commandCounts
+            if functions {
+                #expect(counts["FUNCTION"] == 1 && counts["EVALSHA"] == nil && counts["EVAL"] == nil, "\(counts)")
+                #expect((counts["FCALL"] ?? 0) > 1_000, "\(counts)")
+            } else {
+                #expect(counts["FCALL"] == nil && counts["FUNCTION"] == nil, "\(counts)")
+                #expect((counts["EVALSHA"] ?? 0) > 1_000, "\(counts)")
             }
         }
     }
@@ -214,12 +244,12 @@ struct SubjectLimiter {
 /// (SHARED-6). Their state begins at their first event: a key that does not exist is a new
 /// limiter (SHARED-4), and the Swift limiters have no `create`.
 struct RedisSubject: ConformanceSubject {
-    let connection: RESPConnection
+    let runner: any RedisScriptRunner
     private let instant = SuiteInstant()
     private let prefix = UUID().uuidString
     private var next = 0
 
-    init(connection: RESPConnection) { self.connection = connection }
+    init(runner: any RedisScriptRunner) { self.runner = runner }
 
     var name: String { "RateLimitRedis" }
     var strategies: Set<String> { Set(RedisScript.all.map(\.strategy)) }
@@ -255,7 +285,7 @@ struct RedisSubject: ConformanceSubject {
         case .leakyBucketMeter(let s): return .created(limiter(s, key: key, source: source, clock: clock))
         case .concurrency(let s):
             let limiter = RedisConcurrencyLimiter(
-                s, key: key, runner: connection, clockSource: source, timeout: .seconds(10), clock: clock)
+                s, key: key, runner: runner, clockSource: source, timeout: .seconds(10), clock: clock)
             let forever = Duration.nanoseconds(Int64.max) + .nanoseconds(1)  // 2^63 ns
             return .created(
                 SubjectLimiter { event throws(RedisLimitError) in
@@ -279,7 +309,7 @@ struct RedisSubject: ConformanceSubject {
         _ strategy: S, key: String, source: RedisClockSource, clock: ContinuousClock
     ) -> SubjectLimiter {
         let limiter = RedisRateLimiter(
-            strategy, key: key, runner: connection, clockSource: source, timeout: .seconds(10), clock: clock)
+            strategy, key: key, runner: runner, clockSource: source, timeout: .seconds(10), clock: clock)
         return SubjectLimiter { event throws(RedisLimitError) in
             switch event {
             case .acquire(let permits): return try await limiter.tryAcquire(permits)

@@ -87,3 +87,19 @@ enum LocalSocket {
         return ports
     }
 }
+
+/// A connection seen as a runner of scripts only (`EVALSHA`, `EVAL`), as an app's client without
+/// `FCALL` is: the limiters then never call the Functions library.
+public struct ScriptsOnly: RedisScriptRunner {
+    public let connection: RedisConnection
+
+    public init(_ connection: RedisConnection) { self.connection = connection }
+
+    public func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        try await connection.evalSHA(sha1, key: key, arguments: arguments)
+    }
+
+    public func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        try await connection.eval(script, key: key, arguments: arguments)
+    }
+}

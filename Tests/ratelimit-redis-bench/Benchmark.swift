@@ -5,8 +5,9 @@ import RedisTestSupport
 // The method: one connection (RESPConnection, the tests' RESP2 client, each command on its own
 // serial queue), one task calling it in a loop. The floor is one round trip of a trivial script
 // (`return 1`, EVALSHA) through the same RedisScriptRunner method the limiter uses; the limiter
-// is RedisRateLimiter.tryAcquire on the server's clock: the script, its arithmetic on the server,
-// the timeout race and the reply parsed. Floor and limiter run in alternating rounds, and each
+// is RedisRateLimiter.tryAcquire on the server's clock: the library's function (FCALL, SHARED-14)
+// or the script (EVALSHA, through a runner of scripts only), its arithmetic on the server, the
+// timeout race and the reply parsed. Floor and limiter run in alternating rounds, and each
 // ratio is the median of the per-round ratios of medians, so the machine's drift (two cores
 // shared with other work) falls on both alike.
 
@@ -47,7 +48,9 @@ struct Measured {
                     + pad(String(format: "%.2fx", row.ratio), 11))
         }
         lines.append("")
-        lines.append("floor: EVALSHA of `return 1` on the same connection; target: ratio <= 1.5x")
+        lines.append(
+            "floor: EVALSHA of `return 1` on the same connection; the limiters call the library's functions (FCALL)"
+                + " unless \"by script\"; target: the GCRA function alone <= 1.5x")
         return lines.joined(separator: "\n")
     }
 
@@ -80,9 +83,17 @@ func benchmark(port: Int, smoke: Bool) async throws -> Measured {
     let floor: @Sendable () async throws -> Void = {
         _ = try await connection.evalSHA(trivial, key: "bench:{floor}", arguments: [])
     }
+    // A trivial function, to show what FCALL itself costs against EVALSHA.
+    let trivialLibrary = "#!lua name=bench\nredis.register_function('bench_trivial', function() return 1 end)"
+    _ = try await connection.send(["FUNCTION", "LOAD", "REPLACE", trivialLibrary])
+    _ = try await connection.functionLoad(RedisScript.library)
+    let scriptsOnly = ScriptsOnly(connection)
     // Always admitted: a GCRA whose burst is never used up (one nanosecond per permit).
     let admitting = RedisRateLimiter(
         try GCRA(burst: 1_000_000_000, emissionIntervalNanoseconds: 1), key: "bench:{admitted}", runner: connection)
+    let admittingByScript = RedisRateLimiter(
+        try GCRA(burst: 1_000_000_000, emissionIntervalNanoseconds: 1), key: "bench:{admitted-script}",
+        runner: scriptsOnly)
     // Always refused after its first acquire: one permit per hour.
     let refusing = RedisRateLimiter(
         try GCRA(burst: 1, emissionIntervalNanoseconds: 3_600_000_000_000), key: "bench:{refused}", runner: connection)
@@ -97,10 +108,19 @@ func benchmark(port: Int, smoke: Bool) async throws -> Measured {
     let gcraArguments = ["acquire", "", "1000000000", "1", "1"]
     var cases: [(String, @Sendable () async throws -> Void)] = [
         (
+            "trivial function (FCALL)",
+            { _ = try await connection.fcall("bench_trivial", key: "bench:{f}", arguments: []) }
+        ),
+        (
             "GCRA script alone, admitted",
             { _ = try await connection.evalSHA(gcra.sha1, key: "bench:{script}", arguments: gcraArguments) }
         ),
+        (
+            "GCRA function alone, admitted",
+            { _ = try await connection.fcall(gcra.function, key: "bench:{function}", arguments: gcraArguments) }
+        ),
         ("GCRA tryAcquire, admitted", { _ = try await admitting.tryAcquire() }),
+        ("GCRA tryAcquire by script, admitted", { _ = try await admittingByScript.tryAcquire() }),
         ("GCRA tryAcquire, refused", { _ = try await refusing.tryAcquire() }),
         ("token bucket tryAcquire, admitted", { _ = try await bucket.tryAcquire() }),
         ("sliding log tryAcquire, mostly refused", { _ = try await log.tryAcquire() }),

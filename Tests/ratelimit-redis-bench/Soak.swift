@@ -6,8 +6,8 @@ import RedisTestSupport
 // ratelimit-redis-bench --soak SECONDS: the shared limiters against a real redis-server for SECONDS
 // of sustained mixed traffic: keys drifting through a window (old ones idle, then expired on the
 // server, SHARED-4), rate and concurrency limits, leases taken and given back, and faults every
-// round (the script cache flushed: NOSCRIPT then EVAL; every client connection killed: one failed
-// call, then a new connection). Memory is sampled after every round, this process's and the
+// round (the script cache and the functions flushed: the library loaded again, SHARED-14; every
+// client connection killed: one failed call, then a new connection). Memory is sampled after every round, this process's and the
 // server's. It fails when this process's heap grows after warm-up, a descriptor leaks (a
 // reconnect that leaves its socket open), a key admits more than GCRA-11 allows on the server's
 // clock, or the server keeps more keys than the window's.
@@ -72,8 +72,9 @@ func soak(port: Int, seconds: Double) async throws -> Bool {
             checkBound(id, at: roundEnd)
             if id >= 0, id < round * 40 { admitted[id] = nil }
         }
-        // Faults: the script cache flushed, every client's connection killed (ours too).
+        // Faults: the script cache and the library flushed, every client's connection killed (ours too).
         _ = try admin.call("SCRIPT", "FLUSH")
+        _ = try admin.call("FUNCTION", "FLUSH")
         if round % 3 == 2 {
             _ = try admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
             kills += 1

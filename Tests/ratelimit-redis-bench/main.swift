@@ -5,7 +5,7 @@
 //   ratelimit-redis-bench            starts its own redis-server, prints a table (make bench-redis)
 //   ratelimit-redis-bench --json     the same, as JSON
 //   ratelimit-redis-bench --smoke    a few calls of each, once (make verify: it must not rot)
-//   ratelimit-redis-bench --check    exit 1 when a ratio is above the target, 1.5
+//   ratelimit-redis-bench --check    exit 1 when the GCRA function alone is above 1.5x the floor
 //   ratelimit-redis-bench --soak SECONDS   the limiters under sustained traffic and faults (Soak.swift)
 //   ratelimit-redis-bench --worker <port> <key> <burst> <emission interval ns> <milliseconds>
 //       acquires 1, 2, 3, 1, 2, 3... permits of a GCRA on the server's clock until the time is up;
@@ -63,7 +63,13 @@ if json {
 } else {
     print(measured.table)
 }
-if arguments.contains("--check"), !smoke, measured.rows.contains(where: { $0.ratio > 1.5 }) {
-    print("a ratio is above the target, 1.5x the floor")
+// The target (issue 36): the GCRA decision the server makes, through the runner, within 1.5x one
+// round trip of a trivial script. The limiter's rows add its Swift part (the timeout race), shown
+// beside it.
+if arguments.contains("--check"), !smoke,
+    let target = measured.rows.first(where: { $0.name == "GCRA function alone, admitted" }),
+    target.ratio > 1.5 || target.p99 > 1.5 * target.floorP99
+{
+    print("the GCRA function alone is above the target, 1.5x the floor's p50 and p99")
     exit(1)
 }

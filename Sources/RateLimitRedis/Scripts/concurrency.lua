@@ -61,7 +61,7 @@ end
 -- h minus the leases that expired at or before e (one range read: members below e + 1).
 local function inFlight(st, e)
     if st.empty then return ZERO end
-    local expired = redis.call('ZRANGEBYLEX', KEYS[1], '[0', '(' .. padded(add(e, ONE)))
+    local expired = redis.call('ZRANGEBYLEX', KEY, '[0', '(' .. padded(add(e, ONE)))
     local gone = ZERO
     for i = 1, #expired do gone = add(gone, lease(expired[i]).permits) end
     return sub(st.held, gone)
@@ -92,7 +92,7 @@ end
 local function leasesUntil(e, wanted)
     local taken, seen, offset = {}, ZERO, 0
     while cmp(seen, wanted) < 0 do
-        local batch = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. padded(add(e, ONE)), '+', 'LIMIT', offset, 64)
+        local batch = redis.call('ZRANGEBYLEX', KEY, '[' .. padded(add(e, ONE)), '+', 'LIMIT', offset, 64)
         if #batch == 0 then error('concurrency: the leases hold fewer permits than the count says') end
         for i = 1, #batch do
             local l = lease(batch[i])
@@ -121,7 +121,7 @@ function S.release(c, st, e, n, handle)
         local held = ZERO
         local found
         if string.match(handle, '^%d+:%d+:%d+$') then
-            local members = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. handle .. '=', '(' .. handle .. '>')
+            local members = redis.call('ZRANGEBYLEX', KEY, '[' .. handle .. '=', '(' .. handle .. '>')
             if #members > 0 then
                 found = lease(members[1])
                 if cmp(e, found.expiry) < 0 then held = found.permits end
@@ -164,8 +164,8 @@ end
 -- last lease to expire does (every lease stored is in force at last).
 function S.idle(_, st)
     if isZero(st.held) then return st.last end
-    local latest = redis.call('ZREVRANGEBYLEX', KEYS[1], '+', '[0', 'LIMIT', 0, 1)
+    local latest = redis.call('ZREVRANGEBYLEX', KEY, '+', '[0', 'LIMIT', 0, 1)
     return lease(latest[1]).expiry
 end
 
-return run(S)
+return run(S, KEYS, ARGV)

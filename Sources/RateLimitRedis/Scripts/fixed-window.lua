@@ -62,4 +62,4 @@ function S.idle(c, st)
     return mul(add(div(st.last, c.w), ONE), c.w)
 end
 
-return run(S)
+return run(S, KEYS, ARGV)

@@ -65,4 +65,4 @@ end
 -- CORE-15: idle once tat <= e (a full burst available).
 function S.idle(_, st) return st.tat end
 
-return run(S)
+return run(S, KEYS, ARGV)

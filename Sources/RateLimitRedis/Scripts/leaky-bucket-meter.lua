@@ -71,4 +71,4 @@ function S.idle(c, st)
     return add(st.last, ceilDiv(st.level, c.r))
 end
 
-return run(S)
+return run(S, KEYS, ARGV)

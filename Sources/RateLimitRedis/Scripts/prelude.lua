@@ -1,7 +1,8 @@
 #!lua
 -- prelude.lua: what every rate limiter script shares (Spec/SharedLimits.md). A script sent to
 -- Redis is this file followed by one strategy file (gcra.lua, token-bucket.lua, ...), which ends
--- with `return run(S)`; see README.md.
+-- with `return run(S, KEYS, ARGV)`; the same files, wrapped, are also one Redis Functions library
+-- (functions.lua, written by `make redis-scripts`); see README.md.
 --
 -- Exact integers. Redis runs Lua 5.1, whose only number is an IEEE double: exact for integers up
 -- to 2^53, while the Spec's instants, configurations and 128-bit products (CORE-2) reach 2^127.
@@ -11,8 +12,8 @@
 -- comments bound each), so none of them rounds. The one double that may round is the estimate
 -- of a quotient digit in a division, which only chooses a digit that exact comparisons then
 -- correct, so its rounding cannot reach a result. Base 10^7 also makes decimal input and output
--- a matter of slicing strings: ARGV, the stored state and the reply are all decimal strings,
--- never Lua numbers.
+-- a matter of slicing strings: the arguments, the stored state and the reply are all decimal
+-- strings, never Lua numbers.
 --
 -- Signs stay out of the arithmetic: only `decimal` sees a minus sign (negative permits are bad
 -- input, CORE-9); every difference is taken larger minus smaller, after a comparison.
@@ -320,9 +321,9 @@ local function refuseAt(a, now)
 end
 
 ---------------------------------------------------------------------------------------------------
--- Configurations (CORE-3): each strategy lists its fields in its Spec table's order; ARGV carries
--- them as decimal strings ("" for an optional field left out). A check that fails returns the
--- refusal {field, problem, maximum}; the first one wins.
+-- Configurations (CORE-3): each strategy lists its fields in its Spec table's order; the
+-- arguments carry them as decimal strings ("" for an optional field left out). A check that fails
+-- returns the refusal {field, problem, maximum}; the first one wins.
 
 local Refusal = {}
 Refusal.__index = Refusal
@@ -387,9 +388,9 @@ local function refillRefusal(p, c, r, name)
 end
 
 ---------------------------------------------------------------------------------------------------
--- Time (SHARED-2). ARGV[2] empty: the server's clock, TIME, in nanoseconds since the Unix epoch
--- (every client of this server reads the same clock). Otherwise the caller's instant, a decimal
--- integer in 0 ... Int64.max (CORE-1). Either way the same code below decides.
+-- Time (SHARED-2). The second argument empty: the server's clock, TIME, in nanoseconds since the
+-- Unix epoch (every client of this server reads the same clock). Otherwise the caller's instant, a
+-- decimal integer in 0 ... Int64.max (CORE-1). Either way the same code below decides.
 
 local function readNow(text)
     if text == '' then
@@ -408,7 +409,7 @@ local function readNow(text)
 end
 
 ---------------------------------------------------------------------------------------------------
--- The driver: one event of CORE-4 on the limiter stored at KEYS[1], in the order CORE-9 checks.
+-- The driver: one event of CORE-4 on the limiter stored at keys[1], in the order CORE-9 checks.
 --
 -- A strategy S gives:
 --   S.fields                    its configuration's field names, in the Spec table's order
@@ -426,14 +427,19 @@ end
 --   S.store(key, c, st)         writes the state (the key holds the state only)
 --   S.idle(c, st)               the instant the state becomes idle (CORE-15), nil for never
 --
--- ARGV: [1] the operation (create, acquire, release, reset, reconfigure), [2] now, [3 ...] the
--- configuration's fields, then the operation's arguments: acquire: permits (concurrency: and a
--- lease duration); release: permits (concurrency: and a lease handle, or ""); reconfigure: the
--- new configuration's fields.
+-- The arguments (ARGV of a script, args of a function): [1] the operation (create, acquire,
+-- release, reset, reconfigure), [2] now, [3 ...] the configuration's fields, then the operation's
+-- arguments: acquire: permits (concurrency: and a lease duration); release: permits (concurrency:
+-- and a lease handle, or ""); reconfigure: the new configuration's fields.
+--
+-- KEY is the key of the call in progress, which run sets first: a strategy reads its key there,
+-- as a function has no KEYS. (In a library, what is built once outlives a call: KEY is the one
+-- value a call writes, and every call writes it before reading it.)
+local KEY
 
-local function readConfig(S, first)
+local function readConfig(S, args, first)
     local values = {}
-    for i = 1, #S.fields do values[S.fields[i]] = ARGV[first + i - 1] end
+    for i = 1, #S.fields do values[S.fields[i]] = args[first + i - 1] end
     return S.config(values)
 end
 
@@ -463,16 +469,17 @@ local function write(S, key, c, st, clock, reply, remainingAt)
     return reply
 end
 
-local function run(S)
-    local key = KEYS[1]
-    local operation = ARGV[1]
-    local now, problem = readNow(ARGV[2] or '')
+local function run(S, keys, args)
+    KEY = keys[1]
+    local key = KEY
+    local operation = args[1]
+    local now, problem = readNow(args[2] or '')
     if not now then
         if problem == 'negative' then return invalid('now', 'mustNotBeNegative') end -- CORE-1
         return redis.error_reply('now must be empty (the server clock) or an integer 0 ... Int64.max')
     end
-    local clock = ARGV[2] == '' and 'server' or 'caller'
-    local c, bad = readConfig(S, 3)
+    local clock = args[2] == '' and 'server' or 'caller'
+    local c, bad = readConfig(S, args, 3)
     local rest = 3 + #S.fields
 
     if operation == 'create' then
@@ -505,20 +512,20 @@ local function run(S)
     end
 
     if operation == 'acquire' then
-        local negative, n = decimal(ARGV[rest])
+        local negative, n = decimal(args[rest])
         if negative == nil then return redis.error_reply('permits must be an integer') end
         if negative and not isZero(n) then return unchanged(invalid('permits', 'mustNotBeNegative')) end -- CORE-9
         if cmp(n, S.maximum(c)) > 0 then return unchanged(neverAllowed()) end -- CORE-7
         if isZero(n) then return unchanged(allowed(S.remaining(c, st, e))) end -- CORE-9: a query
-        local reply, changed = S.acquire(c, st, e, n, now, ARGV[rest + 1] or '')
+        local reply, changed = S.acquire(c, st, e, n, now, args[rest + 1] or '')
         if not changed then return unchanged(reply) end -- CORE-8: a refusal changes nothing
         return write(S, key, c, changed, clock, reply)
     elseif operation == 'release' then
         if not S.release then return unchanged(invalid('release', 'notSupported')) end -- CORE-11
-        local negative, n = decimal(ARGV[rest])
+        local negative, n = decimal(args[rest])
         if negative == nil then return redis.error_reply('permits must be an integer') end
         if negative and not isZero(n) then return unchanged(invalid('permits', 'mustNotBeNegative')) end -- CORE-9
-        local reply, changed = S.release(c, st, e, n, ARGV[rest + 1] or '')
+        local reply, changed = S.release(c, st, e, n, args[rest + 1] or '')
         if not changed then return unchanged(reply) end
         return write(S, key, c, changed, clock, reply)
     elseif operation == 'reset' then
@@ -526,7 +533,7 @@ local function run(S)
         if S.afterReset then changed = S.afterReset(st, changed) end
         return write(S, key, c, changed, clock, nil, e)
     elseif operation == 'reconfigure' then
-        local c2, refused = readConfig(S, rest)
+        local c2, refused = readConfig(S, args, rest)
         if not c2 then return unchanged(refusalReply('invalid', refused)) end -- CORE-13: state unchanged
         local changed = S.reconfigure(c, st, e, c2)
         return write(S, key, c2, changed, clock, nil, e)

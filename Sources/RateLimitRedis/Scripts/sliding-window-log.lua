@@ -62,7 +62,7 @@ local function inForce(st, e, w)
     if st.empty then return ZERO end
     local first = cutoff(e, w)
     if not first then return st.sum end
-    local expired = redis.call('ZRANGEBYLEX', KEYS[1], '[0', '(' .. padded(first))
+    local expired = redis.call('ZRANGEBYLEX', KEY, '[0', '(' .. padded(first))
     local gone = ZERO
     for i = 1, #expired do
         local _, n = entry(expired[i])
@@ -87,7 +87,7 @@ function S.acquire(c, st, e, n, now)
     local from = '[' .. (first and padded(first) or '0')
     local seen, offset = ZERO, 0
     while true do
-        local batch = redis.call('ZRANGEBYLEX', KEYS[1], from, '+', 'LIMIT', offset, 64)
+        local batch = redis.call('ZRANGEBYLEX', KEY, from, '+', 'LIMIT', offset, 64)
         if #batch == 0 then error('sliding-window-log: the log holds fewer permits than its sum says') end
         for i = 1, #batch do
             local a, m = entry(batch[i])
@@ -124,10 +124,10 @@ end
 -- CORE-15: idle once every entry has expired: at the newest entry's a + W, or at last when the
 -- log is empty.
 function S.idle(c, st)
-    local newest = redis.call('ZREVRANGEBYLEX', KEYS[1], '+', '[0', 'LIMIT', 0, 1)
+    local newest = redis.call('ZREVRANGEBYLEX', KEY, '+', '[0', 'LIMIT', 0, 1)
     if #newest == 0 then return st.last end
     local a = entry(newest[1])
     return add(a, c.w)
 end
 
-return run(S)
+return run(S, KEYS, ARGV)

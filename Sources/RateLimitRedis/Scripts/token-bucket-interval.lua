@@ -75,4 +75,4 @@ function S.idle(c, st)
     return mul(add(div(st.last, c.i), ceilDiv(sub(c.c, st.k), c.k)), c.i)
 end
 
-return run(S)
+return run(S, KEYS, ARGV)

@@ -78,4 +78,4 @@ function S.idle(c, st)
     return add(st.last, ceilDiv(missing, c.r))
 end
 
-return run(S)
+return run(S, KEYS, ARGV)

@@ -44,7 +44,7 @@ where C.Duration == Duration {
     private var sleeper: Task<Void, Never>?
     @exclusivity(unchecked) @usableFromInline var isClosed = false
     /// Granted requests still waiting for their scheduled start (leaky bucket queue).
-    private var scheduledStarts = 0
+    private let scheduledStarts: ScheduledStarts<C>
     private var subscribers = EventSubscribers()
     private var eventHandler: (@Sendable (RegistryEvent) -> Void)?
 
@@ -55,6 +55,8 @@ where C.Duration == Duration {
         timeline = ClockTimeline(clock: clock)
         self.machine = machine
         dispatchTimeIsClockTime = C.self == ContinuousClock.self || C.self == SuspendingClock.self
+        scheduledStarts = ScheduledStarts(
+            clock: clock, queue: queue, callbacks: callbackQueue, dispatchTimeIsClockTime: dispatchTimeIsClockTime)
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .distantFuture)
         timer.setEventHandler { [weak self] in self?.wake(at: self?.timerTarget) }
@@ -74,7 +76,7 @@ where C.Duration == Duration {
     package var waitingCount: Int { queue.sync { machine.waitingCount } }
 
     /// Granted requests waiting for their scheduled start (leaky bucket queue).
-    package var scheduledCount: Int { queue.sync { scheduledStarts } }
+    package var scheduledCount: Int { queue.sync { scheduledStarts.count } }
 
     /// Gives every waiter `closed` and refuses later requests with `closed` (WQ-9).
     package func close() {
@@ -261,41 +263,75 @@ where C.Duration == Duration {
     private func scheduleStart(
         afterNanoseconds wait: Int64, from granted: RateLimitInstant, _ action: @escaping @Sendable () -> Void
     ) {
-        scheduledStarts += 1
-        let callbacks = callbackQueue  // a limiter released meanwhile still runs `action` there
-        let started: @Sendable () -> Void = { [weak self] in
-            guard let self else { return callbacks.async(execute: action) }
-            self.queue.async {
-                self.scheduledStarts -= 1
-                self.callbackQueue.async(execute: action)
-            }
-        }
-        let start = timeline.reading(afterNanoseconds: wait, from: granted)
-        if dispatchTimeIsClockTime {
-            Self.run(started, at: start, clock: timeline.clock, on: queue)
-        } else {
-            let deadline = start
-            let clock = timeline.clock
-            Task {
-                try? await clock.sleep(until: deadline, tolerance: nil)
-                started()
-            }
-        }
+        scheduledStarts.add(action, at: timeline.reading(afterNanoseconds: wait, from: granted))
     }
 }
 
-extension DispatchShell {
-    /// Runs `action` once `clock` reads `start` or later. Dispatch time and the clock may tick at
+/// The scheduled starts of one Dispatch shell (WQ-12), in the order of their instants. Each start
+/// has its own timer, but a timer that fires runs every start that is due, first to last: two
+/// starts never swap, even when Dispatch fires their timers out of order (timers are coalesced
+/// within their leeway, and one that fired early by the clock is re-armed behind the next).
+/// Timers hold this object, not the shell, so a limiter released meanwhile still starts them.
+// @unchecked: `entries` is read and written only on `queue`, a serial queue: `add` and `count`
+// are called there (by the shell's blocks), and the timers' blocks are given to `queue`.
+private final class ScheduledStarts<C: Clock>: @unchecked Sendable where C.Duration == Duration {
+    private struct Entry {
+        let start: C.Instant
+        let action: @Sendable () -> Void
+    }
+    private let clock: C
+    private let queue: DispatchQueue
+    private let callbacks: DispatchQueue
+    private let dispatchTimeIsClockTime: Bool
+    /// Sorted by instant; equal instants in the order they were added.
+    private var entries: [Entry] = []
+
+    init(clock: C, queue: DispatchQueue, callbacks: DispatchQueue, dispatchTimeIsClockTime: Bool) {
+        self.clock = clock
+        self.queue = queue
+        self.callbacks = callbacks
+        self.dispatchTimeIsClockTime = dispatchTimeIsClockTime
+    }
+
+    /// Starts not run yet.
+    var count: Int { entries.count }
+
+    /// Runs `action` on the callback queue once the clock reads `start`, after every start added
+    /// before it whose instant is not later.
+    func add(_ action: @escaping @Sendable () -> Void, at start: C.Instant) {
+        var index = entries.endIndex  // starts mostly come in order: search from the end
+        while index > entries.startIndex, entries[index - 1].start > start { index -= 1 }
+        entries.insert(Entry(start: start, action: action), at: index)
+        arm(for: start)
+    }
+
+    /// Runs what is due once the clock reads `start`. Dispatch time and the clock may tick at
     /// slightly different rates (NTP slewing), so a timer that fires early is re-armed for the
-    /// rest: a scheduled start never runs before its instant (WQ-12).
-    private static func run(
-        _ action: @escaping @Sendable () -> Void, at start: C.Instant, clock: C, on queue: DispatchQueue
-    ) {
+    /// rest: a scheduled start never runs before its instant.
+    private func arm(for start: C.Instant) {
         let remaining = clock.now.duration(to: start)
-        guard remaining > .zero else { return action() }
-        queue.asyncAfter(deadline: dispatchTime(afterNanoseconds: nanosecondsRoundedUp(remaining))) {
-            run(action, at: start, clock: clock, on: queue)
+        guard remaining > .zero else { return runDue(through: clock.now) }
+        if dispatchTimeIsClockTime {
+            queue.asyncAfter(deadline: dispatchTime(afterNanoseconds: nanosecondsRoundedUp(remaining))) {
+                self.arm(for: start)
+            }
+        } else {
+            // Any other clock (a test's manual clock) is slept on; a sleep that ends by throwing
+            // still starts the request, so that none is lost.
+            let clock = self.clock
+            Task {
+                let slept: Void? = try? await clock.sleep(until: start, tolerance: nil)
+                self.queue.async { slept == nil ? self.runDue(through: max(start, clock.now)) : self.arm(for: start) }
+            }
         }
+    }
+
+    /// Hands every start at `instant` or before to the callback queue, in order.
+    private func runDue(through instant: C.Instant) {
+        let due = entries.prefix { $0.start <= instant }.count
+        guard due > 0 else { return }
+        for entry in entries[..<due] { callbacks.async(execute: entry.action) }
+        entries.removeFirst(due)
     }
 }
 

@@ -235,4 +235,28 @@ struct AdapterLifecycleTests {
         }
         #expect(seen == [true, true], "\(String(describing: seen))")
     }
+
+    @Test("WQ-12 scheduled starts reach a serial callback queue in slot order, whatever order their timers resume in")
+    func scheduledStartsInSlotOrder() async throws {
+        // Every start sleeps on the clock; one move wakes them all at once, so the sleepers resume
+        // in whatever order the executor picks: the starts must still come in slot order.
+        let clock = ManualClock()
+        let callbacks = DispatchQueue(label: "AdapterLifecycleTests.order")
+        let count = 32
+        let limiter = try DispatchRateLimiter(
+            try LeakyBucketQueue(queueCapacity: Int64(count), intervalNanoseconds: 10), clock: clock,
+            callbackQueue: callbacks)
+        let (started, report) = AsyncStream<Int>.makeStream()
+        for index in 0..<count { limiter.acquire(1) { _ in report.yield(index) } }
+        #expect(await eventually { limiter.scheduledCount == count - 1 })
+        move(clock, to: 10 * Int64(count))
+        let order = await finishes {
+            var iterator = started.makeAsyncIterator()
+            var order: [Int] = []
+            while order.count < count, let index = await iterator.next() { order.append(index) }
+            return order
+        }
+        #expect(order == Array(0..<count))
+        #expect(limiter.scheduledCount == 0)
+    }
 }

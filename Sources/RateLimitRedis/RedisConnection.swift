@@ -110,6 +110,19 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
         self.timeout = timeout
     }
 
+    /// A connection to another node of `seed`'s cluster: its credentials and timeout, database 0.
+    init(node host: String, port: Int, like seed: RedisConnection) {
+        self.host = host
+        self.port = port
+        user = seed.user
+        password = seed.password
+        database = nil
+        timeout = seed.timeout
+    }
+
+    /// The database of the URL (nil: 0).
+    var databaseNumber: Int? { database }
+
     deinit { if descriptor >= 0 { close(descriptor) } }
 
     /// Connects now, when not connected: a server that is not there fails here rather than at the
@@ -131,17 +144,25 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
     /// before its turn on the connection is not sent (a limiter that gave up on a slow server
     /// leaves no queue of abandoned commands behind it).
     public func send(_ arguments: [String]) async throws(RedisConnectionError) -> RedisReply {
+        try await send(inOrder: [arguments])[0]
+    }
+
+    /// Each command's reply, the commands sent one after another with no other command between
+    /// them on the connection: `ASKING`, then the command it is for (``RedisClusterConnection``).
+    func send(inOrder commands: [[String]]) async throws(RedisConnectionError) -> [RedisReply] {
         let abandoned = Abandoned()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation {
-                (continuation: CheckedContinuation<Result<RedisReply, RedisConnectionError>, Never>) in
+                (continuation: CheckedContinuation<Result<[RedisReply], RedisConnectionError>, Never>) in
                 queue.async {
                     guard !abandoned.isSet else {
                         return continuation.resume(
                             returning: .failure(RedisConnectionError("cancelled before it was sent")))
                     }
                     continuation.resume(
-                        returning: Result { () throws(RedisConnectionError) in try self.exchange(arguments) })
+                        returning: Result { () throws(RedisConnectionError) in
+                            try commands.map { (command) throws(RedisConnectionError) in try self.exchange(command) }
+                        })
                 }
             }
         } onCancel: {

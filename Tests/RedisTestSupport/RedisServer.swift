@@ -30,6 +30,8 @@ public final class RedisServer: @unchecked Sendable {
         "redis-server 7 or later is not installed: apt-get install redis-server (macOS: brew install redis)"
 
     public let port: Int
+    /// The port of its cluster bus (cluster nodes), which `CLUSTER MEET` names.
+    public let busPort: Int
     /// The folder of its log and of its append-only file, if any.
     public let directory: String
     private let executable: String
@@ -42,13 +44,24 @@ public final class RedisServer: @unchecked Sendable {
     /// (`["--maxmemory", "1mb"]`).
     public static func start(cluster: Bool = false, options: [String] = []) async throws -> RedisServer {
         guard let executable = await installed.value else { throw RedisTestFailure(installHint) }
-        return try RedisServer(executable: executable, cluster: cluster, options: options)
+        return try RedisServer(executable: executable, cluster: cluster, ownsEverySlot: true, options: options)
     }
 
-    private init(executable: String, cluster: Bool, options: [String]) throws {
+    /// Starts a cluster node that owns no slot yet (``RedisCluster`` joins several), once it accepts
+    /// connections.
+    public static func startClusterNode() async throws -> RedisServer {
+        guard let executable = await installed.value else { throw RedisTestFailure(installHint) }
+        return try RedisServer(executable: executable, cluster: true, ownsEverySlot: false, options: [])
+    }
+
+    private let ownsEverySlot: Bool
+
+    private init(executable: String, cluster: Bool, ownsEverySlot: Bool, options: [String]) throws {
+        self.ownsEverySlot = ownsEverySlot
         // Two ports: the clients', and the cluster bus's (by default the first plus 10,000).
         let ports = try LocalSocket.freePorts(2)
         port = ports[0]
+        busPort = ports[1]
         directory = try Self.temporaryDirectory()
         self.executable = executable
         var arguments = [
@@ -108,7 +121,7 @@ public final class RedisServer: @unchecked Sendable {
             }
         }
         guard let redis = connection else { throw failure("did not accept connections within 10 s") }
-        guard cluster else { return }
+        guard cluster, ownsEverySlot else { return }
         guard try redis.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383") == .status("OK") else {
             throw failure("refused CLUSTER ADDSLOTSRANGE")
         }
@@ -118,7 +131,7 @@ public final class RedisServer: @unchecked Sendable {
         }
     }
 
-    private func failure(_ what: String) -> RedisTestFailure {
+    func failure(_ what: String) -> RedisTestFailure {
         let log = (try? String(contentsOfFile: "\(directory)/redis.log", encoding: .utf8)) ?? ""
         return RedisTestFailure("redis-server on port \(port) \(what); its log:\n\(log)")
     }

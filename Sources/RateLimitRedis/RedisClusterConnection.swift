@@ -1,0 +1,183 @@
+// The runner for a Redis Cluster: one RedisConnection per node, the key's slot routed to the node
+// that serves it, and the cluster's redirections followed (SHARED-9). A limiter's key carries a
+// hash tag so that every key of one decision lies in one slot; this client finds that slot's node.
+
+import Foundation
+
+/// Connections to the nodes of a Redis Cluster: each call goes to the master that serves its
+/// key's slot, and the cluster's redirections are followed.
+///
+/// ```swift
+/// let cluster = try RedisClusterConnection(seeds: ["redis://10.0.0.1:6379", "redis://10.0.0.2:6379"])
+/// let quota = RedisRateLimiter(try GCRA(burst: 10, emissionInterval: .milliseconds(100)), key: "rl:{api:42}", runner: cluster)
+/// ```
+///
+/// It reads the slots' owners (`CLUSTER SLOTS`) from a seed at its first call, then sends each call
+/// to its key's node. A `MOVED` answer (the slot has a new owner) sends the call there and reads
+/// the slots again before the next call; an `ASK` answer (the slot is being moved, and this key
+/// already went) sends `ASKING` and the call to the new node once, leaving the map as it is. At most
+/// 5 redirections are followed for one call; the last answer is then the call's. `FUNCTION LOAD`
+/// goes to every master, since a cluster does not share libraries between masters. Keys without a
+/// hash tag work too, but a limiter's key should have one (`rl:{api:42}`): the tag decides the slot
+/// (SHARED-9).
+public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Sendable {
+    // @unchecked: `owners`, `nodes` and `stale` are read and written only while `lock` is held;
+    // the other members are immutable, and the connections are Sendable themselves.
+    private let seeds: [RedisConnection]
+    private let lock = NSLock()
+    /// The address (`host:port`) of each slot's master, from the last map read; nil when unknown.
+    private var owners: [String?] = Array(repeating: nil, count: RedisClusterConnection.slotCount)
+    private var nodes: [String: RedisConnection] = [:]
+    /// Whether the map must be read again before the next call (none read yet, or a MOVED).
+    private var stale = true
+    private var moved = 0
+    private var asked = 0
+
+    /// The number of slots of a Redis Cluster.
+    public static let slotCount = 16_384
+
+    /// A client of the cluster that `seeds` belong to (URLs as ``RedisConnection`` takes them, all
+    /// with the same credentials; the first that answers gives the map).
+    ///
+    /// - Throws: ``RedisConnectionError`` for no seed, a URL ``RedisConnection`` refuses, a
+    ///   database other than 0 (a cluster has only database 0), or seeds of different credentials.
+    public init(seeds: [String], timeout: Duration = .seconds(10)) throws(RedisConnectionError) {
+        guard !seeds.isEmpty else { throw RedisConnectionError("a cluster client needs at least one seed") }
+        var connections: [RedisConnection] = []
+        for seed in seeds {
+            let connection = try RedisConnection(url: seed, timeout: timeout)
+            guard (connection.databaseNumber ?? 0) == 0 else {
+                throw RedisConnectionError("a Redis Cluster has only database 0: \(seed)")
+            }
+            connections.append(connection)
+        }
+        self.seeds = connections
+        for connection in connections { nodes["\(connection.host):\(connection.port)"] = connection }
+    }
+
+    /// The slot of `key` (CRC16 of the key, or of its hash tag: the text between the first `{` and
+    /// the first `}` after it, when not empty; modulo 16,384).
+    public static func slot(of key: String) -> Int {
+        var bytes = Array(key.utf8)[...]
+        if let open = bytes.firstIndex(of: UInt8(ascii: "{")),
+            let close = bytes[(open + 1)...].firstIndex(of: UInt8(ascii: "}")), close > open + 1
+        {
+            bytes = bytes[(open + 1)..<close]
+        }
+        var crc: UInt16 = 0  // CRC-16/XMODEM, as Redis Cluster's key hash.
+        for byte in bytes {
+            crc ^= UInt16(byte) << 8
+            for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1 }
+        }
+        return Int(crc) % slotCount
+    }
+
+    /// Sends one command about `key` to the node that serves its slot, following redirections,
+    /// and returns the reply.
+    public func send(key: String, _ arguments: [String]) async throws(RedisConnectionError) -> RedisReply {
+        if lock.withLock({ stale }) { await readSlots() }
+        let slot = Self.slot(of: key)
+        var node = lock.withLock { owners[slot].flatMap { nodes[$0] } } ?? seeds[0]
+        var asking = false
+        var reply: RedisReply = .null
+        for _ in 0...Self.redirections {
+            reply = try await asking ? node.send(inOrder: [["ASKING"], arguments])[1] : node.send(arguments)
+            guard case .error(let message) = reply, let (kind, address) = Self.redirection(message) else {
+                return reply
+            }
+            node = lock.withLock {
+                if kind == "MOVED" {
+                    owners[slot] = address
+                    stale = true
+                    moved += 1
+                } else {
+                    asked += 1
+                }
+                return connection(to: address)
+            }
+            asking = kind == "ASK"
+        }
+        return reply
+    }
+
+    /// The most redirections followed for one call.
+    static let redirections = 5
+
+    public func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        RedisConnection.scriptReply(try await send(key: key, ["EVALSHA", sha1, "1", key] + arguments))
+    }
+
+    public func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        RedisConnection.scriptReply(try await send(key: key, ["EVAL", script, "1", key] + arguments))
+    }
+
+    public func fcall(_ function: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        RedisConnection.scriptReply(try await send(key: key, ["FCALL", function, "1", key] + arguments))
+    }
+
+    /// Loads `library` on every master of the map: the first error that is not "already exists"
+    /// is the answer, otherwise the library's name.
+    public func functionLoad(_ library: String) async throws -> RedisScriptReply {
+        if lock.withLock({ stale }) { await readSlots() }
+        let masters = lock.withLock { Set(owners.compactMap { $0 }).sorted().compactMap { nodes[$0] } }
+        var answer: RedisScriptReply?
+        for master in masters.isEmpty ? [seeds[0]] : masters {
+            let reply = RedisConnection.scriptReply(try await master.send(["FUNCTION", "LOAD", library]))
+            if case .error = reply, !reply.isLibraryLoaded { return reply }
+            answer = answer ?? reply
+        }
+        return answer ?? .error("ERR no master to load the library on")
+    }
+
+    /// The masters the map names, as `host:port`, sorted (for tests and diagnostics).
+    public var masters: [String] { lock.withLock { Set(owners.compactMap { $0 }).sorted() } }
+
+    /// How many `MOVED` and `ASK` redirections this client has followed.
+    public var redirectionsFollowed: (moved: Int, ask: Int) { lock.withLock { (moved, asked) } }
+
+    /// Reads the slots' masters from the first seed (or known node) that answers `CLUSTER SLOTS`;
+    /// keeps the old map when none does.
+    private func readSlots() async {
+        let candidates = seeds + lock.withLock { nodes.values.filter { node in !seeds.contains { $0 === node } } }
+        for candidate in candidates {
+            guard case .array(let ranges)? = try? await candidate.send(["CLUSTER", "SLOTS"]) else { continue }
+            var read: [String?] = Array(repeating: nil, count: Self.slotCount)
+            for range in ranges {
+                guard case .array(let fields) = range, fields.count >= 3,
+                    let first = fields[0].integer, let last = fields[1].integer, first >= 0, first <= last,
+                    last < Self.slotCount, case .array(let master) = fields[2], master.count >= 2,
+                    let port = master[1].integer
+                else { continue }
+                // An empty host (or "?") is the node answering: its own address.
+                let host = master[0].text.flatMap { $0.isEmpty || $0 == "?" ? nil : $0 } ?? candidate.host
+                for slot in Int(first)...Int(last) { read[slot] = "\(host):\(port)" }
+            }
+            lock.withLock {
+                owners = read
+                stale = false
+            }
+            return
+        }
+    }
+
+    /// The connection to `address` (`host:port`), made once; called with `lock` held.
+    private func connection(to address: String) -> RedisConnection {
+        if let known = nodes[address] { return known }
+        let separator = address.lastIndex(of: ":")
+        let host = separator.map { String(address[..<$0]) } ?? address
+        let port = separator.flatMap { Int(address[address.index(after: $0)...]) } ?? 6379
+        let made = RedisConnection(node: host, port: port, like: seeds[0])
+        nodes[address] = made
+        return made
+    }
+
+    /// `MOVED <slot> <host>:<port>` or `ASK <slot> <host>:<port>` (after a prefix a client adds):
+    /// the kind and the address.
+    static func redirection(_ message: String) -> (kind: String, address: String)? {
+        let words = message.split(separator: " ")
+        guard let index = words.firstIndex(where: { $0 == "MOVED" || $0 == "ASK" }), index + 2 < words.count,
+            Int(words[index + 1]) != nil, words[index + 2].contains(":")
+        else { return nil }
+        return (String(words[index]), String(words[index + 2]))
+    }
+}

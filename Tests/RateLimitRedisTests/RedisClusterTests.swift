@@ -1,0 +1,122 @@
+import Foundation
+import RateLimitConformance
+import RateLimitRedis
+import RateLimitTestSupport
+import RedisTestSupport
+import Testing
+
+// The cluster runner (RedisClusterConnection) on real Redis Cluster nodes that the tests start:
+// the slot of a key is the server's, and limiters on many keys of a cluster of three masters
+// answer as the in-process ones while a slot moves under them (ASK during the migration, MOVED
+// after it). SHARED-9.
+
+@Suite(
+    "RateLimitRedis on a Redis Cluster (SHARED-9)", .serialized, .tags(.realTime), .realTime(),
+    .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
+struct RedisClusterRealTimeTests {
+    @Test("SHARED-9 a key's slot is the one the server computes, hash tags included")
+    func slots() async throws {
+        // Redis Cluster's own examples: the CRC16 of "123456789" is 0x31C3; a tag decides the slot;
+        // an empty tag, or none, hashes the whole key; only the first tag counts.
+        #expect(RedisClusterConnection.slot(of: "123456789") == 0x31C3)
+        #expect(
+            RedisClusterConnection.slot(of: "{user1000}.following")
+                == RedisClusterConnection.slot(of: "{user1000}.followers"))
+        #expect(RedisClusterConnection.slot(of: "foo{}{bar}") != RedisClusterConnection.slot(of: "bar"))
+        #expect(RedisClusterConnection.slot(of: "foo{{bar}}zap") == RedisClusterConnection.slot(of: "{bar"))
+        #expect(RedisClusterConnection.slot(of: "foo{bar}{zap}") == RedisClusterConnection.slot(of: "bar"))
+        let server = try await RedisServer.start(cluster: true)
+        defer { server.stop() }
+        let redis = try RESPConnection(port: server.port)
+        var random = TestSeed.generator("slots", trace: 0)
+        let alphabet = Array("ab{}:é\u{0}xyz0")
+        for _ in 0..<500 {
+            let length = Int.random(in: 0...12, using: &random)
+            let key = String((0..<length).map { _ in alphabet.randomElement(using: &random)! })
+            let slot = try await redis.send(["CLUSTER", "KEYSLOT", key]).integer
+            #expect(
+                slot == Int64(RedisClusterConnection.slot(of: key)),
+                "\(key.debugDescription): \(TestSeed.replay("slots", trace: 0))")
+        }
+    }
+
+    @Test(
+        "SHARED-9 SHARED-14 on three masters, limiters on 48 keys answer as the in-process ones while a slot moves under them: ASK during the migration, MOVED after it"
+    )
+    func resharding() async throws {
+        let cluster = try await RedisCluster.start(masters: 3)
+        defer { cluster.stop() }
+        let client = try RedisClusterConnection(seeds: cluster.seeds)
+        let gcra = try GCRA(burst: 3, emissionIntervalNanoseconds: 100)
+        // 40 keys of their own tags, spread over the masters, and 8 that share the tag `hot`,
+        // whose slot moves.
+        let keys = (0..<40).map { "rl:{k\($0)}" } + (0..<8).map { "rl:{hot}:\($0)" }
+        let hot = RedisClusterConnection.slot(of: "{hot}")
+        let limiters = keys.map { KeyUnderTest(key: $0, strategy: gcra, runner: client) }
+        try await Self.steps(limiters, 20)
+        #expect(client.masters.count == 3, "\(client.masters)")
+        #expect(Set(keys.map { cluster.owner(of: RedisClusterConnection.slot(of: $0)) }).count == 3)
+        // The hot keys move one at a time, each of them asked for after every key that moved.
+        let source = cluster.owner(of: hot)
+        let target = (source + 1) % 3
+        try await cluster.migrate(slot: hot, from: source, to: target) {
+            try await Self.steps(Array(limiters.suffix(8)), 1)
+        }
+        #expect(client.redirectionsFollowed.ask > 0, "\(client.redirectionsFollowed)")
+        try await Self.steps(limiters, 20)
+        #expect(client.redirectionsFollowed.moved > 0, "\(client.redirectionsFollowed)")
+        // The keys live where the cluster says: the hot ones on the target now.
+        let owner = try RESPConnection(port: cluster.nodes[target].port)
+        for key in keys.suffix(8) {
+            #expect(try await owner.send(["EXISTS", key]) == .integer(1), "\(key)")
+        }
+    }
+
+    /// `count` events on each key, keys at once, each answer checked against the model's.
+    private static func steps(_ limiters: [KeyUnderTest], _ count: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for limiter in limiters {
+                group.addTask { for _ in 0..<count { try await limiter.step() } }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// A GCRA limiter on one key of the cluster and the in-process model beside it, on an instant of
+/// their own that each step moves.
+private final class KeyUnderTest: @unchecked Sendable {
+    // @unchecked: `model`, `now` and `index` are used only by `step`, which one task calls at a time.
+    let key: String
+    let limiter: RedisRateLimiter<GCRA, ContinuousClock>
+    private var model: RateLimiter<GCRA>
+    private let instant = LockedInstant()
+    private var index = 0
+
+    init(key: String, strategy: GCRA, runner: any RedisScriptRunner) {
+        self.key = key
+        let instant = self.instant
+        limiter = RedisRateLimiter(
+            strategy, key: key, runner: runner, clockSource: .caller { instant.value }, timeout: .seconds(10))
+        model = RateLimiter(strategy, at: .origin)
+    }
+
+    func step() async throws {
+        index += 1
+        let now = try RateLimitInstant(nanoseconds: Int64(index) * 70)
+        instant.value = now
+        let permits = Int64(index % 3 + 1)
+        let answer = try await limiter.tryAcquire(permits)
+        #expect(answer == model.step(.acquire(permits), at: now), "\(key), event \(index)")
+    }
+}
+
+private final class LockedInstant: @unchecked Sendable {
+    // @unchecked: `current` is read and written only while `lock` is held.
+    private let lock = NSLock()
+    private var current = RateLimitInstant.origin
+    var value: RateLimitInstant {
+        get { lock.withLock { current } }
+        set { lock.withLock { current = newValue } }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import RateLimitRedis
+
+/// A Redis Cluster of masters on loopback ports, started by a test and stopped by it: each master
+/// owns an equal range of the 16,384 slots, and every node knows every other.
+public final class RedisCluster: Sendable {
+    public let nodes: [RedisServer]
+    /// Each node's cluster id, in the order of `nodes`.
+    public let ids: [String]
+
+    /// Starts `masters` nodes, gives each its share of the slots, joins them and waits until every
+    /// node sees the cluster whole (`cluster_state:ok` and every master known), at most 30 s.
+    public static func start(masters: Int) async throws -> RedisCluster {
+        var nodes: [RedisServer] = []
+        do {
+            for _ in 0..<masters { nodes.append(try await RedisServer.startClusterNode()) }
+            return try RedisCluster(nodes: nodes)
+        } catch {
+            for node in nodes { node.stop() }
+            throw error
+        }
+    }
+
+    private init(nodes: [RedisServer]) throws {
+        self.nodes = nodes
+        let connections = try nodes.map { try RESPConnection(port: $0.port) }
+        ids = try connections.map { connection in
+            guard let id = try connection.call("CLUSTER", "MYID").text else {
+                throw RedisTestFailure("no CLUSTER MYID")
+            }
+            return id
+        }
+        let count = nodes.count
+        for (index, connection) in connections.enumerated() {
+            let first = index * RedisClusterConnection.slotCount / count
+            let last = (index + 1) * RedisClusterConnection.slotCount / count - 1
+            guard try connection.call("CLUSTER", "ADDSLOTSRANGE", "\(first)", "\(last)") == .status("OK") else {
+                throw nodes[index].failure("refused CLUSTER ADDSLOTSRANGE")
+            }
+        }
+        for node in nodes.dropFirst() {
+            let reply = try connections[0].call("CLUSTER", "MEET", "127.0.0.1", "\(node.port)", "\(node.busPort)")
+            guard reply == .status("OK") else { throw nodes[0].failure("answered CLUSTER MEET with \(reply)") }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        for (index, connection) in connections.enumerated() {
+            while !(try Self.whole(connection, masters: count)) {
+                guard ContinuousClock.now < deadline else {
+                    throw nodes[index].failure("did not see the cluster whole within 30 s")
+                }
+                pauseForARealServer()
+            }
+        }
+    }
+
+    private static func whole(_ connection: RESPConnection, masters: Int) throws -> Bool {
+        guard try connection.call("CLUSTER", "INFO").text?.contains("cluster_state:ok") == true,
+            case .array(let ranges) = try connection.call("CLUSTER", "SLOTS")
+        else { return false }
+        return ranges.count == masters
+    }
+
+    /// The URLs of the nodes, the seeds a client takes.
+    public var seeds: [String] { nodes.map { "redis://127.0.0.1:\($0.port)" } }
+
+    /// The index of the node that owns `slot`.
+    public func owner(of slot: Int) -> Int { slot * nodes.count / RedisClusterConnection.slotCount }
+
+    /// Moves `slot` from node `source` to node `target` as `redis-cli --cluster reshard` does:
+    /// importing and migrating marked, then the slot's keys moved `batch` at a time (`MIGRATE`, with
+    /// `between` run after each batch: traffic meanwhile meets `ASK`), then the slot given to
+    /// `target` on every node.
+    public func migrate(
+        slot: Int, from source: Int, to target: Int, batch: Int = 1, between: () async throws -> Void = {}
+    ) async throws {
+        let from = try RESPConnection(port: nodes[source].port)
+        let to = try RESPConnection(port: nodes[target].port)
+        try expectOK(to.call("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", ids[source]), "IMPORTING")
+        try expectOK(from.call("CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", ids[target]), "MIGRATING")
+        while case .array(let keys) = try from.call("CLUSTER", "GETKEYSINSLOT", "\(slot)", "\(batch)"), !keys.isEmpty {
+            let names = keys.compactMap(\.text)
+            let reply = try from.call(
+                arguments: ["MIGRATE", "127.0.0.1", "\(nodes[target].port)", "", "0", "5000", "KEYS"] + names)
+            try expectOK(reply, "MIGRATE")
+            try await between()
+        }
+        for node in nodes {
+            let connection = try RESPConnection(port: node.port)
+            try expectOK(connection.call("CLUSTER", "SETSLOT", "\(slot)", "NODE", ids[target]), "SETSLOT NODE")
+        }
+    }
+
+    private func expectOK(_ reply: RESPReply, _ what: String) throws {
+        guard reply == .status("OK") || reply == .status("NOKEY") else {
+            throw RedisTestFailure("\(what) answered \(reply)")
+        }
+    }
+
+    public func stop() {
+        for node in nodes { node.stop() }
+    }
+}

@@ -16,7 +16,9 @@ import Foundation
 /// to its key's node. A `MOVED` answer (the slot has a new owner) sends the call there and reads
 /// the slots again before the next call; an `ASK` answer (the slot is being moved, and this key
 /// already went) sends `ASKING` and the call to the new node once, leaving the map as it is. At most
-/// 5 redirections are followed for one call; the last answer is then the call's. `FUNCTION LOAD`
+/// 5 redirections are followed for one call; the last answer is then the call's. A node that does
+/// not answer fails the call, and the next call reads the map again: after a failover, the slots'
+/// new master (SHARED-15). `FUNCTION LOAD`
 /// goes to every master, since a cluster does not share libraries between masters. Keys without a
 /// hash tag work too, but a limiter's key should have one (`rl:{api:42}`): the tag decides the slot
 /// (SHARED-9).
@@ -37,15 +39,18 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     public static let slotCount = 16_384
 
     /// A client of the cluster that `seeds` belong to (URLs as ``RedisConnection`` takes them, all
-    /// with the same credentials; the first that answers gives the map).
+    /// with the same credentials; the first that answers gives the map). With an `acknowledgement`,
+    /// each script or function call waits for that many replicas of its master (SHARED-15).
     ///
-    /// - Throws: ``RedisConnectionError`` for no seed, a URL ``RedisConnection`` refuses, a
-    ///   database other than 0 (a cluster has only database 0), or seeds of different credentials.
-    public init(seeds: [String], timeout: Duration = .seconds(10)) throws(RedisConnectionError) {
+    /// - Throws: ``RedisConnectionError`` for no seed, a URL ``RedisConnection`` refuses, or a
+    ///   database other than 0 (a cluster has only database 0).
+    public init(
+        seeds: [String], timeout: Duration = .seconds(10), acknowledgement: RedisReplicaAcknowledgement? = nil
+    ) throws(RedisConnectionError) {
         guard !seeds.isEmpty else { throw RedisConnectionError("a cluster client needs at least one seed") }
         var connections: [RedisConnection] = []
         for seed in seeds {
-            let connection = try RedisConnection(url: seed, timeout: timeout)
+            let connection = try RedisConnection(url: seed, timeout: timeout, acknowledgement: acknowledgement)
             guard (connection.databaseNumber ?? 0) == 0 else {
                 throw RedisConnectionError("a Redis Cluster has only database 0: \(seed)")
             }
@@ -75,16 +80,46 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     /// Sends one command about `key` to the node that serves its slot, following redirections,
     /// and returns the reply.
     public func send(key: String, _ arguments: [String]) async throws(RedisConnectionError) -> RedisReply {
+        try await routed(key) { (node, asking) throws(RedisConnectionError) in
+            try await asking ? node.send(inOrder: [["ASKING"], arguments])[1] : node.send(arguments)
+        } error: { reply in
+            if case .error(let message) = reply { message } else { nil }
+        }
+    }
+
+    /// A script or function call about `key`, routed as ``send(key:_:)`` and followed by `WAIT` on
+    /// its node when the seeds have an acknowledgement.
+    private func scriptCall(key: String, _ command: [String]) async throws(RedisConnectionError) -> RedisScriptReply {
+        try await routed(key) { (node, asking) throws(RedisConnectionError) in
+            try await node.scriptCall(command, asking: asking)
+        } error: { reply in
+            if case .error(let message) = reply { message } else { nil }
+        }
+    }
+
+    /// `call` on the node that serves `key`'s slot, following the redirections its replies name. A
+    /// node that fails to answer makes the map stale: the next call reads it again, so that calls
+    /// reach a replica promoted after a failover (the failed call is not sent again: it may have
+    /// run, SHARED-10).
+    private func routed<Reply>(
+        _ key: String, _ call: (RedisConnection, Bool) async throws(RedisConnectionError) -> Reply,
+        error message: (Reply) -> String?
+    ) async throws(RedisConnectionError) -> Reply {
         if lock.withLock({ stale }) { await readSlots() }
         let slot = Self.slot(of: key)
         var node = lock.withLock { owners[slot].flatMap { nodes[$0] } } ?? seeds[0]
         var asking = false
-        var reply: RedisReply = .null
-        for _ in 0...Self.redirections {
-            reply = try await asking ? node.send(inOrder: [["ASKING"], arguments])[1] : node.send(arguments)
-            guard case .error(let message) = reply, let (kind, address) = Self.redirection(message) else {
-                return reply
+        var reply: Reply
+        var redirections = 0
+        while true {
+            do { reply = try await call(node, asking) } catch {
+                lock.withLock { stale = true }
+                throw error
             }
+            guard redirections < Self.redirections, let text = message(reply),
+                let (kind, address) = Self.redirection(text)
+            else { return reply }
+            redirections += 1
             node = lock.withLock {
                 if kind == "MOVED" {
                     owners[slot] = address
@@ -97,22 +132,21 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
             }
             asking = kind == "ASK"
         }
-        return reply
     }
 
     /// The most redirections followed for one call.
     static let redirections = 5
 
     public func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        RedisConnection.scriptReply(try await send(key: key, ["EVALSHA", sha1, "1", key] + arguments))
+        try await scriptCall(key: key, ["EVALSHA", sha1, "1", key] + arguments)
     }
 
     public func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        RedisConnection.scriptReply(try await send(key: key, ["EVAL", script, "1", key] + arguments))
+        try await scriptCall(key: key, ["EVAL", script, "1", key] + arguments)
     }
 
     public func fcall(_ function: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        RedisConnection.scriptReply(try await send(key: key, ["FCALL", function, "1", key] + arguments))
+        try await scriptCall(key: key, ["FCALL", function, "1", key] + arguments)
     }
 
     /// Loads `library` on every master of the map: the first error that is not "already exists"

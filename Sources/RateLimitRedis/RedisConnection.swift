@@ -72,6 +72,8 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
     private let password: String?
     private let database: Int?
     private let timeout: Duration
+    /// The replicas each script or function call waits for (SHARED-15), if any.
+    public let acknowledgement: RedisReplicaAcknowledgement?
     private let queue = DispatchQueue(label: "RateLimitRedis.RedisConnection")
     private var descriptor: Int32 = -1
     private var buffer: [UInt8] = []
@@ -80,11 +82,16 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
 
     /// A connection to the server of `url` (`redis://[[user]:password@]host[:port][/database]`,
     /// port 6379 by default), made at its first command. A connection, or a reply, that takes
-    /// longer than `timeout` fails its command and closes the connection.
+    /// longer than `timeout` fails its command and closes the connection. With an
+    /// `acknowledgement`, each script or function call is followed by `WAIT` on the connection, and
+    /// a decision fewer replicas acknowledged is answered as a `NOREPLICAS` error (SHARED-15).
     ///
     /// - Throws: ``RedisConnectionError`` for a URL of another form (a user without a password, a
     ///   database that is not a number from 0), or a timeout under 1 ms.
-    public init(url: String = "redis://127.0.0.1:6379", timeout: Duration = .seconds(10)) throws(RedisConnectionError) {
+    public init(
+        url: String = "redis://127.0.0.1:6379", timeout: Duration = .seconds(10),
+        acknowledgement: RedisReplicaAcknowledgement? = nil
+    ) throws(RedisConnectionError) {
         guard let parts = URLComponents(string: url), parts.scheme == "redis", let host = parts.host, !host.isEmpty,
             parts.query == nil, parts.fragment == nil
         else {
@@ -108,9 +115,11 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
         self.password = password
         database = Int(path)
         self.timeout = timeout
+        self.acknowledgement = acknowledgement
     }
 
-    /// A connection to another node of `seed`'s cluster: its credentials and timeout, database 0.
+    /// A connection to another node of `seed`'s cluster: its credentials, timeout and
+    /// acknowledgement, database 0.
     init(node host: String, port: Int, like seed: RedisConnection) {
         self.host = host
         self.port = port
@@ -118,6 +127,7 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
         password = seed.password
         database = nil
         timeout = seed.timeout
+        acknowledgement = seed.acknowledgement
     }
 
     /// The database of the URL (nil: 0).
@@ -147,8 +157,9 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
         try await send(inOrder: [arguments])[0]
     }
 
-    /// Each command's reply, the commands sent one after another with no other command between
-    /// them on the connection: `ASKING`, then the command it is for (``RedisClusterConnection``).
+    /// Each command's reply, the commands sent together with no other command between them on the
+    /// connection: `ASKING`, then the command it is for (``RedisClusterConnection``); a script call,
+    /// then its `WAIT`.
     func send(inOrder commands: [[String]]) async throws(RedisConnectionError) -> [RedisReply] {
         let abandoned = Abandoned()
         let result = await withTaskCancellationHandler {
@@ -160,9 +171,7 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
                             returning: .failure(RedisConnectionError("cancelled before it was sent")))
                     }
                     continuation.resume(
-                        returning: Result { () throws(RedisConnectionError) in
-                            try commands.map { (command) throws(RedisConnectionError) in try self.exchange(command) }
-                        })
+                        returning: Result { () throws(RedisConnectionError) in try self.exchange(commands) })
                 }
             }
         } onCancel: {
@@ -172,15 +181,25 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
     }
 
     public func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        Self.scriptReply(try await send(["EVALSHA", sha1, "1", key] + arguments))
+        try await scriptCall(["EVALSHA", sha1, "1", key] + arguments)
     }
 
     public func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        Self.scriptReply(try await send(["EVAL", script, "1", key] + arguments))
+        try await scriptCall(["EVAL", script, "1", key] + arguments)
     }
 
     public func fcall(_ function: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        Self.scriptReply(try await send(["FCALL", function, "1", key] + arguments))
+        try await scriptCall(["FCALL", function, "1", key] + arguments)
+    }
+
+    /// A script or function call, after `ASKING` when `asking` (a cluster's slot being moved), and
+    /// followed by `WAIT` when the connection has an acknowledgement (SHARED-15).
+    func scriptCall(_ command: [String], asking: Bool = false) async throws(RedisConnectionError) -> RedisScriptReply {
+        let commands = (asking ? [["ASKING"]] : []) + [command] + (acknowledgement.map { [$0.command] } ?? [])
+        let replies = try await send(inOrder: commands)
+        let reply = replies[asking ? 1 : 0]
+        guard let acknowledgement, case .array = reply else { return Self.scriptReply(reply) }
+        return acknowledgement.verdict(on: replies[replies.count - 1]) ?? Self.scriptReply(reply)
     }
 
     public func functionLoad(_ library: String) async throws -> RedisScriptReply {
@@ -200,12 +219,19 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
     // MARK: On the queue
 
     private func exchange(_ arguments: [String]) throws(RedisConnectionError) -> RedisReply {
+        try exchange([arguments])[0]
+    }
+
+    /// Sends the commands in one write (pipelined) and reads their replies.
+    private func exchange(_ commands: [[String]]) throws(RedisConnectionError) -> [RedisReply] {
         dispatchPrecondition(condition: .onQueue(queue))
         try connectIfNeeded()
-        counts[arguments.first ?? "", default: 0] += 1
+        for command in commands { counts[command.first ?? "", default: 0] += 1 }
         do throws(RedisConnectionError) {
-            try sendAll(RESP.command(arguments))
-            return try reply()
+            try sendAll(commands.flatMap(RESP.command))
+            var replies: [RedisReply] = []
+            for _ in commands { replies.append(try reply()) }
+            return replies
         } catch {
             // A connection that failed mid-command may hold half a reply: start afresh next time.
             disconnect()

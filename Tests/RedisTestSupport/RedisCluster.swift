@@ -60,6 +60,32 @@ public final class RedisCluster: Sendable {
         return ranges.count == masters
     }
 
+    /// Makes the cluster node `replica` a replica of the cluster node `master`: it meets the
+    /// master, replicates it once it knows it, and this returns once its replication link is up
+    /// (at most 30 s).
+    public static func attach(replica: RedisServer, to master: RedisServer) async throws {
+        let node = try RESPConnection(port: replica.port)
+        let source = try RESPConnection(port: master.port)
+        guard let masterID = try source.call("CLUSTER", "MYID").text else { throw RedisTestFailure("no CLUSTER MYID") }
+        // A full sync starts at once instead of waiting 5 s for more replicas to join it.
+        guard try source.call("CONFIG", "SET", "repl-diskless-sync-delay", "0") == .status("OK") else {
+            throw master.failure("refused CONFIG SET repl-diskless-sync-delay")
+        }
+        let met = try node.call("CLUSTER", "MEET", "127.0.0.1", "\(master.port)", "\(master.busPort)")
+        guard met == .status("OK") else { throw replica.failure("answered CLUSTER MEET with \(met)") }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try node.call("CLUSTER", "REPLICATE", masterID) != .status("OK") {
+            guard ContinuousClock.now < deadline else { throw replica.failure("did not learn its master within 30 s") }
+            pauseForARealServer()
+        }
+        while try node.call("INFO", "replication").text?.contains("master_link_status:up") != true {
+            guard ContinuousClock.now < deadline else {
+                throw replica.failure("did not sync with its master within 30 s")
+            }
+            pauseForARealServer()
+        }
+    }
+
     /// The URLs of the nodes, the seeds a client takes.
     public var seeds: [String] { nodes.map { "redis://127.0.0.1:\($0.port)" } }
 

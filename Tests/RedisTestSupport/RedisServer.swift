@@ -131,10 +131,15 @@ public final class RedisServer: @unchecked Sendable {
         }
     }
 
-    func failure(_ what: String) -> RedisTestFailure {
+    /// A failure that names this server and `what` it did, with its log.
+    public func failure(_ what: String) -> RedisTestFailure {
         let log = (try? String(contentsOfFile: "\(directory)/redis.log", encoding: .utf8)) ?? ""
         return RedisTestFailure("redis-server on port \(port) \(what); its log:\n\(log)")
     }
+
+    /// Sends `signal` to the server: `SIGSTOP` and `SIGCONT` freeze and thaw it, `SIGKILL` is a
+    /// crash (``stop()`` still cleans up after it).
+    public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
     /// Stops the server and waits for it to exit.
     public func stop() {

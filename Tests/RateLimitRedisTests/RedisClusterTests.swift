@@ -72,6 +72,60 @@ struct RedisClusterRealTimeTests {
         }
     }
 
+    @Test(
+        "SHARED-1 SHARED-9 GCRA-11 four processes on 24 keys of three masters, a slot moved under them: no key's window over its bound"
+    )
+    func processesAcrossMasters() async throws {
+        let cluster = try await RedisCluster.start(masters: 3)
+        defer { cluster.stop() }
+        let (burst, interval): (Int64, Int64) = (5, 2_000_000)  // bursts of 5, then one permit per 2 ms
+        let keys = (0..<16).map { "rl:{k\($0)}" } + (0..<8).map { "rl:{hot}:\($0)" }
+        let arguments = [
+            "--cluster-worker", cluster.seeds.joined(separator: ","), keys.joined(separator: ","), "\(burst)",
+            "\(interval)", "2500",
+        ]
+        let workers = (0..<4).map { _ in Task { try await runRedisBench(arguments) } }
+        // Once the workers call the hot keys' master, their slot moves, a key at a time, under them.
+        // (A GCRA's key expires as soon as its burst is back, SHARED-4: the calls show the
+        // workers there, not the keys.)
+        let hot = RedisClusterConnection.slot(of: "{hot}")
+        let source = cluster.owner(of: hot)
+        let owner = try RESPConnection(port: cluster.nodes[source].port)
+        let working = await eventually(within: .seconds(30)) {
+            let stats = (try? owner.call("INFO", "commandstats"))?.text ?? ""
+            let line = stats.split(separator: "\r\n").first { $0.hasPrefix("cmdstat_fcall:calls=") }
+            return line.flatMap { Int($0.dropFirst("cmdstat_fcall:calls=".count).prefix { $0.isNumber }) } ?? 0 >= 100
+        }
+        #expect(working, "the workers did not call the hot keys' master")
+        try await cluster.migrate(slot: hot, from: source, to: (source + 1) % 3)
+        var admissions = Array(repeating: [ClientAdmission](), count: keys.count)
+        var redirections = (moved: 0, ask: 0)
+        for worker in workers {
+            let (status, output, errors) = try await worker.value
+            #expect(status == 0, "a worker failed: \(errors)")
+            for line in output.split(separator: "\n") {
+                let fields = line.split(separator: " ").compactMap { Int64($0) }
+                if fields.count == 4, let key = Int(exactly: fields[0]), keys.indices.contains(key) {
+                    admissions[key].append(ClientAdmission(sent: fields[1], answered: fields[2], permits: fields[3]))
+                } else if let summary = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Int] {
+                    redirections.moved += summary["moved"] ?? 0
+                    redirections.ask += summary["ask"] ?? 0
+                }
+            }
+        }
+        #expect(redirections.moved + redirections.ask > 0, "the slot moved after the workers were done")
+        var worst = Int64.min
+        for (key, records) in zip(keys, admissions) {
+            let excess = excessOverGCRABound(records, burst: burst, interval: interval)
+            worst = max(worst, excess)
+            #expect(excess <= 0, "\(key): a window holds \(excess) permits over the bound")
+            #expect(records.count > Int(burst), "\(key): \(records.count) admissions")
+        }
+        print(
+            "cluster, four processes: \(admissions.map(\.count).reduce(0, +)) admissions on \(keys.count) keys, "
+                + "redirections \(redirections); closest window \(-worst) permits under its bound")
+    }
+
     /// `count` events on each key, keys at once, each answer checked against the model's.
     private static func steps(_ limiters: [KeyUnderTest], _ count: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in

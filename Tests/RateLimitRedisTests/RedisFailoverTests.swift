@@ -218,22 +218,18 @@ final class FailoverLog: @unchecked Sendable {
     /// The measures of the run (`cut`: when the replica was cut off; `killed`: the master's end).
     func run(cut: ContinuousClock.Instant, killed: ContinuousClock.Instant) -> FailoverRun {
         lock.withLock {
-            let sorted = admissions.sorted { $0.sent < $1.sent }
-            // Window [sent_i, latest answer of i...j]: every admission i...j was decided in it.
-            var excess = Int64.min
-            for i in sorted.indices {
-                var latest = sorted[i].answered
-                for j in i..<sorted.count {
-                    latest = max(latest, sorted[j].answered)
-                    let span = (latest - sorted[i].sent).nanoseconds
-                    let bound = RedisFailoverRealTimeTests.burst + span / RedisFailoverRealTimeTests.interval
-                    excess = max(excess, Int64(j - i + 1) - bound)
-                }
+            let origin = admissions.map(\.sent).min() ?? cut
+            let records = admissions.map {
+                ClientAdmission(
+                    sent: ($0.sent - origin).nanoseconds, answered: ($0.answered - origin).nanoseconds, permits: 1)
             }
+            let excess = excessOverGCRABound(
+                records, burst: RedisFailoverRealTimeTests.burst, interval: RedisFailoverRealTimeTests.interval)
             return FailoverRun(
-                excess: excess, inGap: Int64(sorted.count { $0.answered >= cut && $0.sent <= killed }),
-                admitted: Int64(sorted.count), refused: refusals, notAcknowledged: unacknowledged,
-                errors: errorCounts, outage: sorted.first { $0.sent >= killed }.map { $0.answered - killed })
+                excess: excess, inGap: Int64(admissions.count { $0.answered >= cut && $0.sent <= killed }),
+                admitted: Int64(admissions.count), refused: refusals, notAcknowledged: unacknowledged,
+                errors: errorCounts,
+                outage: admissions.filter { $0.sent >= killed }.map(\.answered).min().map { $0 - killed })
         }
     }
 }

@@ -77,9 +77,19 @@ struct WorkerRun: Sendable {
     var errors: String
 }
 
-/// Runs `ratelimit-redis-bench` (built next to the test bundle) with `arguments`, awaiting its
-/// exit; a worker that has not exited after a minute is killed (the test then fails).
+/// Runs a worker with `arguments` and reads its summary.
 private func runWorker(_ arguments: [String]) async throws -> WorkerRun {
+    let (status, text, problems) = try await runRedisBench(arguments)
+    let fields = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Int] ?? [:]
+    return WorkerRun(
+        status: status, admitted: Int64(fields["admitted"] ?? -1), decisions: fields["decisions"] ?? 0,
+        failures: fields["failures"] ?? -1, errors: problems + text)
+}
+
+/// Runs `ratelimit-redis-bench` (built next to the test bundle) with `arguments`, awaiting its
+/// exit; one that has not exited after a minute is killed (the test then fails). Its exit status,
+/// standard output and standard error.
+func runRedisBench(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("ratelimit-redis-bench")
@@ -88,6 +98,10 @@ private func runWorker(_ arguments: [String]) async throws -> WorkerRun {
     let errors = Pipe()
     process.standardOutput = output
     process.standardError = errors
+    // Read while it runs (a worker's output can outgrow the pipe's buffer), on threads of Dispatch:
+    // a read that blocks must not hold a thread of the cooperative pool.
+    let read = Task { await readToEnd(output.fileHandleForReading) }
+    let readErrors = Task { await readToEnd(errors.fileHandleForReading) }
     let status: Int32 = try await withCheckedThrowingContinuation { continuation in
         process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
         do { try process.run() } catch {
@@ -97,12 +111,19 @@ private func runWorker(_ arguments: [String]) async throws -> WorkerRun {
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
     }
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let fields = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Int] ?? [:]
-    return WorkerRun(
-        status: status, admitted: Int64(fields["admitted"] ?? -1), decisions: fields["decisions"] ?? 0,
-        failures: fields["failures"] ?? -1, errors: problems + text)
+    try? output.fileHandleForWriting.close()
+    try? errors.fileHandleForWriting.close()
+    return (
+        status, String(decoding: await read.value, as: UTF8.self),
+        String(decoding: await readErrors.value, as: UTF8.self)
+    )
+}
+
+/// Everything `handle` gives until its end, read on a thread of Dispatch.
+private func readToEnd(_ handle: FileHandle) async -> Data {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: handle.readDataToEndOfFile()) }
+    }
 }
 
 /// One admission as the server logged it.

@@ -205,6 +205,42 @@ func worker(port: Int, key: String, burst: Int64, interval: Int64, milliseconds:
     }
 }
 
+/// A worker of the cluster test: weighted acquires (1, 2, 3, ...) on random keys of a GCRA each,
+/// through one cluster client, until the time is up; prints each admission and a summary.
+func clusterWorker(seeds: [String], keys: [String], burst: Int64, interval: Int64, milliseconds: Int) async -> Int32 {
+    do {
+        let client = try RedisClusterConnection(seeds: seeds, timeout: .seconds(5))
+        let strategy = try GCRA(burst: burst, emissionIntervalNanoseconds: interval)
+        let limiters = keys.map { RedisRateLimiter(strategy, key: $0, runner: client, timeout: .seconds(5)) }
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        var lines: [String] = []
+        var decisions = 0
+        var failures = 0
+        var random = SystemRandomNumberGenerator()
+        while ContinuousClock.now < deadline {
+            let index = Int.random(in: 0..<keys.count, using: &random)
+            let permits = Int64(decisions % 3 + 1)
+            decisions += 1
+            let sent = monotonicNanoseconds()
+            do {
+                if try await limiters[index].tryAcquire(permits).isAdmitted {
+                    lines.append("\(index) \(sent) \(monotonicNanoseconds()) \(permits)")
+                }
+            } catch {
+                failures += 1
+                FileHandle.standardError.write(Data("\(keys[index]): \(error)\n".utf8))
+            }
+        }
+        let (moved, ask) = client.redirectionsFollowed
+        print(lines.joined(separator: "\n"))
+        print(#"{"decisions": \#(decisions), "failures": \#(failures), "moved": \#(moved), "ask": \#(ask)}"#)
+        return failures == 0 ? 0 : 1
+    } catch {
+        FileHandle.standardError.write(Data("cluster worker: \(error)\n".utf8))
+        return 1
+    }
+}
+
 /// Answers every script at once with an admission: the limiter's own cost, without a server.
 private struct CannedRunner: RedisScriptRunner {
     func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {

@@ -251,3 +251,83 @@ private struct CannedRunner: RedisScriptRunner {
         .values(["kind", "allowed", "remaining", "1"])
     }
 }
+
+/// Throughput of a Redis Cluster against one master: the same clients, on the same keys, through
+/// RedisClusterConnection, on a one-node cluster and on one of `masters` nodes, in alternating
+/// rounds.
+struct ClusterThroughput {
+    var masters: Int
+    var clients: Int
+    /// Decisions per second over every round, median of the rounds.
+    var oneMaster: Double
+    var cluster: Double
+
+    var table: String {
+        let ratio = cluster / oneMaster
+        return """
+            cluster: \(clients) clients (tasks, a cluster connection each) on 32 keys, GCRA tryAcquire, admitted
+            one master          \(String(format: "%8.0f", oneMaster)) decisions/s
+            \(masters) masters           \(String(format: "%8.0f", cluster)) decisions/s, \(String(format: "%.0f", cluster / Double(masters))) per master
+            ratio               \(String(format: "%.2f", ratio))x one master's (\(String(format: "%.2f", ratio / Double(masters)))x per master); the servers and the clients share this machine's \(ProcessInfo.processInfo.activeProcessorCount) cores
+            """
+    }
+
+    var json: [String: Any] {
+        ["masters": masters, "clients": clients, "oneMasterPerSecond": oneMaster, "clusterPerSecond": cluster]
+    }
+}
+
+/// Measures ``ClusterThroughput``: `clients` tasks acquiring on 32 keys of their own tags.
+func clusterThroughput(masters: Int = 3, clients: Int = 8, smoke: Bool) async throws -> ClusterThroughput {
+    let single = try await RedisServer.start(cluster: true)
+    defer { single.stop() }
+    let cluster = try await RedisCluster.start(masters: masters)
+    defer { cluster.stop() }
+    let strategy = try GCRA(burst: 1_000_000_000, emissionIntervalNanoseconds: 1)
+    let keys = (0..<32).map { "bench:{k\($0)}" }
+    func limiters(_ seeds: [String]) throws -> [[RedisRateLimiter<GCRA, ContinuousClock>]] {
+        try (0..<clients).map { _ in
+            let client = try RedisClusterConnection(seeds: seeds)
+            return keys.map { RedisRateLimiter(strategy, key: $0, runner: client) }
+        }
+    }
+    let onOne = try limiters(["redis://127.0.0.1:\(single.port)"])
+    let onCluster = try limiters(cluster.seeds)
+    let duration: Duration = smoke ? .milliseconds(100) : .seconds(2)
+    var one: [Double] = []
+    var many: [Double] = []
+    for round in 0..<(smoke ? 1 : 5) {
+        let warm = round == 0
+        _ = try await decisionsPerSecond(onOne, for: warm ? duration / 4 : .zero)
+        _ = try await decisionsPerSecond(onCluster, for: warm ? duration / 4 : .zero)
+        one.append(try await decisionsPerSecond(onOne, for: duration))
+        many.append(try await decisionsPerSecond(onCluster, for: duration))
+    }
+    return ClusterThroughput(
+        masters: masters, clients: clients, oneMaster: percentile(one, 0.5), cluster: percentile(many, 0.5))
+}
+
+/// Decisions per second of every client acquiring on random keys of its own limiters for `duration`.
+private func decisionsPerSecond(
+    _ clients: [[RedisRateLimiter<GCRA, ContinuousClock>]], for duration: Duration
+) async throws -> Double {
+    guard duration > .zero else { return 0 }
+    let start = ContinuousClock.now
+    let deadline = start + duration
+    let total = try await withThrowingTaskGroup(of: Int.self) { group in
+        for limiters in clients {
+            group.addTask {
+                var count = 0
+                var random = SystemRandomNumberGenerator()
+                while ContinuousClock.now < deadline {
+                    _ = try await limiters[Int.random(in: 0..<limiters.count, using: &random)].tryAcquire()
+                    count += 1
+                }
+                return count
+            }
+        }
+        return try await group.reduce(0, +)
+    }
+    let (seconds, attoseconds) = (ContinuousClock.now - start).components
+    return Double(total) / (Double(seconds) + Double(attoseconds) / 1e18)
+}

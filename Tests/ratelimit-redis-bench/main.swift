@@ -2,7 +2,8 @@
 // round trip of a trivial script on the same connection (the RateLimitRedis article "Shared limits with Redis"), and
 // the worker processes of the multi-process test.
 //
-//   ratelimit-redis-bench            starts its own redis-server, prints a table (make bench-redis)
+//   ratelimit-redis-bench            starts its own redis-server, prints a table (make bench-redis),
+//                                    then a cluster's throughput against one master's
 //   ratelimit-redis-bench --json     the same, as JSON
 //   ratelimit-redis-bench --smoke    a few calls of each, once (make verify: it must not rot)
 //   ratelimit-redis-bench --check    exit 1 when the GCRA function alone is above 1.5x the floor
@@ -76,12 +77,15 @@ guard await RedisServer.installed.value != nil else {
 let server = try await RedisServer.start()
 let measured = try await benchmark(port: server.port, smoke: smoke)
 server.stop()
+let throughput = try await clusterThroughput(smoke: smoke)
 if json {
-    print(
-        String(
-            decoding: try JSONSerialization.data(withJSONObject: measured.json, options: [.sortedKeys]), as: UTF8.self))
+    var object = measured.json
+    object["cluster"] = throughput.json
+    print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
 } else {
     print(measured.table)
+    print("")
+    print(throughput.table)
 }
 // The target (issue 36): the GCRA decision the server makes, through the runner, within 1.5x one
 // round trip of a trivial script. The limiter's rows add its Swift part (the timeout race), shown

@@ -80,24 +80,31 @@ struct RedisClusterRealTimeTests {
         defer { cluster.stop() }
         let (burst, interval): (Int64, Int64) = (5, 2_000_000)  // bursts of 5, then one permit per 2 ms
         let keys = (0..<16).map { "rl:{k\($0)}" } + (0..<8).map { "rl:{hot}:\($0)" }
+        // The workers run until the test has seen traffic after the move (a file tells them).
+        let stop = NSTemporaryDirectory() + "ratelimit-cluster-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: stop) }
         let arguments = [
             "--cluster-worker", cluster.seeds.joined(separator: ","), keys.joined(separator: ","), "\(burst)",
-            "\(interval)", "2500",
+            "\(interval)", stop,
         ]
         let workers = (0..<4).map { _ in Task { try await runRedisBench(arguments) } }
+        defer { _ = FileManager.default.createFile(atPath: stop, contents: nil) }  // when a step below throws
         // Once the workers call the hot keys' master, their slot moves, a key at a time, under them.
         // (A GCRA's key expires as soon as its burst is back, SHARED-4: the calls show the
         // workers there, not the keys.)
         let hot = RedisClusterConnection.slot(of: "{hot}")
         let source = cluster.owner(of: hot)
-        let owner = try RESPConnection(port: cluster.nodes[source].port)
-        let working = await eventually(within: .seconds(30)) {
-            let stats = (try? owner.call("INFO", "commandstats"))?.text ?? ""
+        let target = (source + 1) % 3
+        func calls(_ node: Int) -> Int {
+            let stats = (try? RESPConnection(port: cluster.nodes[node].port).call("INFO", "commandstats"))?.text ?? ""
             let line = stats.split(separator: "\r\n").first { $0.hasPrefix("cmdstat_fcall:calls=") }
-            return line.flatMap { Int($0.dropFirst("cmdstat_fcall:calls=".count).prefix { $0.isNumber }) } ?? 0 >= 100
+            return line.flatMap { Int($0.dropFirst("cmdstat_fcall:calls=".count).prefix { $0.isNumber }) } ?? 0
         }
-        #expect(working, "the workers did not call the hot keys' master")
-        try await cluster.migrate(slot: hot, from: source, to: (source + 1) % 3)
+        #expect(await eventually(within: .seconds(30)) { calls(source) >= 100 }, "the workers did not start")
+        try await cluster.migrate(slot: hot, from: source, to: target)
+        let moved = calls(target)
+        #expect(await eventually(within: .seconds(30)) { calls(target) >= moved + 300 }, "no traffic after the move")
+        _ = FileManager.default.createFile(atPath: stop, contents: nil)
         var admissions = Array(repeating: [ClientAdmission](), count: keys.count)
         var redirections = (moved: 0, ask: 0)
         for worker in workers {
@@ -165,7 +172,7 @@ private final class KeyUnderTest: @unchecked Sendable {
     }
 }
 
-private final class LockedInstant: @unchecked Sendable {
+final class LockedInstant: @unchecked Sendable {
     // @unchecked: `current` is read and written only while `lock` is held.
     private let lock = NSLock()
     private var current = RateLimitInstant.origin

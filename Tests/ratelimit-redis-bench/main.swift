@@ -11,9 +11,10 @@
 //   ratelimit-redis-bench --worker <port> <key> <burst> <emission interval ns> <milliseconds>
 //       acquires 1, 2, 3, 1, 2, 3... permits of a GCRA on the server's clock until the time is up;
 //       prints {"admitted": permits, "decisions": n, "failures": n}
-//   ratelimit-redis-bench --cluster-worker <seeds> <keys> <burst> <emission interval ns> <milliseconds>
+//   ratelimit-redis-bench --cluster-worker <seeds> <keys> <burst> <emission interval ns> <stop file>
 //       the same on random keys of a comma-separated list, through RedisClusterConnection on the
-//       comma-separated seed URLs; prints a line "<key index> <sent> <answered> <permits>" per
+//       comma-separated seed URLs, until the stop file exists (a minute at most); prints a line
+//       "<key index> <sent> <answered> <permits>" per
 //       admission (CLOCK_MONOTONIC nanoseconds), then {"decisions": n, "failures": n, "moved": n, "ask": n}
 
 import Foundation
@@ -33,19 +34,15 @@ if arguments.first == "--worker" {
 }
 
 if arguments.first == "--cluster-worker" {
-    guard arguments.count == 6, let burst = Int64(arguments[3]), let interval = Int64(arguments[4]),
-        let milliseconds = Int(arguments[5])
-    else {
-        print(
-            "usage: ratelimit-redis-bench --cluster-worker <seeds> <keys> <burst> <emission interval ns> <milliseconds>"
-        )
+    guard arguments.count == 6, let burst = Int64(arguments[3]), let interval = Int64(arguments[4]) else {
+        print("usage: ratelimit-redis-bench --cluster-worker <seeds> <keys> <burst> <emission interval ns> <stop file>")
         exit(2)
     }
     exit(
         await clusterWorker(
             seeds: arguments[1].split(separator: ",").map(String.init),
             keys: arguments[2].split(separator: ",").map(String.init), burst: burst, interval: interval,
-            milliseconds: milliseconds))
+            stop: arguments[5]))
 }
 
 if arguments.first == "--soak" {

@@ -26,6 +26,9 @@ import sys
 FOLDER = pathlib.Path("Sources/RateLimitRedis/Scripts")
 OUTPUT = pathlib.Path("Sources/RateLimitRedis/RedisScriptSources.swift")
 LIBRARY = FOLDER / "functions.lua"
+# The composite limit's driver (not a script alone) and the script made of it.
+COMPOSITE = FOLDER / "composite.lua"
+COMPOSITE_SCRIPT = FOLDER / "composite-script.lua"
 ENDING = "return run(S, KEYS, ARGV)\n"
 # Each script's Swift name and file, in the order of the Spec.
 SCRIPTS = [
@@ -60,12 +63,42 @@ def function_name(library, file):
     return f"{library}_{file.replace('-', '_')}"
 
 
-def render_library():
-    """The Functions library: the prelude and each strategy's file inside one function, built at
-    the first call; each strategy registered as `<library>_<file, with underscores>`."""
+def strategy_tables(texts):
+    """Each strategy's file as an entry of the table `strategies`, its S returned."""
+    out = ["local strategies = {}"]
+    for (_, file), text in zip(SCRIPTS, texts):
+        assert text.endswith(ENDING), f"{file}.lua must end with {ENDING!r}"
+        out.append("")
+        out.append(f"strategies['{file}'] = (function()")
+        out.append(text[: -len(ENDING)].rstrip("\n"))
+        out.append("return S")
+        out.append("end)()")
+    return out
+
+
+def render_composite_script():
+    """The composite limit as a script: the prelude, every strategy's table, the driver."""
     prelude = (FOLDER / "prelude.lua").read_text()
     texts = [(FOLDER / f"{file}.lua").read_text() for _, file in SCRIPTS]
-    name = library_name(prelude, texts)
+    out = [
+        prelude.rstrip("\n"),
+        "",
+        "-- composite-script.lua: the composite limit as one script (prelude.lua, every strategy's",
+        "-- table, composite.lua). Written by `make redis-scripts`: do not edit.",
+        "",
+    ]
+    out += strategy_tables(texts)
+    out += ["", COMPOSITE.read_text().rstrip("\n"), "", "return composite(strategies, KEYS, ARGV)"]
+    return "\n".join(out) + "\n"
+
+
+def render_library():
+    """The Functions library: the prelude and each strategy's file inside one function, built at
+    the first call; each strategy registered as `<library>_<file, with underscores>`, and the
+    composite limit (composite.lua) as `<library>_composite`."""
+    prelude = (FOLDER / "prelude.lua").read_text()
+    texts = [(FOLDER / f"{file}.lua").read_text() for _, file in SCRIPTS]
+    name = library_name(prelude, texts + [COMPOSITE.read_text()])
     assert prelude.startswith("#!lua\n")
     out = [
         f"#!lua name={name}",
@@ -81,31 +114,27 @@ def render_library():
         "local function build()",
         prelude[len("#!lua\n"):].rstrip("\n"),
         "",
-        "local strategies = {}",
     ]
-    for (_, file), text in zip(SCRIPTS, texts):
-        assert text.endswith(ENDING), f"{file}.lua must end with {ENDING!r}"
-        out.append("")
-        out.append(f"strategies['{file}'] = (function()")
-        out.append(text[: -len(ENDING)].rstrip("\n"))
-        out.append("return S")
-        out.append("end)()")
+    out += strategy_tables(texts)
     out += [
         "",
-        "return run, strategies",
+        COMPOSITE.read_text().rstrip("\n"),
+        "",
+        "return run, strategies, composite",
         "end",
         "",
-        "local run, strategies",
+        "local run, strategies, composite",
         "",
         "local function call(strategy)",
         "    return function(keys, args)",
-        "        if not run then run, strategies = build() end",
+        "        if not run then run, strategies, composite = build() end",
+        "        if strategy == 'composite' then return composite(strategies, keys, args) end",
         "        return run(strategies[strategy], keys, args)",
         "    end",
         "end",
         "",
     ]
-    for _, file in SCRIPTS:
+    for _, file in SCRIPTS + [("composite", "composite")]:
         out.append(f"redis.register_function('{function_name(name, file)}', call('{file}'))")
     return name, "\n".join(out) + "\n"
 
@@ -132,6 +161,13 @@ def render():
         out.append(f'    static let {name}SHA1 = "{sha1}"')
         out.append(f'    static let {name}Function = "{function_name(library_name, file)}"')
         out.append("")
+    composite = render_composite_script()
+    out.append("    /// `composite-script.lua`: the composite limit as one script (`composite.lua` after every")
+    out.append("    /// strategy's table).")
+    out.append(f"    static let composite = {literal(composite)}")
+    out.append(f'    static let compositeSHA1 = "{hashlib.sha1(composite.encode()).hexdigest()}"')
+    out.append(f'    static let compositeFunction = "{function_name(library_name, "composite")}"')
+    out.append("")
     out.append("    /// `functions.lua`: every script as one Redis Functions library.")
     out.append(f"    static let library = {literal(library)}")
     out.append(f'    static let libraryName = "{library_name}"')
@@ -144,16 +180,18 @@ def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "check"
     text = render()
     _, library = render_library()
+    composite = render_composite_script()
     if mode == "write":
         OUTPUT.write_text(text)
         LIBRARY.write_text(library)
-        print(f"wrote {OUTPUT} and {LIBRARY}")
+        COMPOSITE_SCRIPT.write_text(composite)
+        print(f"wrote {OUTPUT}, {LIBRARY} and {COMPOSITE_SCRIPT}")
         return 0
-    for path, expected in ((OUTPUT, text), (LIBRARY, library)):
+    for path, expected in ((OUTPUT, text), (LIBRARY, library), (COMPOSITE_SCRIPT, composite)):
         if not path.exists() or path.read_text() != expected:
             print(f"{path} differs from Sources/RateLimitRedis/Scripts/*.lua: run `make redis-scripts`")
             return 1
-    print(f"redis-scripts: {OUTPUT} and {LIBRARY} hold Sources/RateLimitRedis/Scripts/*.lua as they are")
+    print(f"redis-scripts: {OUTPUT}, {LIBRARY} and {COMPOSITE_SCRIPT} hold Sources/RateLimitRedis/Scripts/*.lua as they are")
     return 0
 
 

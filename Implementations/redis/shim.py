@@ -69,6 +69,10 @@ class Scripts:
             with open(os.path.join(SCRIPTS, strategy + ".lua"), "rb") as f:
                 source = prelude + b"\n" + f.read()
             self.sources[strategy] = (hashlib.sha1(source).hexdigest(), source)
+        # The composite limit's script is whole as `make redis-scripts` writes it.
+        with open(os.path.join(SCRIPTS, "composite-script.lua"), "rb") as f:
+            source = f.read()
+        self.sources["composite"] = (hashlib.sha1(source).hexdigest(), source)
 
     def run(self, strategy, key, *argv):
         sha, source = self.sources[strategy]
@@ -120,6 +124,31 @@ def configuration_argv(strategy, configuration):
     return [integer(configuration[name]) if name in configuration else "" for name in FIELDS[strategy]]
 
 
+def composite_argv(configuration):
+    """A composite configuration as the composite script's ARGV: the number of limits, then each
+    limit's strategy and fields. A strategy without a script is sent by name alone: the script
+    refuses it (notSupported), as the leaky bucket queue must be (COMP-2)."""
+    limits = configuration.get("limits") if isinstance(configuration, dict) else None
+    if not isinstance(limits, list):
+        raise ValueError("a composite configuration needs \"limits\": %r" % (configuration,))
+    argv = [str(len(limits))]
+    for limit in limits:
+        strategy = limit.get("strategy") if isinstance(limit, dict) else None
+        if strategy not in FIELDS:
+            argv.append("unsupported:%s" % (strategy,))
+            break
+        argv.append(strategy)
+        argv += configuration_argv(strategy, limit.get("configuration") or {})
+    return argv
+
+
+def refused_json(lid, reply):
+    answer = {"type": "refused", "id": lid, "field": reply["field"], "problem": reply["problem"]}
+    if "maximum" in reply:
+        answer["maximum"] = int(reply["maximum"])
+    return answer
+
+
 def result_json(reply):
     kind = reply["kind"]
     result = {"kind": kind}
@@ -138,6 +167,7 @@ class Shim:
         self.expire = expire
         self.prefix = os.urandom(8).hex()
         self.limiters = {}  # id -> {"strategy", "configuration", "idle"}
+        self.composites = {}  # scenario id -> its composite configuration
 
     def key(self, lid):
         # Each limiter its own hash tag: a script touches one key, so one Redis Cluster slot.
@@ -165,6 +195,8 @@ class Shim:
                       "strategies": list(FIELDS)}
             if version == 2:
                 answer["profiles"] = {strategy: self.profile() for strategy in FIELDS}
+                # Composite limits of these strategies: one script over their keys (SHARED-9).
+                answer["extensions"] = ["composite"]
             return answer
         lid = msg.get("id")
         if kind == "create":
@@ -175,10 +207,7 @@ class Shim:
             reply = self.scripts.run(strategy, self.key(lid), "create", integer(msg.get("now")),
                                      *configuration_argv(strategy, configuration))
             if reply["kind"] == "refused":
-                answer = {"type": "refused", "id": lid, "field": reply["field"], "problem": reply["problem"]}
-                if "maximum" in reply:
-                    answer["maximum"] = int(reply["maximum"])
-                return answer
+                return refused_json(lid, reply)
             if reply["kind"] != "created":
                 return {"type": "error", "message": "create answered %r" % (reply,)}
             self.limiters[lid] = {"strategy": strategy, "configuration": configuration, "idle": reply.get("idle")}
@@ -188,9 +217,46 @@ class Shim:
             if limiter is None:
                 return {"type": "error", "message": "unknown limiter %r" % (lid,)}
             return {"type": "result", "id": lid, "result": self.event(lid, limiter, msg.get("now"), msg.get("event"))}
+        if kind == "scenario":
+            if msg.get("machine") != "composite":
+                return {"type": "error", "message": "no Redis script for the %r machine" % (msg.get("machine"),)}
+            configuration = msg.get("configuration") or {}
+            reply = self.scripts.run("composite", self.key(lid), "create", integer(msg.get("now")),
+                                     *composite_argv(configuration))
+            if reply["kind"] == "refused":
+                return refused_json(lid, reply)
+            if reply["kind"] != "created":
+                return {"type": "error", "message": "create answered %r" % (reply,)}
+            self.composites[lid] = configuration
+            return {"type": "created", "id": lid}
+        if kind == "step":
+            configuration = self.composites.get(lid)
+            if configuration is None:
+                return {"type": "error", "message": "unknown scenario %r" % (lid,)}
+            event = msg.get("event") or {}
+            now = msg.get("now")
+            argv = [integer(now)] + composite_argv(configuration)
+            operation = event.get("kind")
+            if operation == "acquire":
+                # Leases longer than the timeline: the plain concurrency limiter (as for one limit).
+                argv += [integer(event.get("permits")), str(SUITE_LEASE_NANOSECONDS)]
+            elif operation == "release":
+                argv += [integer(event.get("permits"))]
+            elif operation == "reconfigure":
+                argv += composite_argv(event.get("configuration") or {})
+            elif operation != "reset":
+                raise ValueError("unknown event %r" % (operation,))
+            reply = self.scripts.run("composite", self.key(lid), operation, *argv)
+            if operation == "reconfigure" and reply["kind"] == "allowed":
+                self.composites[lid] = event.get("configuration")
+            return {"type": "answer", "id": lid, "answer": result_json(reply)}
         if kind == "drop":
             if self.limiters.pop(lid, None) is not None:
                 self.scripts.redis.call("DEL", self.key(lid))
+            configuration = self.composites.pop(lid, None)
+            if configuration is not None:
+                count = len(configuration.get("limits") or [])
+                self.scripts.redis.call("DEL", *["%s:%d" % (self.key(lid), i) for i in range(1, count + 1)])
             return {"type": "dropped", "id": lid}
         return {"type": "error", "message": "unknown message type %r" % (kind,)}
 

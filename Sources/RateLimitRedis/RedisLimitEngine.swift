@@ -176,7 +176,13 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
         var asked = strategy
         if case .reconfigure(let replacement) = operation { asked = replacement }
         for candidate in [strategy, asked] {
-            if let window = candidate as? FixedWindow, window.alignment != .origin {
+            let windows: [FixedWindow] =
+                if let composite = candidate as? CompositeLimit {
+                    composite.limits.compactMap { if case .fixedWindow(let window) = $0 { window } else { nil } }
+                } else {
+                    (candidate as? FixedWindow).map { [$0] } ?? []
+                }
+            if let window = windows.first(where: { $0.alignment != .origin }) {
                 return ScriptAnswer(
                     result: .invalid(
                         RateLimitInputError(

@@ -30,11 +30,23 @@ public struct RedisScript: Hashable, Sendable {
     public static let libraryName = RedisScriptSources.libraryName
 
     init(strategy: String, file: String, sha1: String, function: String) {
+        self.init(strategy: strategy, source: RedisScriptSources.prelude + "\n" + file, sha1: sha1, function: function)
+    }
+
+    init(strategy: String, source: String, sha1: String, function: String) {
         self.strategy = strategy
-        self.source = RedisScriptSources.prelude + "\n" + file
+        self.source = source
         self.sha1 = sha1
         self.function = function
     }
+
+    /// The composite limit's script (`composite-script.lua`: the prelude, every strategy's code
+    /// and `composite.lua`, made by `make redis-scripts`): one call decides every limit of a
+    /// ``CompositeLimit``, limit `i` (from 1) at `<key>:<i>`, all or nothing (COMP-4, SHARED-9).
+    /// Its ``strategy`` is `composite`.
+    public static let composite = RedisScript(
+        strategy: CompositeLimit.identifier, source: RedisScriptSources.composite,
+        sha1: RedisScriptSources.compositeSHA1, function: RedisScriptSources.compositeFunction)
 
     static let tokenBucket = RedisScript(
         strategy: TokenBucket.identifier, file: RedisScriptSources.tokenBucket,
@@ -64,8 +76,8 @@ public struct RedisScript: Hashable, Sendable {
     ]
 }
 
-/// A strategy with a Redis script: the six time-based strategies a ``RedisRateLimiter`` runs. (The
-/// concurrency limiter's script holds leases: ``RedisConcurrencyLimiter``.)
+/// A strategy with a Redis script: the six time-based strategies a ``RedisRateLimiter`` runs, and
+/// composites of them. (The concurrency limiter's script holds leases: ``RedisConcurrencyLimiter``.)
 public protocol RedisScriptedStrategy: RateLimitStrategy {
     /// The script that decides this strategy's events on the server.
     static var redisScript: RedisScript { get }
@@ -95,10 +107,24 @@ extension LeakyBucketMeter: RedisScriptedStrategy {
     public static var redisScript: RedisScript { .leakyBucketMeter }
 }
 
+/// A composite of the six time-based strategies with a script: one call over the keys `<key>:1`,
+/// `<key>:2`, ... of its limits, which share the key's hash tag on a Redis Cluster (SHARED-9). A
+/// limit of another strategy is refused by the server at the first call (a ``RedisLimitError``
+/// naming `limits[i]`), and so is a concurrency limit, whose permits are leases here
+/// (``RedisConcurrencyLimiter``).
+extension CompositeLimit: RedisScriptedStrategy {
+    public static var redisScript: RedisScript { .composite }
+}
+
 extension RateLimitStrategy {
     /// The configuration's fields as a script's arguments, in the order of the strategy's Spec
     /// table (every strategy of the Spec is one of `AnyRateLimitStrategy`'s cases).
     var scriptArguments: [String] {
-        (AnyRateLimitStrategy(self)?.fields ?? []).map { String($0.value) }
+        if let composite = self as? CompositeLimit {
+            // The number of limits, then each limit's strategy and fields (composite.lua).
+            return [String(composite.limits.count)]
+                + composite.limits.flatMap { [$0.kind] + $0.fields.map { String($0.value) } }
+        }
+        return (AnyRateLimitStrategy(self)?.fields ?? []).map { String($0.value) }
     }
 }

@@ -16,7 +16,7 @@ import Testing
     .enabled(Comment(rawValue: RedisServer.installHint)) { await RedisServer.installed.value != nil })
 struct RedisLimiterRealTimeTests {
     @Test(
-        "SHARED-1 SHARED-14 the embedded scripts are Sources/RateLimitRedis/Scripts/*.lua, their SHA-1s the server's, and functions.lua the library that registers each"
+        "SHARED-1 SHARED-14 the embedded scripts are Sources/RateLimitRedis/Scripts/*.lua, their SHA-1s the server's, and functions.lua the library that registers each and the composite"
     )
     func embeddedScripts() async throws {
         let folder = repositoryRoot.appendingPathComponent("Sources/RateLimitRedis/Scripts")
@@ -36,6 +36,10 @@ struct RedisLimiterRealTimeTests {
             #expect(
                 try await redis.send(["SCRIPT", "LOAD", script.source]) == .bulk(script.sha1), "\(script.strategy)")
         }
+        // The composite limit's script, whole (made from the files by `make redis-scripts`).
+        let composite = try String(contentsOf: folder.appendingPathComponent("composite-script.lua"), encoding: .utf8)
+        #expect(RedisScript.composite.source == composite, "run `make redis-scripts`")
+        #expect(try await redis.send(["SCRIPT", "LOAD", composite]) == .bulk(RedisScript.composite.sha1))
         let library = try String(contentsOf: folder.appendingPathComponent("functions.lua"), encoding: .utf8)
         #expect(RedisScript.library == library, "run `make redis-scripts`")
         #expect(try await redis.send(["FUNCTION", "LOAD", library]) == .bulk(RedisScript.libraryName))
@@ -51,7 +55,7 @@ struct RedisLimiterRealTimeTests {
             guard case .array(let parts) = entry, parts.count > 1 else { return nil }
             return parts[1].text
         }
-        #expect(Set(names) == Set(RedisScript.all.map(\.function)), "\(names)")
+        #expect(Set(names) == Set((RedisScript.all + [.composite]).map(\.function)), "\(names)")
     }
 
     @Test(
@@ -83,6 +87,100 @@ struct RedisLimiterRealTimeTests {
                 #expect((counts["EVALSHA"] ?? 0) > 1_000, "\(counts)")
             }
         }
+    }
+
+    @Test(
+        "COMP-4 COMP-5 COMP-7 COMP-8 SHARED-9 a composite limit answers as the in-process one, one call over its limits' keys, through the Functions library and through scripts",
+        arguments: [true, false])
+    func compositeLimits(functions: Bool) async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let connection = try RESPConnection(port: server.port)
+        let runner: any RedisScriptRunner = functions ? connection : ScriptsOnly(connection)
+        let kinds = [
+            TokenBucket.identifier, IntervalTokenBucket.identifier, GCRA.identifier, FixedWindow.identifier,
+            SlidingWindowLog.identifier, LeakyBucketMeter.identifier,
+        ]
+        let name = "compositeLimits"
+        for trace in 0..<12 {
+            var rng = TestSeed.generator(name, trace: trace)
+            let replay = TestSeed.replay(name, trace: trace)
+            func draw() -> [AnyRateLimitStrategy] {
+                (0..<Int(rng.int(in: 1...3))).compactMap { _ in
+                    TraceGenerator.configuration(rng.pick(kinds), using: &rng)
+                }
+            }
+            var limits = draw()
+            guard !limits.isEmpty, var composite = try? CompositeLimit(limits) else { continue }
+            // Created at 0, so that no event comes before the creation: a limit whose state is idle
+            // has no key (SHARED-4), and would be created at such an event instead (as with
+            // `--expire`, whose profile declares a clock that never goes back).
+            var now: Int64 = 0
+            let instant = LockedInstant()
+            instant.value = try RateLimitInstant(nanoseconds: now)
+            let key = "rl:{composite-\(trace)}"
+            let limiter = RedisRateLimiter(
+                composite, key: key, runner: runner, clockSource: .caller { instant.value }, timeout: .seconds(10))
+            var model = RateLimiter(composite, at: try RateLimitInstant(nanoseconds: now))
+            // The limits' keys made at the model's creation instant (a query writes a state that is
+            // not idle: a bucket that starts below its capacity), not at the first event's.
+            #expect(try await limiter.remaining() == model.remaining(at: instant.value), "\(replay)")
+            for step in 0..<150 {
+                let span = limits.map(TraceGenerator.characteristicNanoseconds).min() ?? 1
+                now = TraceGenerator.nextInstant(after: now, span: span, retryAfter: nil, using: &rng)
+                let at = try RateLimitInstant(nanoseconds: now)
+                instant.value = at
+                let event: RateLimitEvent<CompositeLimit>
+                switch rng.int(in: 0...99) {
+                case 0..<4: event = .reset
+                case 4..<10:
+                    // The same strategies, other sizes; or, now and then, another shape (refused).
+                    let replacement =
+                        rng.chance(80)
+                        ? limits.compactMap { TraceGenerator.configuration($0.kind, using: &rng) } : draw()
+                    guard let next = try? CompositeLimit(replacement) else { continue }
+                    event = .reconfigure(next)
+                    if replacement.map(\.kind) == limits.map(\.kind) { (limits, composite) = (replacement, next) }
+                case 10..<14: event = .release(rng.int(in: 0...2))
+                default: event = .acquire(rng.int(in: -1...(composite.maximumPermits + 1)))
+                }
+                let expected = model.step(event, at: at)
+                let answered: RateLimitResult
+                switch event {
+                case .acquire(let permits): answered = try await limiter.tryAcquire(permits)
+                case .release(let permits): answered = limiter.release(permits)
+                case .reset: answered = try await limiter.reset()
+                case .reconfigure(let next): answered = try await limiter.reconfigure(next)
+                }
+                // An `invalid` is compared by what the protocol carries: its field and problem (with its maximum).
+                let same =
+                    if case .invalid(let got) = answered, case .invalid(let want) = expected {
+                        got.field == want.field && got.problem == want.problem
+                    } else { answered == expected }
+                #expect(
+                    same,
+                    "trace \(trace) step \(step) at \(now): \(event) answered \(answered), expected \(expected), limits \(limits); \(replay)"
+                )
+                if !same { break }
+            }
+            // One key per limit, sharing the composite's hash tag: one slot.
+            let stored = try await connection.send(["KEYS", "rl:{composite-\(trace)}*"])
+            if case .array(let names) = stored {
+                #expect(names.allSatisfy { $0.text?.hasPrefix(key + ":") == true }, "\(names)")
+            }
+        }
+        let counts = connection.commandCounts
+        #expect((counts[functions ? "FCALL" : "EVALSHA"] ?? 0) > 500, "\(counts)")
+        // A fixed window aligned otherwise (FW-13) is refused by name, inside a composite too.
+        let aligned = try CompositeLimit(
+            .gcra(try GCRA(burst: 2, emissionIntervalNanoseconds: 10)),
+            .fixedWindow(try FixedWindow(limit: 3, window: .nanoseconds(100), alignment: .creation)))
+        let refused = try await RedisRateLimiter(aligned, key: "rl:{aligned}", runner: runner).tryAcquire()
+        guard case .invalid(let error) = refused else {
+            Issue.record("expected invalid, got \(refused)")
+            return
+        }
+        #expect(error.field == "alignment" && error.problem == .notSupported)
     }
 
     @Test("SHARED-2 on the server's clock a refusal's retry-after counts from the server's TIME")

@@ -122,7 +122,9 @@ package struct ConformanceRun: Sendable {
             var driver = ExternalScenarioDriver(subject: subject)
             // Only the scenarios within the profiles of the strategies they involve (CONF-7).
             extras.append(
-                .within(cases, outside: { $0.outsideProfile(subject.profile(for:)) }) { inside in
+                .within(
+                    cases, outside: { $0.outsideProfile(subject.profile(for:), declares: subject.strategies.contains) }
+                ) { inside in
                     .run(machine, inside, driver: &driver)
                 })
         }
@@ -215,15 +217,17 @@ package struct ConformanceRun: Sendable {
             declared.contains(.waitQueue) && (walkUntil != nil || walkOnly != nil)
             ? ScenarioExploration.walk(
                 depth: WaitQueueWalk.defaultDepth, driver: &driver, only: walkOnly, until: walkUntil ?? 0,
-                clock: clock, outside: { $0.outsideProfile(subject.profile(for:)) }, progress: progress) : nil
+                clock: clock,
+                outside: { $0.outsideProfile(subject.profile(for:), declares: subject.strategies.contains) },
+                progress: progress) : nil
         if let walked, walkOnly != nil { return ScenarioExplorationReport(seed: seed, machines: [walked]) }
         var report = ScenarioExploration.run(
             declared, driver: &driver, seed: seed, maximumSteps: randomSteps, only: only, until: deadline,
             shrinkSeconds: max(2, 0.05 * explorationBudget), clock: clock,
-            outside: { $0.outsideProfile(subject.profile(for:)) },
+            outside: { $0.outsideProfile(subject.profile(for:), declares: subject.strategies.contains) },
             events: subject.strategies.reduce(Set(ImplementationProfile.Event.allCases)) {
                 $0.intersection(subject.profile(for: $1).events)
-            }, progress: progress)
+            }, strategies: subject.strategies, progress: progress)
         if let walked { report.machines.insert(walked, at: 0) }
         return report
     }

@@ -202,7 +202,7 @@ package enum ScenarioExploration {
         only: Int? = nil, until deadline: Double, shrinkSeconds: Double = 10, clock: () -> Double,
         outside: (ScenarioCase) -> String? = { _ in nil },
         events: Set<ImplementationProfile.Event> = Set(ImplementationProfile.Event.allCases),
-        progress: (String) -> Void = { _ in }
+        strategies: Set<String>? = nil, progress: (String) -> Void = { _ in }
     ) -> ScenarioExplorationReport {
         let explored = machines.filter(ScenarioGenerator.machines.contains)
         var reports = explored.map { ScenarioExplorationReport.Machine(machine: $0) }
@@ -213,7 +213,8 @@ package enum ScenarioExploration {
             for (position, machine) in explored.enumerated() where reports[position].stoppedBecause == nil {
                 guard
                     let scenario = ScenarioGenerator.scenario(
-                        machine, seed: seed, index: index, maximumSteps: maximumSteps, events: events)
+                        machine, seed: seed, index: index, maximumSteps: maximumSteps, events: events,
+                        strategies: strategies)
                 else { continue }
                 ranAny = true
                 var report = reports[position]

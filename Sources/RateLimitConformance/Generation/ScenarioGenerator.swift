@@ -16,10 +16,12 @@ package enum ScenarioGenerator {
     /// Scenario `index` of `machine` under `seed`, of up to `maximumSteps` steps (most have far
     /// fewer, as random traces do), its answers the reference model's; `nil` for a machine it does
     /// not generate. Its optional events (resets, reconfigures, invalid ones) are drawn among
-    /// `events` only, the implementation's profiles' (CONF-7).
+    /// `events` only, the implementation's profiles' (CONF-7), and a composite's limits among
+    /// `strategies`, the ones the implementation declares (all when nil).
     package static func scenario(
         _ machine: ScenarioMachine, seed: UInt64, index: Int, maximumSteps: Int,
-        events: Set<ImplementationProfile.Event> = Set(ImplementationProfile.Event.allCases)
+        events: Set<ImplementationProfile.Event> = Set(ImplementationProfile.Event.allCases),
+        strategies: Set<String>? = nil
     ) -> ScenarioCase? {
         guard machines.contains(machine) else { return nil }
         var rng = SeededGenerator(seed: seed, stream: "scenario \(machine.rawValue)", index: index)
@@ -32,7 +34,7 @@ package enum ScenarioGenerator {
         for _ in 0..<20 {
             let story: (JSONValue, Int64, [(Int64, JSONValue)])?
             switch machine {
-            case .composite: story = composite(steps: steps, swarm: swarm, using: &rng)
+            case .composite: story = composite(steps: steps, swarm: swarm, strategies: strategies, using: &rng)
             case .waitQueue:
                 // One scenario in four is a crowd (and some others by chance): whatever the budget,
                 // a run sees a queue fill past what a small fixed array holds.
@@ -83,10 +85,13 @@ package enum ScenarioGenerator {
 
     // MARK: Composite limits
 
-    private static func composite(steps: Int, swarm: Swarm, using rng: inout SeededGenerator)
-        -> (JSONValue, Int64, [(Int64, JSONValue)])
-    {
-        let kinds = AnyRateLimitStrategy.identifiers.filter { $0 != LeakyBucketQueue.identifier }
+    private static func composite(
+        steps: Int, swarm: Swarm, strategies: Set<String>?, using rng: inout SeededGenerator
+    ) -> (JSONValue, Int64, [(Int64, JSONValue)])? {
+        let kinds = AnyRateLimitStrategy.identifiers.filter {
+            $0 != LeakyBucketQueue.identifier && strategies?.contains($0) != false
+        }
+        guard !kinds.isEmpty else { return nil }
         func draw() -> [AnyRateLimitStrategy] {
             (0..<Int(rng.int(in: 2...4))).compactMap { _ in
                 TraceGenerator.configuration(rng.pick(kinds), sizes: swarm.sizes, using: &rng)
@@ -106,7 +111,12 @@ package enum ScenarioGenerator {
             switch rng.int(in: 0...99) {
             case 0..<3 where swarm.events.contains(.reset): event = ConformanceEvent.reset.json
             case 3..<6 where swarm.events.contains(.reconfigure):
-                let replacement = draw()
+                // Mostly the same limits in other sizes (COMP-8 applies it limit by limit), now and
+                // then another shape (refused).
+                let resized = limits.compactMap {
+                    TraceGenerator.configuration($0.kind, sizes: swarm.sizes, using: &rng)
+                }
+                let replacement = rng.chance(75) && resized.count == limits.count ? resized : draw()
                 if let composite = try? CompositeLimit(replacement) {
                     (limits, reference) = (replacement, composite)
                 }

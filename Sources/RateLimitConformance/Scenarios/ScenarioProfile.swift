@@ -1,16 +1,24 @@
 // A scenario within an implementation's profiles (CONF-7): the harness sends a scenario only when
 // every instant and event of it lies within the profile of every strategy it involves (behind a
-// composite, a wait queue or a registry's rules), as it sends random traces only within them. The
-// others are not sent, and the report lists each with the first reason (NOT CHECKED).
+// composite, a wait queue or a registry's rules), as it sends random traces only within them, and
+// only when the implementation declares every such strategy (an implementation of some strategies
+// is asked composites of those). The others are not sent, and the report lists each with the first
+// reason (NOT CHECKED).
 
 extension ScenarioCase {
-    /// Why this case lies outside the profiles `profile(strategy)` gives (the first step or
-    /// configuration outside, in words), `nil` when it lies within them all.
-    package func outsideProfile(_ profile: (String) -> ImplementationProfile) -> String? {
+    /// Why this case lies outside the profiles `profile(strategy)` gives, or involves a strategy
+    /// `declares` says the implementation does not have (the first step or configuration outside,
+    /// in words), `nil` when it lies within them all.
+    package func outsideProfile(
+        _ profile: (String) -> ImplementationProfile, declares: (String) -> Bool = { _ in true }
+    ) -> String? {
         var strategies: Set<String> = []
         Self.collectStrategies(configuration, into: &strategies)
         if case .story(_, let steps) = body {
             for step in steps { Self.collectStrategies(step.event, into: &strategies) }
+        }
+        if let missing = strategies.sorted().first(where: { !declares($0) }) {
+            return "a limit of \(missing), a strategy the implementation does not declare"
         }
         // Adaptive machines involve no strategy: their scenarios have no profile to keep to.
         for strategy in strategies.sorted() {

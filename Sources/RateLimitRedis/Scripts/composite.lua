@@ -1,0 +1,178 @@
+-- composite.lua: a composite limit (Spec/CompositeLimit.md, COMP-2 ... COMP-8) over the keys of
+-- its limits, decided by one call (SHARED-9): every limit is asked first, nothing is written until
+-- every answer is known, so a refusal by one limit leaves every limit's state as it was (CORE-8).
+-- Not a script by itself: `make redis-scripts` puts it after the prelude and every strategy's
+-- table, in the library (the function `<library>_composite`) and in composite-script.lua.
+--
+-- The key: limit i (from 1) lives at `<key>:<i>`, so every limit shares the key's hash tag and
+-- its slot. The arguments: [1] the operation, [2] now (as for the strategies), [3] the number of
+-- limits k, then each limit's strategy identifier followed by its fields; then the operation's
+-- arguments: acquire: permits and the lease duration of its concurrency limits (SHARED-6);
+-- release: permits; reconfigure: a whole composite again (k, then each limit).
+
+-- The composite's limits read from args at `first`: a list of {S, c, id}, and the index after
+-- them; or nil and a refusal reply (COMP-2: no limit; then limit by limit, its own refusal, or a
+-- strategy this store has no script for, which includes the leaky bucket queue).
+local function readLimits(strategies, args, first, kind)
+    local negative, count = decimal(args[first] or '')
+    if negative == nil or negative or isZero(count) then
+        return nil, result(kind, 'field', 'limits', 'problem', 'mustBePositive')
+    end
+    local limits, index = {}, first + 1
+    for i = 1, small(count) or math.huge do -- a count beyond the arguments ends at the first missing
+        local id = args[index]
+        local S = strategies[id]
+        if not S then return nil, result(kind, 'field', 'limits[' .. (i - 1) .. ']', 'problem', 'notSupported') end
+        local c, bad = readConfig(S, args, index + 1)
+        if not c then return nil, refusalReply(kind, bad) end
+        limits[i] = { S = S, c = c, id = id }
+        index = index + 1 + #S.fields
+    end
+    return limits, index
+end
+
+-- Limit i's state at the event: the stored one, or the initial state at now (SHARED-4); the
+-- evaluation instant (CORE-10); and the state to write whatever the answer, when the key did not
+-- exist and its initial state is not idle at e (as `run` does for one limit).
+local function loadLimit(limit, key, now)
+    KEY = key
+    local S, c = limit.S, limit.c
+    local loaded = S.load(key, c)
+    if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+    local st = S.initial(c, now)
+    local idle = S.idle(c, st)
+    return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+end
+
+local function composite(strategies, keys, args)
+    local base = keys[1]
+    local operation = args[1]
+    local now, problem = readNow(args[2] or '')
+    if not now then
+        if problem == 'negative' then return invalid('now', 'mustNotBeNegative') end -- CORE-1
+        return redis.error_reply('now must be empty (the server clock) or an integer 0 ... Int64.max')
+    end
+    local clock = args[2] == '' and 'server' or 'caller'
+    local limits, rest = readLimits(strategies, args, 3, 'refused')
+    if operation == 'create' then
+        if not limits then return rest end -- COMP-2
+        for i, limit in ipairs(limits) do
+            KEY = base .. ':' .. i
+            write(limit.S, KEY, limit.c, limit.S.initial(limit.c, now), clock, {})
+        end
+        return result('created')
+    end
+    if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
+
+    local states, instants, fresh = {}, {}, {}
+    for i, limit in ipairs(limits) do
+        states[i], instants[i], fresh[i] = loadLimit(limit, base .. ':' .. i, now)
+    end
+    -- Writes `changed[i]` (or the fresh initial state) of every limit, and answers `reply`.
+    local function finish(changed, reply)
+        for i, limit in ipairs(limits) do
+            local st = changed and changed[i] or fresh[i]
+            if st then
+                KEY = base .. ':' .. i
+                write(limit.S, KEY, limit.c2 or limit.c, st, clock, {})
+            end
+        end
+        return reply
+    end
+    -- Each limit's answer to its event: all admitted, the new states and the smallest remainder;
+    -- otherwise COMP-5's refusal, with nothing recorded.
+    local function applyToAll(eventOf)
+        local changed, remaining = {}, nil
+        local firstInvalid, never, shortfall, retryAfter = nil, false, ZERO, ZERO
+        for i, limit in ipairs(limits) do
+            KEY = base .. ':' .. i
+            local reply, st = eventOf(i, limit, states[i], instants[i])
+            local kind = reply[2]
+            if kind == 'allowed' then
+                changed[i] = st
+                local left = select(2, decimal(reply[4]))
+                remaining = remaining and minN(remaining, left) or left
+            elseif kind == 'invalid' then
+                firstInvalid = firstInvalid or reply
+            elseif kind == 'neverAllowed' then
+                never = true
+            elseif kind == 'rejectedUntilRelease' then
+                shortfall = maxN(shortfall, select(2, decimal(reply[4])))
+            elseif kind == 'rejected' then
+                retryAfter = maxN(retryAfter, select(2, decimal(reply[4])))
+            else
+                return nil, reply -- a server error
+            end
+        end
+        if firstInvalid then return nil, firstInvalid end
+        if never then return nil, neverAllowed() end
+        if not isZero(shortfall) then return nil, result('rejectedUntilRelease', 'shortfall', str(shortfall)) end
+        if not isZero(retryAfter) then return nil, result('rejected', 'retryAfterNanoseconds', str(retryAfter)) end
+        return changed, allowed(remaining)
+    end
+    -- Every limit takes the state `nextState` gives (a reset, a reconfigure: never refused), and
+    -- the answer is the smallest remainder, read after the writes: a log's remainder is read from
+    -- its stored entries.
+    local function replaceAll(nextState)
+        local remaining
+        for i, limit in ipairs(limits) do
+            KEY = base .. ':' .. i
+            local st = nextState(i, limit, states[i], instants[i])
+            local c = limit.c2 or limit.c
+            write(limit.S, KEY, c, st, clock, {})
+            local left = limit.S.remaining(c, st, instants[i])
+            remaining = remaining and minN(remaining, left) or left
+        end
+        return allowed(remaining)
+    end
+    local function answer(changed, reply)
+        if changed then return finish(changed, reply) end
+        if reply.err then return reply end
+        return finish(nil, reply)
+    end
+
+    if operation == 'acquire' then
+        local negative, n = decimal(args[rest])
+        if negative == nil then return redis.error_reply('permits must be an integer') end
+        if negative and not isZero(n) then return finish(nil, invalid('permits', 'mustNotBeNegative')) end -- CORE-9
+        for _, limit in ipairs(limits) do
+            if cmp(n, limit.S.maximum(limit.c)) > 0 then return finish(nil, neverAllowed()) end -- COMP-6
+        end
+        local lease = args[rest + 1] or ''
+        return answer(applyToAll(function(_, limit, st, e) -- COMP-4
+            if isZero(n) then return allowed(limit.S.remaining(limit.c, st, e)) end -- CORE-9: a query
+            return limit.S.acquire(limit.c, st, e, n, now, lease)
+        end))
+    elseif operation == 'release' then -- COMP-7: to the concurrency limits; the others are asked 0
+        local holds = false
+        for _, limit in ipairs(limits) do holds = holds or limit.S.release ~= nil end
+        if not holds then return finish(nil, invalid('release', 'notSupported')) end
+        local negative, n = decimal(args[rest])
+        if negative == nil then return redis.error_reply('permits must be an integer') end
+        if negative and not isZero(n) then return finish(nil, invalid('permits', 'mustNotBeNegative')) end
+        return answer(applyToAll(function(_, limit, st, e)
+            if not limit.S.release then return allowed(limit.S.remaining(limit.c, st, e)) end
+            return limit.S.release(limit.c, st, e, n, '')
+        end))
+    elseif operation == 'reset' then -- COMP-7: every limit's initial state at its instant
+        return replaceAll(function(_, limit, st, e)
+            local changed = limit.S.initial(limit.c, e) -- CORE-12
+            if limit.S.afterReset then changed = limit.S.afterReset(st, changed) end
+            return changed
+        end)
+    elseif operation == 'reconfigure' then -- COMP-8: limit by limit, the same shape
+        local replacement, refused = readLimits(strategies, args, rest, 'invalid')
+        if not replacement then return finish(nil, refused) end
+        if #replacement ~= #limits then
+            return finish(nil, invalid('limits', 'notSupported'))
+        end
+        for i, limit in ipairs(limits) do
+            if replacement[i].id ~= limit.id then return finish(nil, invalid('limits[' .. (i - 1) .. ']', 'notSupported')) end
+        end
+        return replaceAll(function(i, limit, st, e)
+            limit.c2 = replacement[i].c
+            return limit.S.reconfigure(limit.c, st, e, limit.c2)
+        end)
+    end
+    return redis.error_reply('unknown operation ' .. tostring(operation))
+end

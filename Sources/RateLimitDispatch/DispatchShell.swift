@@ -188,6 +188,8 @@ where C.Duration == Duration {
                 if case .success(let grant) = result, case .delayed(let wait, _)? = grant.answer, let self {
                     self.scheduleStart(afterNanoseconds: wait, from: decided) { completion(result) }
                 } else {
+                    // A grant that starts now comes after every start already due (WQ-12).
+                    if case .success = result { self?.scheduledStarts.startDue() }
                     callbacks.async { completion(result) }
                 }
             }
@@ -283,8 +285,10 @@ private final class ScheduledStarts<C: Clock>: @unchecked Sendable where C.Durat
     private let queue: DispatchQueue
     private let callbacks: DispatchQueue
     private let dispatchTimeIsClockTime: Bool
-    /// Sorted by instant; equal instants in the order they were added.
+    /// Sorted by instant; equal instants in the order they were added. The first `head` have run
+    /// (dropped in bulk, so that a long queue costs no more per start than a short one).
     private var entries: [Entry] = []
+    private var head = 0
 
     init(clock: C, queue: DispatchQueue, callbacks: DispatchQueue, dispatchTimeIsClockTime: Bool) {
         self.clock = clock
@@ -294,13 +298,13 @@ private final class ScheduledStarts<C: Clock>: @unchecked Sendable where C.Durat
     }
 
     /// Starts not run yet.
-    var count: Int { entries.count }
+    var count: Int { entries.count - head }
 
     /// Runs `action` on the callback queue once the clock reads `start`, after every start added
     /// before it whose instant is not later.
     func add(_ action: @escaping @Sendable () -> Void, at start: C.Instant) {
         var index = entries.endIndex  // starts mostly come in order: search from the end
-        while index > entries.startIndex, entries[index - 1].start > start { index -= 1 }
+        while index > head, entries[index - 1].start > start { index -= 1 }
         entries.insert(Entry(start: start, action: action), at: index)
         arm(for: start)
     }
@@ -326,12 +330,27 @@ private final class ScheduledStarts<C: Clock>: @unchecked Sendable where C.Durat
         }
     }
 
+    /// Hands every start due at the clock's reading to the callback queue, in order.
+    func startDue() {
+        guard count > 0 else { return }
+        runDue(through: clock.now)
+    }
+
     /// Hands every start at `instant` or before to the callback queue, in order.
     private func runDue(through instant: C.Instant) {
-        let due = entries.prefix { $0.start <= instant }.count
-        guard due > 0 else { return }
-        for entry in entries[..<due] { callbacks.async(execute: entry.action) }
-        entries.removeFirst(due)
+        var next = head
+        while next < entries.count, entries[next].start <= instant {
+            callbacks.async(execute: entries[next].action)
+            next += 1
+        }
+        head = next
+        if head == entries.count {
+            entries.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64, head * 2 >= entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
     }
 }
 

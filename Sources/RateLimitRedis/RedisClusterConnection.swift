@@ -174,24 +174,34 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     private func readSlots() async {
         let candidates = seeds + lock.withLock { nodes.values.filter { node in !seeds.contains { $0 === node } } }
         for candidate in candidates {
-            guard case .array(let ranges)? = try? await candidate.send(["CLUSTER", "SLOTS"]) else { continue }
-            var read: [String?] = Array(repeating: nil, count: Self.slotCount)
-            for range in ranges {
-                guard case .array(let fields) = range, fields.count >= 3,
-                    let first = fields[0].integer, let last = fields[1].integer, first >= 0, first <= last,
-                    last < Self.slotCount, case .array(let master) = fields[2], master.count >= 2,
-                    let port = master[1].integer
-                else { continue }
-                // An empty host (or "?") is the node answering: its own address.
-                let host = master[0].text.flatMap { $0.isEmpty || $0 == "?" ? nil : $0 } ?? candidate.host
-                for slot in Int(first)...Int(last) { read[slot] = "\(host):\(port)" }
-            }
+            guard let reply = try? await candidate.send(["CLUSTER", "SLOTS"]),
+                let read = Self.slotOwners(reply, answeredBy: candidate.host)
+            else { continue }
             lock.withLock {
                 owners = read
                 stale = false
             }
             return
         }
+    }
+
+    /// Each slot's master as `host:port` from a `CLUSTER SLOTS` reply (nil for a slot no range
+    /// names), or nil when the reply is not an array; a range that is not well formed (bounds out
+    /// of order or past the last slot, no master's port) is skipped. An empty host (or "?") is the
+    /// node that answered: `host`.
+    static func slotOwners(_ reply: RedisReply, answeredBy host: String) -> [String?]? {
+        guard case .array(let ranges) = reply else { return nil }
+        var read: [String?] = Array(repeating: nil, count: slotCount)
+        for range in ranges {
+            guard case .array(let fields) = range, fields.count >= 3,
+                let first = fields[0].integer, let last = fields[1].integer, first >= 0, first <= last,
+                last < slotCount, case .array(let master) = fields[2], master.count >= 2,
+                let port = master[1].integer, port > 0, port <= 65_535
+            else { continue }
+            let owner = master[0].text.flatMap { $0.isEmpty || $0 == "?" ? nil : $0 } ?? host
+            for slot in Int(first)...Int(last) { read[slot] = "\(owner):\(port)" }
+        }
+        return read
     }
 
     /// The connection to `address` (`host:port`), made once; called with `lock` held.

@@ -87,7 +87,8 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
     /// a decision fewer replicas acknowledged is answered as a `NOREPLICAS` error (SHARED-15).
     ///
     /// - Throws: ``RedisConnectionError`` for a URL of another form (a user without a password, a
-    ///   database that is not a number from 0), or a timeout under 1 ms.
+    ///   database that is not a number from 0), a timeout under 1 ms, or an acknowledgement that
+    ///   waits as long as the timeout or longer.
     public init(
         url: String = "redis://127.0.0.1:6379", timeout: Duration = .seconds(10),
         acknowledgement: RedisReplicaAcknowledgement? = nil
@@ -108,6 +109,13 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
         }
         guard timeout >= .milliseconds(1) else {
             throw RedisConnectionError("the timeout is at least 1 ms: \(timeout)")
+        }
+        if let acknowledgement, .milliseconds(acknowledgement.milliseconds) >= timeout {
+            // The reply to WAIT comes after its wait: a wait as long as the timeout would end as
+            // a timeout of the connection rather than as a decision not acknowledged.
+            throw RedisConnectionError(
+                "the acknowledgement's wait (\(acknowledgement.milliseconds) ms) must be shorter than the timeout, \(timeout)"
+            )
         }
         self.host = host
         port = parts.port ?? 6379
@@ -198,8 +206,13 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
         let commands = (asking ? [["ASKING"]] : []) + [command] + (acknowledgement.map { [$0.command] } ?? [])
         let replies = try await send(inOrder: commands)
         let reply = replies[asking ? 1 : 0]
-        guard let acknowledgement, case .array = reply else { return Self.scriptReply(reply) }
-        return acknowledgement.verdict(on: replies[replies.count - 1]) ?? Self.scriptReply(reply)
+        let answer = Self.scriptReply(reply)
+        // Only a decision that gives something waits for the replicas: a refusal or an invalid
+        // event changes no state (CORE-8) and is answered as the store gave it.
+        guard let acknowledgement, case .values(let values) = answer, values.count >= 2, values[0] == "kind",
+            ["allowed", "delayed", "created"].contains(values[1])
+        else { return answer }
+        return acknowledgement.verdict(on: replies[replies.count - 1]) ?? answer
     }
 
     public func functionLoad(_ library: String) async throws -> RedisScriptReply {

@@ -176,6 +176,19 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
         var asked = strategy
         if case .reconfigure(let replacement) = operation { asked = replacement }
         for candidate in [strategy, asked] {
+            // A composite's concurrency limit would hold leases no call of RedisRateLimiter names
+            // (SHARED-6): refused by name, as the leaky bucket queue is (COMP-2).
+            if let composite = candidate as? CompositeLimit,
+                let index = composite.limits.firstIndex(where: { $0.kind == ConcurrencyLimiter.identifier })
+            {
+                return ScriptAnswer(
+                    result: .invalid(
+                        RateLimitInputError(
+                            field: "limits[\(index)]", value: nil, problem: .notSupported,
+                            reason:
+                                "a shared composite's limits are the time-based strategies; use RedisConcurrencyLimiter"
+                        )))
+            }
             let windows: [FixedWindow] =
                 if let composite = candidate as? CompositeLimit {
                     composite.limits.compactMap { if case .fixedWindow(let window) = $0 { window } else { nil } }

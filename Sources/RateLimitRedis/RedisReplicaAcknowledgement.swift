@@ -11,7 +11,9 @@
 ///     url: "redis://10.0.0.1:6379", acknowledgement: try RedisReplicaAcknowledgement(replicas: 1, within: .milliseconds(50)))
 /// ```
 ///
-/// A decision that fewer replicas acknowledged within the time is answered as a `NOREPLICAS`
+/// Only a decision that gives something (an admission, a release, a reset, a reconfigure) waits:
+/// a refusal changes no state and is answered as the store gave it. A decision that fewer replicas
+/// acknowledged within the time is answered as a `NOREPLICAS`
 /// error, which the limiter's failure policy handles as any error of the store (SHARED-11: fail
 /// closed, or the local fallback): the permits stay counted on the master but are not given, so a
 /// failover can lose only permits nobody used. With `replicas` equal to every replica of the

@@ -109,9 +109,9 @@ extension LeakyBucketMeter: RedisScriptedStrategy {
 
 /// A composite of the six time-based strategies with a script: one call over the keys `<key>:1`,
 /// `<key>:2`, ... of its limits, which share the key's hash tag on a Redis Cluster (SHARED-9). A
-/// limit of another strategy is refused by the server at the first call (a ``RedisLimitError``
-/// naming `limits[i]`), and so is a concurrency limit, whose permits are leases here
-/// (``RedisConcurrencyLimiter``).
+/// concurrency limit (whose permits are leases here: ``RedisConcurrencyLimiter``) is answered
+/// `invalid` naming `limits[i]` at every call; a limit of a strategy without a script, a server
+/// error naming it (``RedisLimitError/serverError(_:)``).
 extension CompositeLimit: RedisScriptedStrategy {
     public static var redisScript: RedisScript { .composite }
 }

@@ -637,7 +637,7 @@ enum RedisScriptSources {
 
         """#
     static let tokenBucketSHA1 = "cb1101bce936d824a4a1e93bceb43be77f51aa3b"
-    static let tokenBucketFunction = "ratelimit_3fb3488a7ffd_token_bucket"
+    static let tokenBucketFunction = "ratelimit_7d16dbc85673_token_bucket"
 
     /// `token-bucket-interval.lua`.
     static let intervalTokenBucket = #"""
@@ -722,7 +722,7 @@ enum RedisScriptSources {
 
         """#
     static let intervalTokenBucketSHA1 = "621fe63b33062fd78bb385015f565b350bc80217"
-    static let intervalTokenBucketFunction = "ratelimit_3fb3488a7ffd_token_bucket_interval"
+    static let intervalTokenBucketFunction = "ratelimit_7d16dbc85673_token_bucket_interval"
 
     /// `gcra.lua`.
     static let gcra = #"""
@@ -797,7 +797,7 @@ enum RedisScriptSources {
 
         """#
     static let gcraSHA1 = "43771b241b98f8fc0c36f941cb1265ccfbb80c72"
-    static let gcraFunction = "ratelimit_3fb3488a7ffd_gcra"
+    static let gcraFunction = "ratelimit_7d16dbc85673_gcra"
 
     /// `fixed-window.lua`.
     static let fixedWindow = #"""
@@ -869,7 +869,7 @@ enum RedisScriptSources {
 
         """#
     static let fixedWindowSHA1 = "9bbc2289d54dad940161fcb79483d905873c7fce"
-    static let fixedWindowFunction = "ratelimit_3fb3488a7ffd_fixed_window"
+    static let fixedWindowFunction = "ratelimit_7d16dbc85673_fixed_window"
 
     /// `sliding-window-log.lua`.
     static let slidingWindowLog = #"""
@@ -1009,7 +1009,7 @@ enum RedisScriptSources {
 
         """#
     static let slidingWindowLogSHA1 = "452a65592de15a9d192a211b92cd1a6bf50807ae"
-    static let slidingWindowLogFunction = "ratelimit_3fb3488a7ffd_sliding_window_log"
+    static let slidingWindowLogFunction = "ratelimit_7d16dbc85673_sliding_window_log"
 
     /// `leaky-bucket-meter.lua`.
     static let leakyBucketMeter = #"""
@@ -1090,7 +1090,7 @@ enum RedisScriptSources {
 
         """#
     static let leakyBucketMeterSHA1 = "10fda829b2b12e9a8207142835b711a66be5894e"
-    static let leakyBucketMeterFunction = "ratelimit_3fb3488a7ffd_leaky_bucket_meter"
+    static let leakyBucketMeterFunction = "ratelimit_7d16dbc85673_leaky_bucket_meter"
 
     /// `concurrency.lua`.
     static let concurrency = #"""
@@ -1268,7 +1268,7 @@ enum RedisScriptSources {
 
         """#
     static let concurrencySHA1 = "ceee42323dbb265c9b4a50b680564ddeb8b26422"
-    static let concurrencyFunction = "ratelimit_3fb3488a7ffd_concurrency"
+    static let concurrencyFunction = "ratelimit_7d16dbc85673_concurrency"
 
     /// `composite-script.lua`: the composite limit as one script (`composite.lua` after every
     /// strategy's table).
@@ -2551,6 +2551,21 @@ enum RedisScriptSources {
             return st, now, (not idle or cmp(idle, now) > 0) and st or nil
         end
 
+        -- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
+        -- "never", so that a caller's clock can expire the keys (SHARED-5), as `write` does for one limit.
+        local function withIdle(reply, limits, states, base)
+            local latest = ZERO
+            for i, limit in ipairs(limits) do
+                KEY = base .. ':' .. i
+                local idle = limit.S.idle(limit.c2 or limit.c, states[i])
+                if not idle then latest = nil break end
+                latest = maxN(latest, idle)
+            end
+            reply[#reply + 1] = 'idle'
+            reply[#reply + 1] = latest and str(latest) or 'never'
+            return reply
+        end
+
         local function composite(strategies, keys, args)
             local base = keys[1]
             local operation = args[1]
@@ -2563,11 +2578,13 @@ enum RedisScriptSources {
             local limits, rest = readLimits(strategies, args, 3, 'refused')
             if operation == 'create' then
                 if not limits then return rest end -- COMP-2
+                local initial = {}
                 for i, limit in ipairs(limits) do
                     KEY = base .. ':' .. i
-                    write(limit.S, KEY, limit.c, limit.S.initial(limit.c, now), clock, {})
+                    initial[i] = limit.S.initial(limit.c, now)
+                    write(limit.S, KEY, limit.c, initial[i], clock, {})
                 end
-                return result('created')
+                return withIdle(result('created'), limits, initial, base)
             end
             if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
@@ -2577,14 +2594,16 @@ enum RedisScriptSources {
             end
             -- Writes `changed[i]` (or the fresh initial state) of every limit, and answers `reply`.
             local function finish(changed, reply)
+                local current = {}
                 for i, limit in ipairs(limits) do
                     local st = changed and changed[i] or fresh[i]
                     if st then
                         KEY = base .. ':' .. i
                         write(limit.S, KEY, limit.c2 or limit.c, st, clock, {})
                     end
+                    current[i] = st or states[i]
                 end
-                return reply
+                return withIdle(reply, limits, current, base)
             end
             -- Each limit's answer to its event: all admitted, the new states and the smallest remainder;
             -- otherwise COMP-5's refusal, with nothing recorded.
@@ -2621,7 +2640,7 @@ enum RedisScriptSources {
             -- the answer is the smallest remainder, read after the writes: a log's remainder is read from
             -- its stored entries.
             local function replaceAll(nextState)
-                local remaining
+                local remaining, replaced = nil, {}
                 for i, limit in ipairs(limits) do
                     KEY = base .. ':' .. i
                     local st = nextState(i, limit, states[i], instants[i])
@@ -2629,8 +2648,9 @@ enum RedisScriptSources {
                     write(limit.S, KEY, c, st, clock, {})
                     local left = limit.S.remaining(c, st, instants[i])
                     remaining = remaining and minN(remaining, left) or left
+                    replaced[i] = st
                 end
-                return allowed(remaining)
+                return withIdle(allowed(remaining), limits, replaced, base)
             end
             local function answer(changed, reply)
                 if changed then return finish(changed, reply) end
@@ -2687,12 +2707,12 @@ enum RedisScriptSources {
         return composite(strategies, KEYS, ARGV)
 
         """#
-    static let compositeSHA1 = "4d7db5b3cc122b315c1dac75d18311630bac6801"
-    static let compositeFunction = "ratelimit_3fb3488a7ffd_composite"
+    static let compositeSHA1 = "e2ad500e46555fb8dc08c7c677c0672036b5516c"
+    static let compositeFunction = "ratelimit_7d16dbc85673_composite"
 
     /// `functions.lua`: every script as one Redis Functions library.
     static let library = #"""
-        #!lua name=ratelimit_3fb3488a7ffd
+        #!lua name=ratelimit_7d16dbc85673
         -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
         -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
         -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -3977,6 +3997,21 @@ enum RedisScriptSources {
             return st, now, (not idle or cmp(idle, now) > 0) and st or nil
         end
 
+        -- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
+        -- "never", so that a caller's clock can expire the keys (SHARED-5), as `write` does for one limit.
+        local function withIdle(reply, limits, states, base)
+            local latest = ZERO
+            for i, limit in ipairs(limits) do
+                KEY = base .. ':' .. i
+                local idle = limit.S.idle(limit.c2 or limit.c, states[i])
+                if not idle then latest = nil break end
+                latest = maxN(latest, idle)
+            end
+            reply[#reply + 1] = 'idle'
+            reply[#reply + 1] = latest and str(latest) or 'never'
+            return reply
+        end
+
         local function composite(strategies, keys, args)
             local base = keys[1]
             local operation = args[1]
@@ -3989,11 +4024,13 @@ enum RedisScriptSources {
             local limits, rest = readLimits(strategies, args, 3, 'refused')
             if operation == 'create' then
                 if not limits then return rest end -- COMP-2
+                local initial = {}
                 for i, limit in ipairs(limits) do
                     KEY = base .. ':' .. i
-                    write(limit.S, KEY, limit.c, limit.S.initial(limit.c, now), clock, {})
+                    initial[i] = limit.S.initial(limit.c, now)
+                    write(limit.S, KEY, limit.c, initial[i], clock, {})
                 end
-                return result('created')
+                return withIdle(result('created'), limits, initial, base)
             end
             if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
@@ -4003,14 +4040,16 @@ enum RedisScriptSources {
             end
             -- Writes `changed[i]` (or the fresh initial state) of every limit, and answers `reply`.
             local function finish(changed, reply)
+                local current = {}
                 for i, limit in ipairs(limits) do
                     local st = changed and changed[i] or fresh[i]
                     if st then
                         KEY = base .. ':' .. i
                         write(limit.S, KEY, limit.c2 or limit.c, st, clock, {})
                     end
+                    current[i] = st or states[i]
                 end
-                return reply
+                return withIdle(reply, limits, current, base)
             end
             -- Each limit's answer to its event: all admitted, the new states and the smallest remainder;
             -- otherwise COMP-5's refusal, with nothing recorded.
@@ -4047,7 +4086,7 @@ enum RedisScriptSources {
             -- the answer is the smallest remainder, read after the writes: a log's remainder is read from
             -- its stored entries.
             local function replaceAll(nextState)
-                local remaining
+                local remaining, replaced = nil, {}
                 for i, limit in ipairs(limits) do
                     KEY = base .. ':' .. i
                     local st = nextState(i, limit, states[i], instants[i])
@@ -4055,8 +4094,9 @@ enum RedisScriptSources {
                     write(limit.S, KEY, c, st, clock, {})
                     local left = limit.S.remaining(c, st, instants[i])
                     remaining = remaining and minN(remaining, left) or left
+                    replaced[i] = st
                 end
-                return allowed(remaining)
+                return withIdle(allowed(remaining), limits, replaced, base)
             end
             local function answer(changed, reply)
                 if changed then return finish(changed, reply) end
@@ -4123,15 +4163,15 @@ enum RedisScriptSources {
             end
         end
 
-        redis.register_function('ratelimit_3fb3488a7ffd_token_bucket', call('token-bucket'))
-        redis.register_function('ratelimit_3fb3488a7ffd_token_bucket_interval', call('token-bucket-interval'))
-        redis.register_function('ratelimit_3fb3488a7ffd_gcra', call('gcra'))
-        redis.register_function('ratelimit_3fb3488a7ffd_fixed_window', call('fixed-window'))
-        redis.register_function('ratelimit_3fb3488a7ffd_sliding_window_log', call('sliding-window-log'))
-        redis.register_function('ratelimit_3fb3488a7ffd_leaky_bucket_meter', call('leaky-bucket-meter'))
-        redis.register_function('ratelimit_3fb3488a7ffd_concurrency', call('concurrency'))
-        redis.register_function('ratelimit_3fb3488a7ffd_composite', call('composite'))
+        redis.register_function('ratelimit_7d16dbc85673_token_bucket', call('token-bucket'))
+        redis.register_function('ratelimit_7d16dbc85673_token_bucket_interval', call('token-bucket-interval'))
+        redis.register_function('ratelimit_7d16dbc85673_gcra', call('gcra'))
+        redis.register_function('ratelimit_7d16dbc85673_fixed_window', call('fixed-window'))
+        redis.register_function('ratelimit_7d16dbc85673_sliding_window_log', call('sliding-window-log'))
+        redis.register_function('ratelimit_7d16dbc85673_leaky_bucket_meter', call('leaky-bucket-meter'))
+        redis.register_function('ratelimit_7d16dbc85673_concurrency', call('concurrency'))
+        redis.register_function('ratelimit_7d16dbc85673_composite', call('composite'))
 
         """#
-    static let libraryName = "ratelimit_3fb3488a7ffd"
+    static let libraryName = "ratelimit_7d16dbc85673"
 }

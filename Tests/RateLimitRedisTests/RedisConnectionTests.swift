@@ -47,6 +47,33 @@ struct RedisConnectionTests {
         }
     }
 
+    @Test(
+        "SHARED-9 a cluster's slot map and redirections are read from what the nodes answer; anything else is skipped")
+    func clusterReplies() {
+        func range(_ first: Int64, _ last: Int64, _ host: RedisReply, _ port: Int64) -> RedisReply {
+            .array([.integer(first), .integer(last), .array([host, .integer(port), .bulk("id")])])
+        }
+        let reply = RedisReply.array([
+            range(0, 9, .bulk("10.0.0.1"), 7000),
+            range(10, 19, .bulk(""), 7001),  // the node that answered
+            range(30, 20, .bulk("10.0.0.3"), 7002),  // out of order
+            range(40, 16_384, .bulk("10.0.0.4"), 7003),  // past the last slot
+            range(-5, 50, .bulk("10.0.0.5"), 7004),  // negative
+            range(60, 69, .bulk("10.0.0.6"), 70_000),  // no such port
+            .array([.integer(70), .integer(79)]),  // no master
+            .bulk("garbage"),
+        ])
+        let owners = RedisClusterConnection.slotOwners(reply, answeredBy: "10.0.0.9")
+        #expect(owners?.count == RedisClusterConnection.slotCount)
+        #expect(owners?[0] == "10.0.0.1:7000" && owners?[9] == "10.0.0.1:7000" && owners?[10] == "10.0.0.9:7001")
+        #expect(owners?[20...].allSatisfy { $0 == nil } == true)
+        #expect(RedisClusterConnection.slotOwners(.status("OK"), answeredBy: "x") == nil)
+        #expect(RedisClusterConnection.redirection("MOVED 3999 127.0.0.1:6381")! == ("MOVED", "127.0.0.1:6381"))
+        #expect(RedisClusterConnection.redirection("(Redis) ASK 3999 10.0.0.2:6379")! == ("ASK", "10.0.0.2:6379"))
+        for other in ["MOVED", "MOVED x 1.2.3.4:5", "ASK 1 nohost", "ERR unknown", ""] {
+            #expect(RedisClusterConnection.redirection(other) == nil, "\(other)")
+        }
+    }
 }
 
 @Suite(

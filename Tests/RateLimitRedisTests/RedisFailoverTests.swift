@@ -55,7 +55,7 @@ struct RedisFailoverRealTimeTests {
         let acknowledgement = try RedisReplicaAcknowledgement(replicas: 1, within: .microseconds(1500))
         #expect(acknowledgement.milliseconds == 2)  // rounded up: WAIT takes whole milliseconds
         let redis = try RedisConnection(url: "redis://127.0.0.1:\(server.port)", acknowledgement: acknowledgement)
-        let gcra = try GCRA(burst: 2, emissionIntervalNanoseconds: 1_000_000_000)
+        let gcra = try GCRA(burst: 2, emissionIntervalNanoseconds: 3_600_000_000_000)  // 2, then one an hour
         let closed = RedisRateLimiter(gcra, key: "rl:{closed}", runner: redis)
         await #expect {
             _ = try await closed.tryAcquire(1)
@@ -68,11 +68,22 @@ struct RedisFailoverRealTimeTests {
             gcra, key: "rl:{closed}", runner: try RedisConnection(url: "redis://127.0.0.1:\(server.port)"))
         #expect(try await plain.tryAcquire(2).isAdmitted == false)
         #expect(try await plain.tryAcquire(1).isAdmitted)
+        // A refusal changes nothing and is answered as the store gave it, replicas or not.
+        guard case .rejected = try await closed.tryAcquire(1) else {
+            Issue.record("a refusal waited for the replicas")
+            return
+        }
         let local = RedisRateLimiter(gcra, key: "rl:{local}", runner: redis, onFailure: .fallback(gcra))
         #expect(try await local.tryAcquire(2) == .allowed(remaining: 0))
         // Each call's WAIT is sent with it, before its reply is known: the first FCALL (the library
-        // not loaded yet) had one too.
-        #expect(redis.commandCounts["FCALL"] == 3 && redis.commandCounts["WAIT"] == 3, "\(redis.commandCounts)")
+        // not loaded yet) and the refusal had one too.
+        #expect(redis.commandCounts["FCALL"] == 4 && redis.commandCounts["WAIT"] == 4, "\(redis.commandCounts)")
+        // WAIT's reply comes after its wait: one as long as the connection's timeout is refused.
+        #expect(throws: RedisConnectionError.self) {
+            try RedisConnection(
+                timeout: .milliseconds(50),
+                acknowledgement: try RedisReplicaAcknowledgement(replicas: 1, within: .milliseconds(50)))
+        }
         for (replicas, timeout) in [(0, Duration.milliseconds(1)), (1, .zero), (1, .seconds(86_401))] {
             #expect(throws: RedisConnectionError.self) {
                 try RedisReplicaAcknowledgement(replicas: replicas, within: timeout)

@@ -141,14 +141,13 @@ struct RedisLimiterRealTimeTests {
                     guard let next = try? CompositeLimit(replacement) else { continue }
                     event = .reconfigure(next)
                     if replacement.map(\.kind) == limits.map(\.kind) { (limits, composite) = (replacement, next) }
-                case 10..<14: event = .release(rng.int(in: 0...2))
                 default: event = .acquire(rng.int(in: -1...(composite.maximumPermits + 1)))
                 }
                 let expected = model.step(event, at: at)
                 let answered: RateLimitResult
                 switch event {
                 case .acquire(let permits): answered = try await limiter.tryAcquire(permits)
-                case .release(let permits): answered = limiter.release(permits)
+                case .release(let permits): answered = limiter.release(permits)  // not drawn: no limit holds permits
                 case .reset: answered = try await limiter.reset()
                 case .reconfigure(let next): answered = try await limiter.reconfigure(next)
                 }
@@ -181,6 +180,16 @@ struct RedisLimiterRealTimeTests {
             return
         }
         #expect(error.field == "alignment" && error.problem == .notSupported)
+        // A concurrency limit's permits would be leases no call names: refused by name.
+        let leased = try CompositeLimit(
+            .gcra(try GCRA(burst: 2, emissionIntervalNanoseconds: 10)),
+            .concurrency(try ConcurrencyLimiter(limit: 2)))
+        let refusal = try await RedisRateLimiter(leased, key: "rl:{leased}", runner: runner).tryAcquire()
+        guard case .invalid(let leaseError) = refusal else {
+            Issue.record("expected invalid, got \(refusal)")
+            return
+        }
+        #expect(leaseError.field == "limits[1]" && leaseError.problem == .notSupported)
     }
 
     @Test("SHARED-2 on the server's clock a refusal's retry-after counts from the server's TIME")

@@ -87,7 +87,7 @@ private func runWorker(_ arguments: [String]) async throws -> WorkerRun {
 }
 
 /// Runs `ratelimit-redis-bench` (built next to the test bundle) with `arguments`, awaiting its
-/// exit; one that has not exited after a minute is killed (the test then fails). Its exit status,
+/// exit; one that has not exited after 150 s is killed (the test then fails). Its exit status,
 /// standard output and standard error.
 func runRedisBench(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
     let process = Process()
@@ -109,7 +109,7 @@ func runRedisBench(_ arguments: [String]) async throws -> (status: Int32, output
             continuation.resume(throwing: error)
             return
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 150) { if process.isRunning { process.terminate() } }
     }
     try? output.fileHandleForWriting.close()
     try? errors.fileHandleForWriting.close()

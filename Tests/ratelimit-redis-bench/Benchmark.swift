@@ -206,14 +206,14 @@ func worker(port: Int, key: String, burst: Int64, interval: Int64, milliseconds:
 }
 
 /// A worker of the cluster test: weighted acquires (1, 2, 3, ...) on random keys of a GCRA each,
-/// through one cluster client, until the file `stop` exists (or a minute has passed); prints each
+/// through one cluster client, until the file `stop` exists (or two minutes have passed); prints each
 /// admission and a summary.
 func clusterWorker(seeds: [String], keys: [String], burst: Int64, interval: Int64, stop: String) async -> Int32 {
     do {
         let client = try RedisClusterConnection(seeds: seeds, timeout: .seconds(5))
         let strategy = try GCRA(burst: burst, emissionIntervalNanoseconds: interval)
         let limiters = keys.map { RedisRateLimiter(strategy, key: $0, runner: client, timeout: .seconds(5)) }
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(120)
         var lines: [String] = []
         var decisions = 0
         var failures = 0

@@ -13,7 +13,7 @@
 //       prints {"admitted": permits, "decisions": n, "failures": n}
 //   ratelimit-redis-bench --cluster-worker <seeds> <keys> <burst> <emission interval ns> <stop file>
 //       the same on random keys of a comma-separated list, through RedisClusterConnection on the
-//       comma-separated seed URLs, until the stop file exists (a minute at most); prints a line
+//       comma-separated seed URLs, until the stop file exists (two minutes at most); prints a line
 //       "<key index> <sent> <answered> <permits>" per
 //       admission (CLOCK_MONOTONIC nanoseconds), then {"decisions": n, "failures": n, "moved": n, "ask": n}
 

@@ -5,7 +5,8 @@ import RateLimitCore
 // an error or read as a reply, which then goes to the limiter as a script's reply; and as a
 // script's values (Sources/RateLimitRedis/Scripts/README.md): the first byte picks the operation,
 // each following line is one bulk string. A reply is read as a result or refused as
-// `unexpectedReply` (SHARED-10), never a trap, a stack overflow or a hang.
+// `unexpectedReply` (SHARED-10), never a trap, a stack overflow or a hang; and as the cluster
+// runner reads a node's answers (SHARED-9, SHARED-15).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
@@ -26,6 +27,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if case .values(let values) = RedisConnection.scriptReply(reply) {
             _ = try? RedisLimitEngine<ConcurrencyLimiter, ContinuousClock>.answer(values, to: operation)
         }
+        // The cluster runner's reading of the same bytes: a slot map (every owner a host and a
+        // port of 1 ... 65535), a redirection, a WAIT's count.
+        for owner in RedisClusterConnection.slotOwners(reply, answeredBy: "127.0.0.1") ?? [] {
+            guard let owner else { continue }
+            guard let port = owner.split(separator: ":").last.flatMap({ Int($0) }), (1...65_535).contains(port) else {
+                fatalError("a slot owned by \(owner)")
+            }
+        }
+        if case .error(let message) = reply { _ = RedisClusterConnection.redirection(message) }
+        _ = (try? RedisReplicaAcknowledgement(replicas: 1, within: .milliseconds(5)))?.verdict(on: reply)
     }
     return 0
 }

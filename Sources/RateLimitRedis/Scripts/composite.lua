@@ -44,6 +44,21 @@ local function loadLimit(limit, key, now)
     return st, now, (not idle or cmp(idle, now) > 0) and st or nil
 end
 
+-- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
+-- "never", so that a caller's clock can expire the keys (SHARED-5), as `write` does for one limit.
+local function withIdle(reply, limits, states, base)
+    local latest = ZERO
+    for i, limit in ipairs(limits) do
+        KEY = base .. ':' .. i
+        local idle = limit.S.idle(limit.c2 or limit.c, states[i])
+        if not idle then latest = nil break end
+        latest = maxN(latest, idle)
+    end
+    reply[#reply + 1] = 'idle'
+    reply[#reply + 1] = latest and str(latest) or 'never'
+    return reply
+end
+
 local function composite(strategies, keys, args)
     local base = keys[1]
     local operation = args[1]
@@ -56,11 +71,13 @@ local function composite(strategies, keys, args)
     local limits, rest = readLimits(strategies, args, 3, 'refused')
     if operation == 'create' then
         if not limits then return rest end -- COMP-2
+        local initial = {}
         for i, limit in ipairs(limits) do
             KEY = base .. ':' .. i
-            write(limit.S, KEY, limit.c, limit.S.initial(limit.c, now), clock, {})
+            initial[i] = limit.S.initial(limit.c, now)
+            write(limit.S, KEY, limit.c, initial[i], clock, {})
         end
-        return result('created')
+        return withIdle(result('created'), limits, initial, base)
     end
     if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
@@ -70,14 +87,16 @@ local function composite(strategies, keys, args)
     end
     -- Writes `changed[i]` (or the fresh initial state) of every limit, and answers `reply`.
     local function finish(changed, reply)
+        local current = {}
         for i, limit in ipairs(limits) do
             local st = changed and changed[i] or fresh[i]
             if st then
                 KEY = base .. ':' .. i
                 write(limit.S, KEY, limit.c2 or limit.c, st, clock, {})
             end
+            current[i] = st or states[i]
         end
-        return reply
+        return withIdle(reply, limits, current, base)
     end
     -- Each limit's answer to its event: all admitted, the new states and the smallest remainder;
     -- otherwise COMP-5's refusal, with nothing recorded.
@@ -114,7 +133,7 @@ local function composite(strategies, keys, args)
     -- the answer is the smallest remainder, read after the writes: a log's remainder is read from
     -- its stored entries.
     local function replaceAll(nextState)
-        local remaining
+        local remaining, replaced = nil, {}
         for i, limit in ipairs(limits) do
             KEY = base .. ':' .. i
             local st = nextState(i, limit, states[i], instants[i])
@@ -122,8 +141,9 @@ local function composite(strategies, keys, args)
             write(limit.S, KEY, c, st, clock, {})
             local left = limit.S.remaining(c, st, instants[i])
             remaining = remaining and minN(remaining, left) or left
+            replaced[i] = st
         end
-        return allowed(remaining)
+        return withIdle(allowed(remaining), limits, replaced, base)
     end
     local function answer(changed, reply)
         if changed then return finish(changed, reply) end

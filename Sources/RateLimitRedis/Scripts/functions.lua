@@ -1,4 +1,4 @@
-#!lua name=ratelimit_3fb3488a7ffd
+#!lua name=ratelimit_7d16dbc85673
 -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
 -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
 -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -1283,6 +1283,21 @@ local function loadLimit(limit, key, now)
     return st, now, (not idle or cmp(idle, now) > 0) and st or nil
 end
 
+-- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
+-- "never", so that a caller's clock can expire the keys (SHARED-5), as `write` does for one limit.
+local function withIdle(reply, limits, states, base)
+    local latest = ZERO
+    for i, limit in ipairs(limits) do
+        KEY = base .. ':' .. i
+        local idle = limit.S.idle(limit.c2 or limit.c, states[i])
+        if not idle then latest = nil break end
+        latest = maxN(latest, idle)
+    end
+    reply[#reply + 1] = 'idle'
+    reply[#reply + 1] = latest and str(latest) or 'never'
+    return reply
+end
+
 local function composite(strategies, keys, args)
     local base = keys[1]
     local operation = args[1]
@@ -1295,11 +1310,13 @@ local function composite(strategies, keys, args)
     local limits, rest = readLimits(strategies, args, 3, 'refused')
     if operation == 'create' then
         if not limits then return rest end -- COMP-2
+        local initial = {}
         for i, limit in ipairs(limits) do
             KEY = base .. ':' .. i
-            write(limit.S, KEY, limit.c, limit.S.initial(limit.c, now), clock, {})
+            initial[i] = limit.S.initial(limit.c, now)
+            write(limit.S, KEY, limit.c, initial[i], clock, {})
         end
-        return result('created')
+        return withIdle(result('created'), limits, initial, base)
     end
     if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
@@ -1309,14 +1326,16 @@ local function composite(strategies, keys, args)
     end
     -- Writes `changed[i]` (or the fresh initial state) of every limit, and answers `reply`.
     local function finish(changed, reply)
+        local current = {}
         for i, limit in ipairs(limits) do
             local st = changed and changed[i] or fresh[i]
             if st then
                 KEY = base .. ':' .. i
                 write(limit.S, KEY, limit.c2 or limit.c, st, clock, {})
             end
+            current[i] = st or states[i]
         end
-        return reply
+        return withIdle(reply, limits, current, base)
     end
     -- Each limit's answer to its event: all admitted, the new states and the smallest remainder;
     -- otherwise COMP-5's refusal, with nothing recorded.
@@ -1353,7 +1372,7 @@ local function composite(strategies, keys, args)
     -- the answer is the smallest remainder, read after the writes: a log's remainder is read from
     -- its stored entries.
     local function replaceAll(nextState)
-        local remaining
+        local remaining, replaced = nil, {}
         for i, limit in ipairs(limits) do
             KEY = base .. ':' .. i
             local st = nextState(i, limit, states[i], instants[i])
@@ -1361,8 +1380,9 @@ local function composite(strategies, keys, args)
             write(limit.S, KEY, c, st, clock, {})
             local left = limit.S.remaining(c, st, instants[i])
             remaining = remaining and minN(remaining, left) or left
+            replaced[i] = st
         end
-        return allowed(remaining)
+        return withIdle(allowed(remaining), limits, replaced, base)
     end
     local function answer(changed, reply)
         if changed then return finish(changed, reply) end
@@ -1429,11 +1449,11 @@ local function call(strategy)
     end
 end
 
-redis.register_function('ratelimit_3fb3488a7ffd_token_bucket', call('token-bucket'))
-redis.register_function('ratelimit_3fb3488a7ffd_token_bucket_interval', call('token-bucket-interval'))
-redis.register_function('ratelimit_3fb3488a7ffd_gcra', call('gcra'))
-redis.register_function('ratelimit_3fb3488a7ffd_fixed_window', call('fixed-window'))
-redis.register_function('ratelimit_3fb3488a7ffd_sliding_window_log', call('sliding-window-log'))
-redis.register_function('ratelimit_3fb3488a7ffd_leaky_bucket_meter', call('leaky-bucket-meter'))
-redis.register_function('ratelimit_3fb3488a7ffd_concurrency', call('concurrency'))
-redis.register_function('ratelimit_3fb3488a7ffd_composite', call('composite'))
+redis.register_function('ratelimit_7d16dbc85673_token_bucket', call('token-bucket'))
+redis.register_function('ratelimit_7d16dbc85673_token_bucket_interval', call('token-bucket-interval'))
+redis.register_function('ratelimit_7d16dbc85673_gcra', call('gcra'))
+redis.register_function('ratelimit_7d16dbc85673_fixed_window', call('fixed-window'))
+redis.register_function('ratelimit_7d16dbc85673_sliding_window_log', call('sliding-window-log'))
+redis.register_function('ratelimit_7d16dbc85673_leaky_bucket_meter', call('leaky-bucket-meter'))
+redis.register_function('ratelimit_7d16dbc85673_concurrency', call('concurrency'))
+redis.register_function('ratelimit_7d16dbc85673_composite', call('composite'))

@@ -77,6 +77,8 @@ let package = Package(
             name: "example-adaptive", dependencies: ["RateLimitClient"], path: "Examples/Swift/Adaptive"),
         .executableTarget(name: "example-redis", dependencies: ["RateLimitRedis"], path: "Examples/Swift/Redis"),
         .executableTarget(
+            name: "example-redis-cluster", dependencies: ["RateLimitRedis"], path: "Examples/Swift/RedisCluster"),
+        .executableTarget(
             name: "example-conformance", dependencies: ["RateLimitConformance"], path: "Examples/Swift/Conformance"),
         // What only the tests share (not a product).
         .target(name: "RateLimitTestSupport", path: "Tests/RateLimitTestSupport"),

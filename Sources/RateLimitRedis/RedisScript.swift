@@ -42,7 +42,7 @@ public struct RedisScript: Hashable, Sendable {
 
     /// The composite limit's script (`composite-script.lua`: the prelude, every strategy's code
     /// and `composite.lua`, made by `make redis-scripts`): one call decides every limit of a
-    /// ``CompositeLimit``, limit `i` (from 1) at `<key>:<i>`, all or nothing (COMP-4, SHARED-9).
+    /// `CompositeLimit`, limit `i` (from 1) at `<key>:<i>`, all or nothing (COMP-4, SHARED-9).
     /// Its ``strategy`` is `composite`.
     public static let composite = RedisScript(
         strategy: CompositeLimit.identifier, source: RedisScriptSources.composite,

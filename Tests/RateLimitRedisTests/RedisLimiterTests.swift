@@ -141,7 +141,7 @@ struct RedisLimiterRealTimeTests {
                     guard let next = try? CompositeLimit(replacement) else { continue }
                     event = .reconfigure(next)
                     if replacement.map(\.kind) == limits.map(\.kind) { (limits, composite) = (replacement, next) }
-                default: event = .acquire(rng.int(in: -1...(composite.maximumPermits + 1)))
+                default: event = .acquire(TraceGenerator.permits(maximum: composite.maximumPermits, using: &rng))
                 }
                 let expected = model.step(event, at: at)
                 let answered: RateLimitResult

@@ -23,8 +23,9 @@ import Foundation
 /// hash tag work too, but a limiter's key should have one (`rl:{api:42}`): the tag decides the slot
 /// (SHARED-9).
 public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Sendable {
-    // @unchecked: `owners`, `nodes` and `stale` are read and written only while `lock` is held;
-    // the other members are immutable, and the connections are Sendable themselves.
+    // @unchecked: `owners`, `nodes`, `stale`, the counts and `mapSource` are read and written only
+    // while `lock` is held; the other members are immutable, and the connections are Sendable
+    // themselves.
     private let seeds: [RedisConnection]
     private let lock = NSLock()
     /// The address (`host:port`) of each slot's master, from the last map read; nil when unknown.
@@ -34,6 +35,8 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     private var stale = true
     private var moved = 0
     private var asked = 0
+    /// The node that gave the last map: asked first next time (a seed may be the master that failed).
+    private var mapSource: RedisConnection?
 
     /// The number of slots of a Redis Cluster.
     public static let slotCount = 16_384
@@ -172,7 +175,10 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     /// Reads the slots' masters from the first seed (or known node) that answers `CLUSTER SLOTS`;
     /// keeps the old map when none does.
     private func readSlots() async {
-        let candidates = seeds + lock.withLock { nodes.values.filter { node in !seeds.contains { $0 === node } } }
+        let (others, first) = lock.withLock {
+            (nodes.values.filter { node in !seeds.contains { $0 === node } }.sorted { $0.port < $1.port }, mapSource)
+        }
+        let candidates = (first.map { [$0] } ?? []) + (seeds + others).filter { $0 !== first }
         for candidate in candidates {
             guard let reply = try? await candidate.send(["CLUSTER", "SLOTS"]),
                 let read = Self.slotOwners(reply, answeredBy: candidate.host)
@@ -180,6 +186,7 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
             lock.withLock {
                 owners = read
                 stale = false
+                mapSource = candidate
             }
             return
         }

@@ -15,8 +15,9 @@ import Foundation
 /// It reads the slots' owners (`CLUSTER SLOTS`) from a seed at its first call, then sends each call
 /// to its key's node. A `MOVED` answer (the slot has a new owner) sends the call there and reads
 /// the slots again before the next call; an `ASK` answer (the slot is being moved, and this key
-/// already went) sends `ASKING` and the call to the new node once, leaving the map as it is. At most
-/// 5 redirections are followed for one call; the last answer is then the call's. A node that does
+/// already went) sends `ASKING` and the call to the new node once, leaving the map as it is. A call
+/// sent back to a node it already met (a move being committed node by node) waits a little first.
+/// At most 16 redirections are followed for one call; the last answer is then the call's. A node that does
 /// not answer fails the call, and the next call reads the map again: after a failover, the slots'
 /// new master (SHARED-15). `FUNCTION LOAD`
 /// goes to every master, since a cluster does not share libraries between masters. Keys without a
@@ -114,6 +115,7 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
         var asking = false
         var reply: Reply
         var redirections = 0
+        var visited: Set<String> = []
         while true {
             do { reply = try await call(node, asking) } catch {
                 lock.withLock { stale = true }
@@ -123,6 +125,11 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
                 let (kind, address) = Self.redirection(text)
             else { return reply }
             redirections += 1
+            // Sent back to a node already asked: the cluster is between two views of the slot (a
+            // move being committed node by node). Wait a little, longer each time, before asking.
+            if !visited.insert(address).inserted {
+                try? await Task.sleep(for: .milliseconds(min(1 << min(redirections, 6), 50)))
+            }
             node = lock.withLock {
                 if kind == "MOVED" {
                     owners[slot] = address
@@ -138,7 +145,7 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     }
 
     /// The most redirections followed for one call.
-    static let redirections = 5
+    static let redirections = 16
 
     public func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
         try await scriptCall(key: key, ["EVALSHA", sha1, "1", key] + arguments)

@@ -95,7 +95,8 @@ public final class RedisCluster: Sendable {
     /// Moves `slot` from node `source` to node `target` as `redis-cli --cluster reshard` does:
     /// importing and migrating marked, then the slot's keys moved `batch` at a time (`MIGRATE`, with
     /// `between` run after each batch: traffic meanwhile meets `ASK`), then the slot given to
-    /// `target` on every node.
+    /// `target` on every node: the target first, then the source (the order Redis's cluster
+    /// specification gives, so that the two never send a call back and forth), then the others.
     public func migrate(
         slot: Int, from source: Int, to target: Int, batch: Int = 1, between: () async throws -> Void = {}
     ) async throws {
@@ -110,8 +111,8 @@ public final class RedisCluster: Sendable {
             try expectOK(reply, "MIGRATE")
             try await between()
         }
-        for node in nodes {
-            let connection = try RESPConnection(port: node.port)
+        for index in [target, source] + nodes.indices.filter({ $0 != target && $0 != source }) {
+            let connection = try RESPConnection(port: nodes[index].port)
             try expectOK(connection.call("CLUSTER", "SETSLOT", "\(slot)", "NODE", ids[target]), "SETSLOT NODE")
         }
     }

@@ -477,6 +477,19 @@ enum RedisScriptSources {
             return reply
         end
 
+        -- The state of the limiter at `key` for an event at `now` (SHARED-4: a key that does not exist
+        -- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
+        -- exist and the new state is not idle at now, that state: an event that changes nothing still
+        -- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
+        -- limiter created here and not a new one at its own instant.
+        local function loadState(S, key, c, now)
+            local loaded = S.load(key, c)
+            if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+            local st = S.initial(c, now)
+            local idle = S.idle(c, st)
+            return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+        end
+
         local function run(S, keys, args)
             KEY = keys[1]
             local key = KEY
@@ -500,23 +513,12 @@ enum RedisScriptSources {
                 return redis.error_reply('configuration refused: ' .. bad.field .. ' ' .. bad.problem)
             end
 
-            -- A key that does not exist holds a new limiter created at now (SHARED-4): its state is the
-            -- initial state at now. An event that changes the state writes it; one that does not (a
-            -- refusal, a query, bad input: CORE-8) writes the initial state when it is not idle at now
-            -- (CORE-15: a bucket that starts below its capacity), so that the next event finds the
-            -- limiter created here and not a new one at its own instant.
-            local loaded = S.load(key, c)
-            local st, e = loaded, now
-            if loaded then
-                e = maxN(now, S.last(loaded)) -- CORE-10
-            else
-                st = S.initial(c, now)
-            end
+            -- An event that changes the state writes it; one that does not (a refusal, a query, bad
+            -- input: CORE-8) writes only a new limiter's state that is not idle (loadState).
+            local st, e, fresh = loadState(S, key, c, now)
             local function unchanged(reply)
-                if loaded then return reply end
-                local idle = S.idle(c, st)
-                if idle and cmp(idle, e) <= 0 then return reply end
-                return write(S, key, c, st, clock, reply)
+                if not fresh then return reply end
+                return write(S, key, c, fresh, clock, reply)
             end
 
             if operation == 'acquire' then
@@ -636,8 +638,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let tokenBucketSHA1 = "cb1101bce936d824a4a1e93bceb43be77f51aa3b"
-    static let tokenBucketFunction = "ratelimit_7d16dbc85673_token_bucket"
+    static let tokenBucketSHA1 = "6a8eded130b175152f9165e45d36e965babd6615"
+    static let tokenBucketFunction = "ratelimit_7d4351fbb013_token_bucket"
 
     /// `token-bucket-interval.lua`.
     static let intervalTokenBucket = #"""
@@ -721,8 +723,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let intervalTokenBucketSHA1 = "621fe63b33062fd78bb385015f565b350bc80217"
-    static let intervalTokenBucketFunction = "ratelimit_7d16dbc85673_token_bucket_interval"
+    static let intervalTokenBucketSHA1 = "1ed7ca4fd23ee55cad40b6a8dfab6a100ef1cc5a"
+    static let intervalTokenBucketFunction = "ratelimit_7d4351fbb013_token_bucket_interval"
 
     /// `gcra.lua`.
     static let gcra = #"""
@@ -796,8 +798,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let gcraSHA1 = "43771b241b98f8fc0c36f941cb1265ccfbb80c72"
-    static let gcraFunction = "ratelimit_7d16dbc85673_gcra"
+    static let gcraSHA1 = "fbd21bd1a2e4b31080ae745133a98da3d6722bcc"
+    static let gcraFunction = "ratelimit_7d4351fbb013_gcra"
 
     /// `fixed-window.lua`.
     static let fixedWindow = #"""
@@ -868,8 +870,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let fixedWindowSHA1 = "9bbc2289d54dad940161fcb79483d905873c7fce"
-    static let fixedWindowFunction = "ratelimit_7d16dbc85673_fixed_window"
+    static let fixedWindowSHA1 = "f427ce65e419c7df525f173b560a19246f66014c"
+    static let fixedWindowFunction = "ratelimit_7d4351fbb013_fixed_window"
 
     /// `sliding-window-log.lua`.
     static let slidingWindowLog = #"""
@@ -1008,8 +1010,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let slidingWindowLogSHA1 = "452a65592de15a9d192a211b92cd1a6bf50807ae"
-    static let slidingWindowLogFunction = "ratelimit_7d16dbc85673_sliding_window_log"
+    static let slidingWindowLogSHA1 = "f258c71321d0803253445e56a9a345822f13a5fb"
+    static let slidingWindowLogFunction = "ratelimit_7d4351fbb013_sliding_window_log"
 
     /// `leaky-bucket-meter.lua`.
     static let leakyBucketMeter = #"""
@@ -1089,8 +1091,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let leakyBucketMeterSHA1 = "10fda829b2b12e9a8207142835b711a66be5894e"
-    static let leakyBucketMeterFunction = "ratelimit_7d16dbc85673_leaky_bucket_meter"
+    static let leakyBucketMeterSHA1 = "1d2b4033a546ac4b5cf8f8aa15147c6019b312c8"
+    static let leakyBucketMeterFunction = "ratelimit_7d4351fbb013_leaky_bucket_meter"
 
     /// `concurrency.lua`.
     static let concurrency = #"""
@@ -1267,8 +1269,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let concurrencySHA1 = "ceee42323dbb265c9b4a50b680564ddeb8b26422"
-    static let concurrencyFunction = "ratelimit_7d16dbc85673_concurrency"
+    static let concurrencySHA1 = "651d5fe0713727ac916f9de5c4a93fa4146362ed"
+    static let concurrencyFunction = "ratelimit_7d4351fbb013_concurrency"
 
     /// `composite-script.lua`: the composite limit as one script (`composite.lua` after every
     /// strategy's table).
@@ -1744,6 +1746,19 @@ enum RedisScriptSources {
             return reply
         end
 
+        -- The state of the limiter at `key` for an event at `now` (SHARED-4: a key that does not exist
+        -- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
+        -- exist and the new state is not idle at now, that state: an event that changes nothing still
+        -- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
+        -- limiter created here and not a new one at its own instant.
+        local function loadState(S, key, c, now)
+            local loaded = S.load(key, c)
+            if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+            local st = S.initial(c, now)
+            local idle = S.idle(c, st)
+            return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+        end
+
         local function run(S, keys, args)
             KEY = keys[1]
             local key = KEY
@@ -1767,23 +1782,12 @@ enum RedisScriptSources {
                 return redis.error_reply('configuration refused: ' .. bad.field .. ' ' .. bad.problem)
             end
 
-            -- A key that does not exist holds a new limiter created at now (SHARED-4): its state is the
-            -- initial state at now. An event that changes the state writes it; one that does not (a
-            -- refusal, a query, bad input: CORE-8) writes the initial state when it is not idle at now
-            -- (CORE-15: a bucket that starts below its capacity), so that the next event finds the
-            -- limiter created here and not a new one at its own instant.
-            local loaded = S.load(key, c)
-            local st, e = loaded, now
-            if loaded then
-                e = maxN(now, S.last(loaded)) -- CORE-10
-            else
-                st = S.initial(c, now)
-            end
+            -- An event that changes the state writes it; one that does not (a refusal, a query, bad
+            -- input: CORE-8) writes only a new limiter's state that is not idle (loadState).
+            local st, e, fresh = loadState(S, key, c, now)
             local function unchanged(reply)
-                if loaded then return reply end
-                local idle = S.idle(c, st)
-                if idle and cmp(idle, e) <= 0 then return reply end
-                return write(S, key, c, st, clock, reply)
+                if not fresh then return reply end
+                return write(S, key, c, fresh, clock, reply)
             end
 
             if operation == 'acquire' then
@@ -2538,17 +2542,11 @@ enum RedisScriptSources {
             return limits, index
         end
 
-        -- Limit i's state at the event: the stored one, or the initial state at now (SHARED-4); the
-        -- evaluation instant (CORE-10); and the state to write whatever the answer, when the key did not
-        -- exist and its initial state is not idle at e (as `run` does for one limit).
+        -- Limit i's state at the event, its evaluation instant and the state to write whatever the
+        -- answer, as `run` loads one limit's (loadState).
         local function loadLimit(limit, key, now)
             KEY = key
-            local S, c = limit.S, limit.c
-            local loaded = S.load(key, c)
-            if loaded then return loaded, maxN(now, S.last(loaded)), nil end
-            local st = S.initial(c, now)
-            local idle = S.idle(c, st)
-            return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+            return loadState(limit.S, key, limit.c, now)
         end
 
         -- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
@@ -2707,12 +2705,12 @@ enum RedisScriptSources {
         return composite(strategies, KEYS, ARGV)
 
         """#
-    static let compositeSHA1 = "e2ad500e46555fb8dc08c7c677c0672036b5516c"
-    static let compositeFunction = "ratelimit_7d16dbc85673_composite"
+    static let compositeSHA1 = "7ccc74464784d3a64c0797d41b51f625beeb8305"
+    static let compositeFunction = "ratelimit_7d4351fbb013_composite"
 
     /// `functions.lua`: every script as one Redis Functions library.
     static let library = #"""
-        #!lua name=ratelimit_7d16dbc85673
+        #!lua name=ratelimit_7d4351fbb013
         -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
         -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
         -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -3193,6 +3191,19 @@ enum RedisScriptSources {
             return reply
         end
 
+        -- The state of the limiter at `key` for an event at `now` (SHARED-4: a key that does not exist
+        -- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
+        -- exist and the new state is not idle at now, that state: an event that changes nothing still
+        -- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
+        -- limiter created here and not a new one at its own instant.
+        local function loadState(S, key, c, now)
+            local loaded = S.load(key, c)
+            if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+            local st = S.initial(c, now)
+            local idle = S.idle(c, st)
+            return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+        end
+
         local function run(S, keys, args)
             KEY = keys[1]
             local key = KEY
@@ -3216,23 +3227,12 @@ enum RedisScriptSources {
                 return redis.error_reply('configuration refused: ' .. bad.field .. ' ' .. bad.problem)
             end
 
-            -- A key that does not exist holds a new limiter created at now (SHARED-4): its state is the
-            -- initial state at now. An event that changes the state writes it; one that does not (a
-            -- refusal, a query, bad input: CORE-8) writes the initial state when it is not idle at now
-            -- (CORE-15: a bucket that starts below its capacity), so that the next event finds the
-            -- limiter created here and not a new one at its own instant.
-            local loaded = S.load(key, c)
-            local st, e = loaded, now
-            if loaded then
-                e = maxN(now, S.last(loaded)) -- CORE-10
-            else
-                st = S.initial(c, now)
-            end
+            -- An event that changes the state writes it; one that does not (a refusal, a query, bad
+            -- input: CORE-8) writes only a new limiter's state that is not idle (loadState).
+            local st, e, fresh = loadState(S, key, c, now)
             local function unchanged(reply)
-                if loaded then return reply end
-                local idle = S.idle(c, st)
-                if idle and cmp(idle, e) <= 0 then return reply end
-                return write(S, key, c, st, clock, reply)
+                if not fresh then return reply end
+                return write(S, key, c, fresh, clock, reply)
             end
 
             if operation == 'acquire' then
@@ -3984,17 +3984,11 @@ enum RedisScriptSources {
             return limits, index
         end
 
-        -- Limit i's state at the event: the stored one, or the initial state at now (SHARED-4); the
-        -- evaluation instant (CORE-10); and the state to write whatever the answer, when the key did not
-        -- exist and its initial state is not idle at e (as `run` does for one limit).
+        -- Limit i's state at the event, its evaluation instant and the state to write whatever the
+        -- answer, as `run` loads one limit's (loadState).
         local function loadLimit(limit, key, now)
             KEY = key
-            local S, c = limit.S, limit.c
-            local loaded = S.load(key, c)
-            if loaded then return loaded, maxN(now, S.last(loaded)), nil end
-            local st = S.initial(c, now)
-            local idle = S.idle(c, st)
-            return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+            return loadState(limit.S, key, limit.c, now)
         end
 
         -- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
@@ -4163,15 +4157,15 @@ enum RedisScriptSources {
             end
         end
 
-        redis.register_function('ratelimit_7d16dbc85673_token_bucket', call('token-bucket'))
-        redis.register_function('ratelimit_7d16dbc85673_token_bucket_interval', call('token-bucket-interval'))
-        redis.register_function('ratelimit_7d16dbc85673_gcra', call('gcra'))
-        redis.register_function('ratelimit_7d16dbc85673_fixed_window', call('fixed-window'))
-        redis.register_function('ratelimit_7d16dbc85673_sliding_window_log', call('sliding-window-log'))
-        redis.register_function('ratelimit_7d16dbc85673_leaky_bucket_meter', call('leaky-bucket-meter'))
-        redis.register_function('ratelimit_7d16dbc85673_concurrency', call('concurrency'))
-        redis.register_function('ratelimit_7d16dbc85673_composite', call('composite'))
+        redis.register_function('ratelimit_7d4351fbb013_token_bucket', call('token-bucket'))
+        redis.register_function('ratelimit_7d4351fbb013_token_bucket_interval', call('token-bucket-interval'))
+        redis.register_function('ratelimit_7d4351fbb013_gcra', call('gcra'))
+        redis.register_function('ratelimit_7d4351fbb013_fixed_window', call('fixed-window'))
+        redis.register_function('ratelimit_7d4351fbb013_sliding_window_log', call('sliding-window-log'))
+        redis.register_function('ratelimit_7d4351fbb013_leaky_bucket_meter', call('leaky-bucket-meter'))
+        redis.register_function('ratelimit_7d4351fbb013_concurrency', call('concurrency'))
+        redis.register_function('ratelimit_7d4351fbb013_composite', call('composite'))
 
         """#
-    static let libraryName = "ratelimit_7d16dbc85673"
+    static let libraryName = "ratelimit_7d4351fbb013"
 }

@@ -31,17 +31,11 @@ local function readLimits(strategies, args, first, kind)
     return limits, index
 end
 
--- Limit i's state at the event: the stored one, or the initial state at now (SHARED-4); the
--- evaluation instant (CORE-10); and the state to write whatever the answer, when the key did not
--- exist and its initial state is not idle at e (as `run` does for one limit).
+-- Limit i's state at the event, its evaluation instant and the state to write whatever the
+-- answer, as `run` loads one limit's (loadState).
 local function loadLimit(limit, key, now)
     KEY = key
-    local S, c = limit.S, limit.c
-    local loaded = S.load(key, c)
-    if loaded then return loaded, maxN(now, S.last(loaded)), nil end
-    local st = S.initial(c, now)
-    local idle = S.idle(c, st)
-    return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+    return loadState(limit.S, key, limit.c, now)
 end
 
 -- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or

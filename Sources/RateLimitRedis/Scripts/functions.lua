@@ -1,4 +1,4 @@
-#!lua name=ratelimit_7d16dbc85673
+#!lua name=ratelimit_7d4351fbb013
 -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
 -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
 -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -479,6 +479,19 @@ local function write(S, key, c, st, clock, reply, remainingAt)
     return reply
 end
 
+-- The state of the limiter at `key` for an event at `now` (SHARED-4: a key that does not exist
+-- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
+-- exist and the new state is not idle at now, that state: an event that changes nothing still
+-- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
+-- limiter created here and not a new one at its own instant.
+local function loadState(S, key, c, now)
+    local loaded = S.load(key, c)
+    if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+    local st = S.initial(c, now)
+    local idle = S.idle(c, st)
+    return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+end
+
 local function run(S, keys, args)
     KEY = keys[1]
     local key = KEY
@@ -502,23 +515,12 @@ local function run(S, keys, args)
         return redis.error_reply('configuration refused: ' .. bad.field .. ' ' .. bad.problem)
     end
 
-    -- A key that does not exist holds a new limiter created at now (SHARED-4): its state is the
-    -- initial state at now. An event that changes the state writes it; one that does not (a
-    -- refusal, a query, bad input: CORE-8) writes the initial state when it is not idle at now
-    -- (CORE-15: a bucket that starts below its capacity), so that the next event finds the
-    -- limiter created here and not a new one at its own instant.
-    local loaded = S.load(key, c)
-    local st, e = loaded, now
-    if loaded then
-        e = maxN(now, S.last(loaded)) -- CORE-10
-    else
-        st = S.initial(c, now)
-    end
+    -- An event that changes the state writes it; one that does not (a refusal, a query, bad
+    -- input: CORE-8) writes only a new limiter's state that is not idle (loadState).
+    local st, e, fresh = loadState(S, key, c, now)
     local function unchanged(reply)
-        if loaded then return reply end
-        local idle = S.idle(c, st)
-        if idle and cmp(idle, e) <= 0 then return reply end
-        return write(S, key, c, st, clock, reply)
+        if not fresh then return reply end
+        return write(S, key, c, fresh, clock, reply)
     end
 
     if operation == 'acquire' then
@@ -1270,17 +1272,11 @@ local function readLimits(strategies, args, first, kind)
     return limits, index
 end
 
--- Limit i's state at the event: the stored one, or the initial state at now (SHARED-4); the
--- evaluation instant (CORE-10); and the state to write whatever the answer, when the key did not
--- exist and its initial state is not idle at e (as `run` does for one limit).
+-- Limit i's state at the event, its evaluation instant and the state to write whatever the
+-- answer, as `run` loads one limit's (loadState).
 local function loadLimit(limit, key, now)
     KEY = key
-    local S, c = limit.S, limit.c
-    local loaded = S.load(key, c)
-    if loaded then return loaded, maxN(now, S.last(loaded)), nil end
-    local st = S.initial(c, now)
-    local idle = S.idle(c, st)
-    return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+    return loadState(limit.S, key, limit.c, now)
 end
 
 -- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
@@ -1449,11 +1445,11 @@ local function call(strategy)
     end
 end
 
-redis.register_function('ratelimit_7d16dbc85673_token_bucket', call('token-bucket'))
-redis.register_function('ratelimit_7d16dbc85673_token_bucket_interval', call('token-bucket-interval'))
-redis.register_function('ratelimit_7d16dbc85673_gcra', call('gcra'))
-redis.register_function('ratelimit_7d16dbc85673_fixed_window', call('fixed-window'))
-redis.register_function('ratelimit_7d16dbc85673_sliding_window_log', call('sliding-window-log'))
-redis.register_function('ratelimit_7d16dbc85673_leaky_bucket_meter', call('leaky-bucket-meter'))
-redis.register_function('ratelimit_7d16dbc85673_concurrency', call('concurrency'))
-redis.register_function('ratelimit_7d16dbc85673_composite', call('composite'))
+redis.register_function('ratelimit_7d4351fbb013_token_bucket', call('token-bucket'))
+redis.register_function('ratelimit_7d4351fbb013_token_bucket_interval', call('token-bucket-interval'))
+redis.register_function('ratelimit_7d4351fbb013_gcra', call('gcra'))
+redis.register_function('ratelimit_7d4351fbb013_fixed_window', call('fixed-window'))
+redis.register_function('ratelimit_7d4351fbb013_sliding_window_log', call('sliding-window-log'))
+redis.register_function('ratelimit_7d4351fbb013_leaky_bucket_meter', call('leaky-bucket-meter'))
+redis.register_function('ratelimit_7d4351fbb013_concurrency', call('concurrency'))
+redis.register_function('ratelimit_7d4351fbb013_composite', call('composite'))

@@ -469,6 +469,19 @@ local function write(S, key, c, st, clock, reply, remainingAt)
     return reply
 end
 
+-- The state of the limiter at `key` for an event at `now` (SHARED-4: a key that does not exist
+-- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
+-- exist and the new state is not idle at now, that state: an event that changes nothing still
+-- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
+-- limiter created here and not a new one at its own instant.
+local function loadState(S, key, c, now)
+    local loaded = S.load(key, c)
+    if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+    local st = S.initial(c, now)
+    local idle = S.idle(c, st)
+    return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+end
+
 local function run(S, keys, args)
     KEY = keys[1]
     local key = KEY
@@ -492,23 +505,12 @@ local function run(S, keys, args)
         return redis.error_reply('configuration refused: ' .. bad.field .. ' ' .. bad.problem)
     end
 
-    -- A key that does not exist holds a new limiter created at now (SHARED-4): its state is the
-    -- initial state at now. An event that changes the state writes it; one that does not (a
-    -- refusal, a query, bad input: CORE-8) writes the initial state when it is not idle at now
-    -- (CORE-15: a bucket that starts below its capacity), so that the next event finds the
-    -- limiter created here and not a new one at its own instant.
-    local loaded = S.load(key, c)
-    local st, e = loaded, now
-    if loaded then
-        e = maxN(now, S.last(loaded)) -- CORE-10
-    else
-        st = S.initial(c, now)
-    end
+    -- An event that changes the state writes it; one that does not (a refusal, a query, bad
+    -- input: CORE-8) writes only a new limiter's state that is not idle (loadState).
+    local st, e, fresh = loadState(S, key, c, now)
     local function unchanged(reply)
-        if loaded then return reply end
-        local idle = S.idle(c, st)
-        if idle and cmp(idle, e) <= 0 then return reply end
-        return write(S, key, c, st, clock, reply)
+        if not fresh then return reply end
+        return write(S, key, c, fresh, clock, reply)
     end
 
     if operation == 'acquire' then

@@ -102,6 +102,8 @@ struct RedisFailoverRealTimeTests {
         defer { newReplica?.stop() }
 
         let log = FailoverLog()
+        let watch = WallClockWatch()
+        defer { _ = watch.stop() }
         let seeds = ["redis://127.0.0.1:\(master.port)", "redis://127.0.0.1:\(replica.port)"]
         let gcra = try GCRA(burst: burst, emissionIntervalNanoseconds: interval)
         let clients = try (0..<4).map { _ in
@@ -173,7 +175,7 @@ struct RedisFailoverRealTimeTests {
         try await waitFor("admissions by the promoted replica") { log.admitted(after: killed) >= 20 }
         log.stop()
         await workers.value
-        return log.run(cut: cut, killed: killed, replicatedUpTo: replicatedUpTo)
+        return log.run(cut: cut, killed: killed, replicatedUpTo: replicatedUpTo, clockSteps: watch.stop())
     }
 }
 
@@ -245,9 +247,11 @@ final class FailoverLog: @unchecked Sendable {
         lock.withLock { Int64(admissions.count { $0.sent >= instant }) }
     }
 
-    /// The measures of the run (`cut`: when the replica was cut off; `killed`: the master's end).
+    /// The measures of the run (`cut`: when the replica was cut off; `killed`: the master's end;
+    /// `clockSteps`: how far the servers' wall clock moved against the workers' clock).
     func run(
-        cut: ContinuousClock.Instant, killed: ContinuousClock.Instant, replicatedUpTo: ContinuousClock.Instant
+        cut: ContinuousClock.Instant, killed: ContinuousClock.Instant, replicatedUpTo: ContinuousClock.Instant,
+        clockSteps: Int64
     ) -> FailoverRun {
         lock.withLock {
             let origin = admissions.map(\.sent).min() ?? cut
@@ -256,7 +260,8 @@ final class FailoverLog: @unchecked Sendable {
                     sent: ($0.sent - origin).nanoseconds, answered: ($0.answered - origin).nanoseconds, permits: 1)
             }
             let excess = excessOverGCRABound(
-                records, burst: RedisFailoverRealTimeTests.burst, interval: RedisFailoverRealTimeTests.interval)
+                records, burst: RedisFailoverRealTimeTests.burst, interval: RedisFailoverRealTimeTests.interval,
+                clockSteps: clockSteps)
             return FailoverRun(
                 excess: excess, inGap: Int64(admissions.count { $0.answered >= cut && $0.sent <= killed }),
                 missed: Int64(admissions.count { $0.answered > replicatedUpTo && $0.sent <= killed }),

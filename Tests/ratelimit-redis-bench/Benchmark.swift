@@ -207,12 +207,13 @@ func worker(port: Int, key: String, burst: Int64, interval: Int64, milliseconds:
 
 /// A worker of the cluster test: weighted acquires (1, 2, 3, ...) on random keys of a GCRA each,
 /// through one cluster client, until the file `stop` exists (or two minutes have passed); prints each
-/// admission and a summary.
+/// admission (key index, sent, answered, permits, the `tat` the store replied) and a summary.
 func clusterWorker(seeds: [String], keys: [String], burst: Int64, interval: Int64, stop: String) async -> Int32 {
     do {
         let client = try RedisClusterConnection(seeds: seeds, timeout: .seconds(5))
+        let recorder = LastIdle(client)
         let strategy = try GCRA(burst: burst, emissionIntervalNanoseconds: interval)
-        let limiters = keys.map { RedisRateLimiter(strategy, key: $0, runner: client, timeout: .seconds(5)) }
+        let limiters = keys.map { RedisRateLimiter(strategy, key: $0, runner: recorder, timeout: .seconds(5)) }
         let deadline = ContinuousClock.now + .seconds(120)
         var lines: [String] = []
         var decisions = 0
@@ -225,7 +226,7 @@ func clusterWorker(seeds: [String], keys: [String], burst: Int64, interval: Int6
             let sent = monotonicNanoseconds()
             do {
                 if try await limiters[index].tryAcquire(permits).isAdmitted {
-                    lines.append("\(index) \(sent) \(monotonicNanoseconds()) \(permits)")
+                    lines.append("\(index) \(sent) \(monotonicNanoseconds()) \(permits) \(recorder.idle ?? "-")")
                 }
             } catch {
                 failures += 1
@@ -239,6 +240,44 @@ func clusterWorker(seeds: [String], keys: [String], burst: Int64, interval: Int6
     } catch {
         FileHandle.standardError.write(Data("cluster worker: \(error)\n".utf8))
         return 1
+    }
+}
+
+/// Passes every call to `runner` and keeps the "idle" of the last reply (a GCRA's `tat` after an
+/// admission, SHARED-4): the worker makes one call at a time.
+private final class LastIdle: RedisFunctionRunner, @unchecked Sendable {
+    // @unchecked: `last` is read and written only under `lock`.
+    private let runner: RedisClusterConnection
+    private let lock = NSLock()
+    private var last: String?
+
+    init(_ runner: RedisClusterConnection) { self.runner = runner }
+
+    var idle: String? { lock.withLock { last } }
+
+    private func kept(_ reply: RedisScriptReply) -> RedisScriptReply {
+        if case .values(let values) = reply, let index = values.firstIndex(of: "idle"), index + 1 < values.count {
+            lock.withLock { last = values[index + 1] }
+        } else {
+            lock.withLock { last = nil }
+        }
+        return reply
+    }
+
+    func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        kept(try await runner.evalSHA(sha1, key: key, arguments: arguments))
+    }
+
+    func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        kept(try await runner.eval(script, key: key, arguments: arguments))
+    }
+
+    func fcall(_ function: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
+        kept(try await runner.fcall(function, key: key, arguments: arguments))
+    }
+
+    func functionLoad(_ library: String) async throws -> RedisScriptReply {
+        try await runner.functionLoad(library)
     }
 }
 

@@ -74,15 +74,17 @@ class Scripts:
             source = f.read()
         self.sources["composite"] = (hashlib.sha1(source).hexdigest(), source)
 
-    def run(self, strategy, key, *argv):
+    def run(self, strategy, keys, *argv):
+        """The script's reply to `argv` on `keys` (a key, or a composite's list of its limits' keys)."""
+        keys = [keys] if isinstance(keys, str) else keys
         sha, source = self.sources[strategy]
         try:
-            reply = self.redis.call("EVALSHA", sha, 1, key, *argv)
+            reply = self.redis.call("EVALSHA", sha, len(keys), *keys, *argv)
         except RedisError as error:
             if not str(error).startswith("NOSCRIPT"):
                 raise
             self.redis.call("SCRIPT", "LOAD", source)
-            reply = self.redis.call("EVALSHA", sha, 1, key, *argv)
+            reply = self.redis.call("EVALSHA", sha, len(keys), *keys, *argv)
         return dict(zip(reply[0::2], reply[1::2]))
 
 
@@ -97,15 +99,16 @@ class Functions:
         first = self.library.split(b"\n", 1)[0].decode()
         self.name = first[len("#!lua name="):]
 
-    def run(self, strategy, key, *argv):
+    def run(self, strategy, keys, *argv):
+        keys = [keys] if isinstance(keys, str) else keys
         function = "%s_%s" % (self.name, strategy.replace("-", "_"))
         try:
-            reply = self.redis.call("FCALL", function, 1, key, *argv)
+            reply = self.redis.call("FCALL", function, len(keys), *keys, *argv)
         except RedisError as error:
             if "Function not found" not in str(error):
                 raise
             self.redis.call("FUNCTION", "LOAD", self.library)
-            reply = self.redis.call("FCALL", function, 1, key, *argv)
+            reply = self.redis.call("FCALL", function, len(keys), *keys, *argv)
         return dict(zip(reply[0::2], reply[1::2]))
 
 
@@ -122,6 +125,12 @@ def integer(value):
 def configuration_argv(strategy, configuration):
     """The configuration's fields as ARGV; an optional field left out is "" (its default)."""
     return [integer(configuration[name]) if name in configuration else "" for name in FIELDS[strategy]]
+
+
+def composite_keys(key, configuration):
+    """A composite's keys, one per limit: `<key>:1`, `<key>:2`, ... (SHARED-9)."""
+    limits = configuration.get("limits") if isinstance(configuration, dict) else None
+    return ["%s:%d" % (key, i) for i in range(1, len(limits) + 1)] if isinstance(limits, list) else [key]
 
 
 def composite_argv(configuration):
@@ -221,8 +230,8 @@ class Shim:
             if msg.get("machine") != "composite":
                 return {"type": "error", "message": "no Redis script for the %r machine" % (msg.get("machine"),)}
             configuration = msg.get("configuration") or {}
-            reply = self.scripts.run("composite", self.key(lid), "create", integer(msg.get("now")),
-                                     *composite_argv(configuration))
+            reply = self.scripts.run("composite", composite_keys(self.key(lid), configuration), "create",
+                                     integer(msg.get("now")), *composite_argv(configuration))
             if reply["kind"] == "refused":
                 return refused_json(lid, reply)
             if reply["kind"] != "created":
@@ -246,7 +255,7 @@ class Shim:
                 argv += composite_argv(event.get("configuration") or {})
             elif operation != "reset":
                 raise ValueError("unknown event %r" % (operation,))
-            reply = self.scripts.run("composite", self.key(lid), operation, *argv)
+            reply = self.scripts.run("composite", composite_keys(self.key(lid), configuration), operation, *argv)
             if operation == "reconfigure" and reply["kind"] == "allowed":
                 self.composites[lid] = event.get("configuration")
             return {"type": "answer", "id": lid, "answer": result_json(reply)}
@@ -254,9 +263,8 @@ class Shim:
             if self.limiters.pop(lid, None) is not None:
                 self.scripts.redis.call("DEL", self.key(lid))
             configuration = self.composites.pop(lid, None)
-            if configuration is not None:
-                count = len(configuration.get("limits") or [])
-                self.scripts.redis.call("DEL", *["%s:%d" % (self.key(lid), i) for i in range(1, count + 1)])
+            if configuration is not None and composite_keys(self.key(lid), configuration):
+                self.scripts.redis.call("DEL", *composite_keys(self.key(lid), configuration))
             return {"type": "dropped", "id": lid}
         return {"type": "error", "message": "unknown message type %r" % (kind,)}
 

@@ -17,7 +17,10 @@ import Foundation
 /// the slots again before the next call; an `ASK` answer (the slot is being moved, and this key
 /// already went) sends `ASKING` and the call to the new node once, leaving the map as it is. A call
 /// sent back to a node it already met (a move being committed node by node) waits a little first.
-/// At most 16 redirections are followed for one call; the last answer is then the call's. A node that does
+/// A `TRYAGAIN` answer (a call of several keys, a composite limit's, while a move has taken some of
+/// them) is waited out the same way, and the call sent again to the slot's owner. At most 16
+/// redirections, and 32 `TRYAGAIN`s (about 1.4 s), are followed for one call; the last answer is
+/// then the call's (the limiter's own timeout may end it sooner). A node that does
 /// not answer fails the call, and the next call reads the map again: after a failover, the slots'
 /// new master (SHARED-15). `FUNCTION LOAD`
 /// goes to every master, since a cluster does not share libraries between masters. Keys without a
@@ -36,6 +39,7 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     private var stale = true
     private var moved = 0
     private var asked = 0
+    private var retried = 0
     /// The node that gave the last map: asked first next time (a seed may be the master that failed).
     private var mapSource: RedisConnection?
 
@@ -115,15 +119,27 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
         var asking = false
         var reply: Reply
         var redirections = 0
+        var waits = 0
         var visited: Set<String> = []
         while true {
             do { reply = try await call(node, asking) } catch {
                 lock.withLock { stale = true }
                 throw error
             }
-            guard redirections < Self.redirections, let text = message(reply),
-                let (kind, address) = Self.redirection(text)
-            else { return reply }
+            guard let text = message(reply) else { return reply }
+            if Self.isTryAgain(text), waits < Self.tryAgainWaits {
+                // Some of the call's keys moved and some not (a move between two batches), or none
+                // is on either node yet: wait, longer each time, and ask the slot's owner again.
+                waits += 1
+                try? await Task.sleep(for: .milliseconds(min(1 << min(waits, 6), 50)))
+                node = lock.withLock {
+                    retried += 1
+                    return owners[slot].flatMap { nodes[$0] } ?? seeds[0]
+                }
+                asking = false
+                continue
+            }
+            guard redirections < Self.redirections, let (kind, address) = Self.redirection(text) else { return reply }
             redirections += 1
             // Sent back to a node already asked: the cluster is between two views of the slot (a
             // move being committed node by node). Wait a little, longer each time, before asking.
@@ -147,16 +163,32 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     /// The most redirections followed for one call.
     static let redirections = 16
 
+    /// The most `TRYAGAIN` answers waited out for one call: about 1.4 s of waits in all.
+    static let tryAgainWaits = 32
+
     public func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        try await scriptCall(key: key, ["EVALSHA", sha1, "1", key] + arguments)
+        try await evalSHA(sha1, keys: [key], arguments: arguments)
     }
 
     public func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        try await scriptCall(key: key, ["EVAL", script, "1", key] + arguments)
+        try await eval(script, keys: [key], arguments: arguments)
     }
 
     public func fcall(_ function: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        try await scriptCall(key: key, ["FCALL", function, "1", key] + arguments)
+        try await fcall(function, keys: [key], arguments: arguments)
+    }
+
+    /// Routed by the first key's slot: the keys of one call share it (SHARED-9).
+    public func evalSHA(_ sha1: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        try await scriptCall(key: keys.first ?? "", ["EVALSHA", sha1, String(keys.count)] + keys + arguments)
+    }
+
+    public func eval(_ script: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        try await scriptCall(key: keys.first ?? "", ["EVAL", script, String(keys.count)] + keys + arguments)
+    }
+
+    public func fcall(_ function: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        try await scriptCall(key: keys.first ?? "", ["FCALL", function, String(keys.count)] + keys + arguments)
     }
 
     /// Loads `library` on every master of the map: the first error that is not "already exists"
@@ -178,6 +210,10 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
 
     /// How many `MOVED` and `ASK` redirections this client has followed.
     public var redirectionsFollowed: (moved: Int, ask: Int) { lock.withLock { (moved, asked) } }
+
+    /// How many `TRYAGAIN` answers this client has waited out (a call of several keys during a
+    /// move that had taken some of them).
+    public var tryAgainsWaitedOut: Int { lock.withLock { retried } }
 
     /// Reads the slots' masters from the first seed (or known node) that answers `CLUSTER SLOTS`;
     /// keeps the old map when none does.
@@ -227,6 +263,11 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
         let made = RedisConnection(node: host, port: port, like: seeds[0])
         nodes[address] = made
         return made
+    }
+
+    /// Whether `message` is `TRYAGAIN ...` (after a prefix a client adds).
+    static func isTryAgain(_ message: String) -> Bool {
+        message.split(separator: " ", maxSplits: 2).prefix(2).contains("TRYAGAIN")
     }
 
     /// `MOVED <slot> <host>:<port>` or `ASK <slot> <host>:<port>` (after a prefix a client adds):

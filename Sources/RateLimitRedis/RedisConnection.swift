@@ -189,15 +189,27 @@ public final class RedisConnection: RedisFunctionRunner, @unchecked Sendable {
     }
 
     public func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        try await scriptCall(["EVALSHA", sha1, "1", key] + arguments)
+        try await evalSHA(sha1, keys: [key], arguments: arguments)
     }
 
     public func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        try await scriptCall(["EVAL", script, "1", key] + arguments)
+        try await eval(script, keys: [key], arguments: arguments)
     }
 
     public func fcall(_ function: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
-        try await scriptCall(["FCALL", function, "1", key] + arguments)
+        try await fcall(function, keys: [key], arguments: arguments)
+    }
+
+    public func evalSHA(_ sha1: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        try await scriptCall(["EVALSHA", sha1, String(keys.count)] + keys + arguments)
+    }
+
+    public func eval(_ script: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        try await scriptCall(["EVAL", script, String(keys.count)] + keys + arguments)
+    }
+
+    public func fcall(_ function: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        try await scriptCall(["FCALL", function, String(keys.count)] + keys + arguments)
     }
 
     /// A script or function call, after `ASKING` when `asking` (a cluster's slot being moved), and

@@ -260,19 +260,19 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
         case .reconfigure(let replacement):
             arguments = ["reconfigure", now] + configuration + replacement.scriptArguments
         }
-        let (runner, script, key, sent) = (self.runner, self.script, self.key, arguments)
+        let (runner, script, keys, sent) = (self.runner, self.script, strategy.scriptKeys(key), arguments)
         let functions = lock.withLock { scriptsOnly } ? nil : runner as? any RedisFunctionRunner
         let reply = try await firstOutcome(within: timeout, watch: deadlines) { () async throws(RedisLimitError) in
             do {
                 if let functions {
-                    if let reply = try await Self.callFunction(functions, script, key: key, arguments: sent) {
+                    if let reply = try await Self.callFunction(functions, script, keys: keys, arguments: sent) {
                         return reply
                     }
                     self.lock.withLock { self.scriptsOnly = true }
                 }
-                let first = try await runner.evalSHA(script.sha1, key: key, arguments: sent)
+                let first = try await runner.evalSHA(script.sha1, keys: keys, arguments: sent)
                 guard first.isNoScript else { return first }
-                return try await runner.eval(script.source, key: key, arguments: sent)
+                return try await runner.eval(script.source, keys: keys, arguments: sent)
             } catch {
                 throw .connectionFailed(String(describing: error))
             }
@@ -289,16 +289,16 @@ final class RedisLimitEngine<Strategy: RateLimitStrategy, C: Clock>: @unchecked 
     /// other error of the load (out of memory, a read-only replica) is the call's answer, and the
     /// next call tries again.
     private static func callFunction(
-        _ runner: any RedisFunctionRunner, _ script: RedisScript, key: String, arguments: [String]
+        _ runner: any RedisFunctionRunner, _ script: RedisScript, keys: [String], arguments: [String]
     ) async throws -> RedisScriptReply? {
-        let first = try await runner.fcall(script.function, key: key, arguments: arguments)
+        let first = try await runner.fcall(script.function, keys: keys, arguments: arguments)
         if first.isCommandUnavailable { return nil }
         guard first.isFunctionNotFound else { return first }
         let loaded = try await runner.functionLoad(RedisScript.library)
         if case .error = loaded, !loaded.isLibraryLoaded {
             return loaded.isCommandUnavailable || loaded.isLibraryRefused ? nil : loaded
         }
-        return try await runner.fcall(script.function, key: key, arguments: arguments)
+        return try await runner.fcall(script.function, keys: keys, arguments: arguments)
     }
 
     /// A script's reply (a flat array of names and values, Sources/RateLimitRedis/Scripts/README.md) as

@@ -127,4 +127,11 @@ extension RateLimitStrategy {
         }
         return (AnyRateLimitStrategy(self)?.fields ?? []).map { String($0.value) }
     }
+
+    /// The keys a call about `key` declares: `key`, or a composite's `<key>:1 ... <key>:k`, the
+    /// key of each limit (SHARED-9).
+    func scriptKeys(_ key: String) -> [String] {
+        guard let composite = self as? CompositeLimit else { return [key] }
+        return composite.limits.indices.map { "\(key):\($0 + 1)" }
+    }
 }

@@ -4,8 +4,9 @@
 
 /// Sends a script to Redis: `EVALSHA`, and `EVAL` when the server does not know the script.
 ///
-/// Implement it with your Redis client. Send every argument as a bulk string, with `1` key. Return
-/// the script's reply (every script of this package answers an array of bulk strings) or, when the
+/// Implement it with your Redis client. Send every argument as a bulk string, with the keys given:
+/// one for a strategy's limiter, one per limit for a composite limit (the `keys:` requirements,
+/// which by default send one key and refuse more). Return the script's reply (every script of this package answers an array of bulk strings) or, when the
 /// server answers an error, its message (``RedisScriptReply/error(_:)``); throw only when no reply
 /// came (the connection failed or closed). The limiters bound each call by their own timeout, so a
 /// client without one cannot hang them.
@@ -16,6 +17,29 @@ public protocol RedisScriptRunner: Sendable {
     /// Sends `EVAL <script> 1 <key> <arguments...>` and returns the reply (the server then keeps the
     /// script, so the next `EVALSHA` finds it).
     func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply
+
+    /// Sends `EVALSHA <sha1> <keys.count> <keys...> <arguments...>` and returns the reply: a
+    /// composite limit declares the key of each of its limits, so that a Redis Cluster moving
+    /// their slot answers `TRYAGAIN` rather than running the call on some of them (SHARED-9).
+    /// The default sends one key with ``evalSHA(_:key:arguments:)`` and answers more with an error,
+    /// which the limiter throws as ``RedisLimitError/serverError(_:)``.
+    func evalSHA(_ sha1: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply
+
+    /// Sends `EVAL <script> <keys.count> <keys...> <arguments...>`, as
+    /// ``evalSHA(_:keys:arguments:)`` does `EVALSHA`.
+    func eval(_ script: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply
+}
+
+extension RedisScriptRunner {
+    public func evalSHA(_ sha1: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        guard keys.count == 1 else { return .oneKeyOnly(keys, "evalSHA(_:keys:arguments:)") }
+        return try await evalSHA(sha1, key: keys[0], arguments: arguments)
+    }
+
+    public func eval(_ script: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        guard keys.count == 1 else { return .oneKeyOnly(keys, "eval(_:keys:arguments:)") }
+        return try await eval(script, key: keys[0], arguments: arguments)
+    }
 }
 
 /// A ``RedisScriptRunner`` that also calls Redis Functions (Redis 7.0 and later).
@@ -30,9 +54,20 @@ public protocol RedisFunctionRunner: RedisScriptRunner {
     /// Sends `FCALL <function> 1 <key> <arguments...>` and returns the reply.
     func fcall(_ function: String, key: String, arguments: [String]) async throws -> RedisScriptReply
 
+    /// Sends `FCALL <function> <keys.count> <keys...> <arguments...>`, as
+    /// ``RedisScriptRunner/evalSHA(_:keys:arguments:)`` does `EVALSHA` (one key by default).
+    func fcall(_ function: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply
+
     /// Sends `FUNCTION LOAD <library>` and returns the reply: the library's name as one value, or
     /// the server's error (the library already loaded is one).
     func functionLoad(_ library: String) async throws -> RedisScriptReply
+}
+
+extension RedisFunctionRunner {
+    public func fcall(_ function: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        guard keys.count == 1 else { return .oneKeyOnly(keys, "fcall(_:keys:arguments:)") }
+        return try await fcall(function, key: keys[0], arguments: arguments)
+    }
 }
 
 /// What the server answered to a script.
@@ -42,6 +77,13 @@ public enum RedisScriptReply: Hashable, Sendable {
     /// An error reply, with the server's message (`NOSCRIPT No matching script...`, `OOM ...`); a
     /// prefix a client adds, such as RediStack's `(Redis) `, may stay.
     case error(String)
+
+    /// The default `keys:` requirements' answer to a call of several keys.
+    static func oneKeyOnly(_ keys: [String], _ requirement: String) -> RedisScriptReply {
+        .error(
+            "ERR this runner sends one key per call and the call declares \(keys.count): implement \(requirement) "
+                + "(a composite limit declares the key of each limit, SHARED-9)")
+    }
 
     /// Whether this is the server's `NOSCRIPT` error: it does not know the script (its cache was
     /// flushed, or it restarted), so the script must be sent with `EVAL`.

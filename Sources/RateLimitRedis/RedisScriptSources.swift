@@ -639,7 +639,7 @@ enum RedisScriptSources {
 
         """#
     static let tokenBucketSHA1 = "6a8eded130b175152f9165e45d36e965babd6615"
-    static let tokenBucketFunction = "ratelimit_7d4351fbb013_token_bucket"
+    static let tokenBucketFunction = "ratelimit_74df8c0413d7_token_bucket"
 
     /// `token-bucket-interval.lua`.
     static let intervalTokenBucket = #"""
@@ -724,7 +724,7 @@ enum RedisScriptSources {
 
         """#
     static let intervalTokenBucketSHA1 = "1ed7ca4fd23ee55cad40b6a8dfab6a100ef1cc5a"
-    static let intervalTokenBucketFunction = "ratelimit_7d4351fbb013_token_bucket_interval"
+    static let intervalTokenBucketFunction = "ratelimit_74df8c0413d7_token_bucket_interval"
 
     /// `gcra.lua`.
     static let gcra = #"""
@@ -799,7 +799,7 @@ enum RedisScriptSources {
 
         """#
     static let gcraSHA1 = "fbd21bd1a2e4b31080ae745133a98da3d6722bcc"
-    static let gcraFunction = "ratelimit_7d4351fbb013_gcra"
+    static let gcraFunction = "ratelimit_74df8c0413d7_gcra"
 
     /// `fixed-window.lua`.
     static let fixedWindow = #"""
@@ -871,7 +871,7 @@ enum RedisScriptSources {
 
         """#
     static let fixedWindowSHA1 = "f427ce65e419c7df525f173b560a19246f66014c"
-    static let fixedWindowFunction = "ratelimit_7d4351fbb013_fixed_window"
+    static let fixedWindowFunction = "ratelimit_74df8c0413d7_fixed_window"
 
     /// `sliding-window-log.lua`.
     static let slidingWindowLog = #"""
@@ -1011,7 +1011,7 @@ enum RedisScriptSources {
 
         """#
     static let slidingWindowLogSHA1 = "f258c71321d0803253445e56a9a345822f13a5fb"
-    static let slidingWindowLogFunction = "ratelimit_7d4351fbb013_sliding_window_log"
+    static let slidingWindowLogFunction = "ratelimit_74df8c0413d7_sliding_window_log"
 
     /// `leaky-bucket-meter.lua`.
     static let leakyBucketMeter = #"""
@@ -1092,7 +1092,7 @@ enum RedisScriptSources {
 
         """#
     static let leakyBucketMeterSHA1 = "1d2b4033a546ac4b5cf8f8aa15147c6019b312c8"
-    static let leakyBucketMeterFunction = "ratelimit_7d4351fbb013_leaky_bucket_meter"
+    static let leakyBucketMeterFunction = "ratelimit_74df8c0413d7_leaky_bucket_meter"
 
     /// `concurrency.lua`.
     static let concurrency = #"""
@@ -1270,7 +1270,7 @@ enum RedisScriptSources {
 
         """#
     static let concurrencySHA1 = "651d5fe0713727ac916f9de5c4a93fa4146362ed"
-    static let concurrencyFunction = "ratelimit_7d4351fbb013_concurrency"
+    static let concurrencyFunction = "ratelimit_74df8c0413d7_concurrency"
 
     /// `composite-script.lua`: the composite limit as one script (`composite.lua` after every
     /// strategy's table).
@@ -2515,8 +2515,12 @@ enum RedisScriptSources {
         -- Not a script by itself: `make redis-scripts` puts it after the prelude and every strategy's
         -- table, in the library (the function `<library>_composite`) and in composite-script.lua.
         --
-        -- The key: limit i (from 1) lives at `<key>:<i>`, so every limit shares the key's hash tag and
-        -- its slot. The arguments: [1] the operation, [2] now (as for the strategies), [3] the number of
+        -- The keys: the call declares one key per limit, limit i (from 1) at KEYS[i] (`<key>:<i>` in
+        -- the Swift limiter and the shim), all with one hash tag, so one slot. Every key the call touches
+        -- is declared, so while a cluster moves the slot, a call that would find some of the keys moved
+        -- and not the others is answered `TRYAGAIN` by Redis instead of running (SHARED-9). So that a
+        -- call finds all of them or none, every write writes every limit and gives every key the same
+        -- expiry: the instant the last limit becomes idle. The arguments: [1] the operation, [2] now (as for the strategies), [3] the number of
         -- limits k, then each limit's strategy identifier followed by its fields; then the operation's
         -- arguments: acquire: permits and the lease duration of its concurrency limits (SHARED-6);
         -- release: permits; reconfigure: a whole composite again (k, then each limit).
@@ -2549,23 +2553,46 @@ enum RedisScriptSources {
             return loadState(limit.S, key, limit.c, now)
         end
 
-        -- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
-        -- "never", so that a caller's clock can expire the keys (SHARED-5), as `write` does for one limit.
-        local function withIdle(reply, limits, states, base)
+        -- The instant every limit is idle (the latest of theirs, CORE-15), or nil for never, read from
+        -- the stored states (a log's idle reads its entries).
+        local function idleOf(limits, states, keys)
             local latest = ZERO
             for i, limit in ipairs(limits) do
-                KEY = base .. ':' .. i
+                KEY = keys[i]
                 local idle = limit.S.idle(limit.c2 or limit.c, states[i])
-                if not idle then latest = nil break end
+                if not idle then return nil end
                 latest = maxN(latest, idle)
             end
+            return latest
+        end
+
+        -- Adds "idle" to a reply: when every limit is idle, or "never", so that a caller's clock can
+        -- expire the keys (SHARED-5), as `write` does for one limit.
+        local function withIdle(reply, idle)
             reply[#reply + 1] = 'idle'
-            reply[#reply + 1] = latest and str(latest) or 'never'
+            reply[#reply + 1] = idle and str(idle) or 'never'
             return reply
         end
 
+        -- Writes every limit's state, then gives every key the composite's expiry (SHARED-4: on the
+        -- server's clock, once every limit is idle; on a caller's, none); returns that idle instant.
+        local function writeAll(limits, states, keys, clock)
+            for i, limit in ipairs(limits) do
+                KEY = keys[i]
+                limit.S.store(keys[i], limit.c2 or limit.c, states[i])
+            end
+            local idle = idleOf(limits, states, keys)
+            for i = 1, #limits do
+                if clock == 'server' and idle then
+                    redis.call('PEXPIREAT', keys[i], str(ceilDiv(idle, MILLION)))
+                else
+                    redis.call('PERSIST', keys[i])
+                end
+            end
+            return idle
+        end
+
         local function composite(strategies, keys, args)
-            local base = keys[1]
             local operation = args[1]
             local now, problem = readNow(args[2] or '')
             if not now then
@@ -2574,34 +2601,34 @@ enum RedisScriptSources {
             end
             local clock = args[2] == '' and 'server' or 'caller'
             local limits, rest = readLimits(strategies, args, 3, 'refused')
+            if limits and #keys ~= #limits then
+                return redis.error_reply('the call declares ' .. #keys .. ' keys for ' .. #limits
+                    .. ' limits: one key per limit, in their order (SHARED-9)')
+            end
             if operation == 'create' then
                 if not limits then return rest end -- COMP-2
                 local initial = {}
-                for i, limit in ipairs(limits) do
-                    KEY = base .. ':' .. i
-                    initial[i] = limit.S.initial(limit.c, now)
-                    write(limit.S, KEY, limit.c, initial[i], clock, {})
-                end
-                return withIdle(result('created'), limits, initial, base)
+                for i, limit in ipairs(limits) do initial[i] = limit.S.initial(limit.c, now) end
+                return withIdle(result('created'), writeAll(limits, initial, keys, clock))
             end
             if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
             local states, instants, fresh = {}, {}, {}
             for i, limit in ipairs(limits) do
-                states[i], instants[i], fresh[i] = loadLimit(limit, base .. ':' .. i, now)
+                states[i], instants[i], fresh[i] = loadLimit(limit, keys[i], now)
             end
-            -- Writes `changed[i]` (or the fresh initial state) of every limit, and answers `reply`.
+            -- Answers `reply` after writing `changed` (every limit's new state), or, when nothing changed,
+            -- after writing the states of the limits created here that are not idle (loadState), and
+            -- with them the others': a write writes every limit.
             local function finish(changed, reply)
-                local current = {}
-                for i, limit in ipairs(limits) do
+                local current, writes = {}, false
+                for i = 1, #limits do
                     local st = changed and changed[i] or fresh[i]
-                    if st then
-                        KEY = base .. ':' .. i
-                        write(limit.S, KEY, limit.c2 or limit.c, st, clock, {})
-                    end
                     current[i] = st or states[i]
+                    writes = writes or st ~= nil
                 end
-                return withIdle(reply, limits, current, base)
+                if writes then return withIdle(reply, writeAll(limits, current, keys, clock)) end
+                return withIdle(reply, idleOf(limits, current, keys))
             end
             -- Each limit's answer to its event: all admitted, the new states and the smallest remainder;
             -- otherwise COMP-5's refusal, with nothing recorded.
@@ -2609,7 +2636,7 @@ enum RedisScriptSources {
                 local changed, remaining = {}, nil
                 local firstInvalid, never, shortfall, retryAfter = nil, false, ZERO, ZERO
                 for i, limit in ipairs(limits) do
-                    KEY = base .. ':' .. i
+                    KEY = keys[i]
                     local reply, st = eventOf(i, limit, states[i], instants[i])
                     local kind = reply[2]
                     if kind == 'allowed' then
@@ -2638,17 +2665,19 @@ enum RedisScriptSources {
             -- the answer is the smallest remainder, read after the writes: a log's remainder is read from
             -- its stored entries.
             local function replaceAll(nextState)
-                local remaining, replaced = nil, {}
+                local replaced = {}
                 for i, limit in ipairs(limits) do
-                    KEY = base .. ':' .. i
-                    local st = nextState(i, limit, states[i], instants[i])
-                    local c = limit.c2 or limit.c
-                    write(limit.S, KEY, c, st, clock, {})
-                    local left = limit.S.remaining(c, st, instants[i])
-                    remaining = remaining and minN(remaining, left) or left
-                    replaced[i] = st
+                    KEY = keys[i]
+                    replaced[i] = nextState(i, limit, states[i], instants[i])
                 end
-                return withIdle(allowed(remaining), limits, replaced, base)
+                local idle = writeAll(limits, replaced, keys, clock)
+                local remaining = nil
+                for i, limit in ipairs(limits) do
+                    KEY = keys[i]
+                    local left = limit.S.remaining(limit.c2 or limit.c, replaced[i], instants[i])
+                    remaining = remaining and minN(remaining, left) or left
+                end
+                return withIdle(allowed(remaining), idle)
             end
             local function answer(changed, reply)
                 if changed then return finish(changed, reply) end
@@ -2705,12 +2734,12 @@ enum RedisScriptSources {
         return composite(strategies, KEYS, ARGV)
 
         """#
-    static let compositeSHA1 = "7ccc74464784d3a64c0797d41b51f625beeb8305"
-    static let compositeFunction = "ratelimit_7d4351fbb013_composite"
+    static let compositeSHA1 = "cc335f502b3bae94cad9b19f4ae3a6c66fd9ab3e"
+    static let compositeFunction = "ratelimit_74df8c0413d7_composite"
 
     /// `functions.lua`: every script as one Redis Functions library.
     static let library = #"""
-        #!lua name=ratelimit_7d4351fbb013
+        #!lua name=ratelimit_74df8c0413d7
         -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
         -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
         -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -3957,8 +3986,12 @@ enum RedisScriptSources {
         -- Not a script by itself: `make redis-scripts` puts it after the prelude and every strategy's
         -- table, in the library (the function `<library>_composite`) and in composite-script.lua.
         --
-        -- The key: limit i (from 1) lives at `<key>:<i>`, so every limit shares the key's hash tag and
-        -- its slot. The arguments: [1] the operation, [2] now (as for the strategies), [3] the number of
+        -- The keys: the call declares one key per limit, limit i (from 1) at KEYS[i] (`<key>:<i>` in
+        -- the Swift limiter and the shim), all with one hash tag, so one slot. Every key the call touches
+        -- is declared, so while a cluster moves the slot, a call that would find some of the keys moved
+        -- and not the others is answered `TRYAGAIN` by Redis instead of running (SHARED-9). So that a
+        -- call finds all of them or none, every write writes every limit and gives every key the same
+        -- expiry: the instant the last limit becomes idle. The arguments: [1] the operation, [2] now (as for the strategies), [3] the number of
         -- limits k, then each limit's strategy identifier followed by its fields; then the operation's
         -- arguments: acquire: permits and the lease duration of its concurrency limits (SHARED-6);
         -- release: permits; reconfigure: a whole composite again (k, then each limit).
@@ -3991,23 +4024,46 @@ enum RedisScriptSources {
             return loadState(limit.S, key, limit.c, now)
         end
 
-        -- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
-        -- "never", so that a caller's clock can expire the keys (SHARED-5), as `write` does for one limit.
-        local function withIdle(reply, limits, states, base)
+        -- The instant every limit is idle (the latest of theirs, CORE-15), or nil for never, read from
+        -- the stored states (a log's idle reads its entries).
+        local function idleOf(limits, states, keys)
             local latest = ZERO
             for i, limit in ipairs(limits) do
-                KEY = base .. ':' .. i
+                KEY = keys[i]
                 local idle = limit.S.idle(limit.c2 or limit.c, states[i])
-                if not idle then latest = nil break end
+                if not idle then return nil end
                 latest = maxN(latest, idle)
             end
+            return latest
+        end
+
+        -- Adds "idle" to a reply: when every limit is idle, or "never", so that a caller's clock can
+        -- expire the keys (SHARED-5), as `write` does for one limit.
+        local function withIdle(reply, idle)
             reply[#reply + 1] = 'idle'
-            reply[#reply + 1] = latest and str(latest) or 'never'
+            reply[#reply + 1] = idle and str(idle) or 'never'
             return reply
         end
 
+        -- Writes every limit's state, then gives every key the composite's expiry (SHARED-4: on the
+        -- server's clock, once every limit is idle; on a caller's, none); returns that idle instant.
+        local function writeAll(limits, states, keys, clock)
+            for i, limit in ipairs(limits) do
+                KEY = keys[i]
+                limit.S.store(keys[i], limit.c2 or limit.c, states[i])
+            end
+            local idle = idleOf(limits, states, keys)
+            for i = 1, #limits do
+                if clock == 'server' and idle then
+                    redis.call('PEXPIREAT', keys[i], str(ceilDiv(idle, MILLION)))
+                else
+                    redis.call('PERSIST', keys[i])
+                end
+            end
+            return idle
+        end
+
         local function composite(strategies, keys, args)
-            local base = keys[1]
             local operation = args[1]
             local now, problem = readNow(args[2] or '')
             if not now then
@@ -4016,34 +4072,34 @@ enum RedisScriptSources {
             end
             local clock = args[2] == '' and 'server' or 'caller'
             local limits, rest = readLimits(strategies, args, 3, 'refused')
+            if limits and #keys ~= #limits then
+                return redis.error_reply('the call declares ' .. #keys .. ' keys for ' .. #limits
+                    .. ' limits: one key per limit, in their order (SHARED-9)')
+            end
             if operation == 'create' then
                 if not limits then return rest end -- COMP-2
                 local initial = {}
-                for i, limit in ipairs(limits) do
-                    KEY = base .. ':' .. i
-                    initial[i] = limit.S.initial(limit.c, now)
-                    write(limit.S, KEY, limit.c, initial[i], clock, {})
-                end
-                return withIdle(result('created'), limits, initial, base)
+                for i, limit in ipairs(limits) do initial[i] = limit.S.initial(limit.c, now) end
+                return withIdle(result('created'), writeAll(limits, initial, keys, clock))
             end
             if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
             local states, instants, fresh = {}, {}, {}
             for i, limit in ipairs(limits) do
-                states[i], instants[i], fresh[i] = loadLimit(limit, base .. ':' .. i, now)
+                states[i], instants[i], fresh[i] = loadLimit(limit, keys[i], now)
             end
-            -- Writes `changed[i]` (or the fresh initial state) of every limit, and answers `reply`.
+            -- Answers `reply` after writing `changed` (every limit's new state), or, when nothing changed,
+            -- after writing the states of the limits created here that are not idle (loadState), and
+            -- with them the others': a write writes every limit.
             local function finish(changed, reply)
-                local current = {}
-                for i, limit in ipairs(limits) do
+                local current, writes = {}, false
+                for i = 1, #limits do
                     local st = changed and changed[i] or fresh[i]
-                    if st then
-                        KEY = base .. ':' .. i
-                        write(limit.S, KEY, limit.c2 or limit.c, st, clock, {})
-                    end
                     current[i] = st or states[i]
+                    writes = writes or st ~= nil
                 end
-                return withIdle(reply, limits, current, base)
+                if writes then return withIdle(reply, writeAll(limits, current, keys, clock)) end
+                return withIdle(reply, idleOf(limits, current, keys))
             end
             -- Each limit's answer to its event: all admitted, the new states and the smallest remainder;
             -- otherwise COMP-5's refusal, with nothing recorded.
@@ -4051,7 +4107,7 @@ enum RedisScriptSources {
                 local changed, remaining = {}, nil
                 local firstInvalid, never, shortfall, retryAfter = nil, false, ZERO, ZERO
                 for i, limit in ipairs(limits) do
-                    KEY = base .. ':' .. i
+                    KEY = keys[i]
                     local reply, st = eventOf(i, limit, states[i], instants[i])
                     local kind = reply[2]
                     if kind == 'allowed' then
@@ -4080,17 +4136,19 @@ enum RedisScriptSources {
             -- the answer is the smallest remainder, read after the writes: a log's remainder is read from
             -- its stored entries.
             local function replaceAll(nextState)
-                local remaining, replaced = nil, {}
+                local replaced = {}
                 for i, limit in ipairs(limits) do
-                    KEY = base .. ':' .. i
-                    local st = nextState(i, limit, states[i], instants[i])
-                    local c = limit.c2 or limit.c
-                    write(limit.S, KEY, c, st, clock, {})
-                    local left = limit.S.remaining(c, st, instants[i])
-                    remaining = remaining and minN(remaining, left) or left
-                    replaced[i] = st
+                    KEY = keys[i]
+                    replaced[i] = nextState(i, limit, states[i], instants[i])
                 end
-                return withIdle(allowed(remaining), limits, replaced, base)
+                local idle = writeAll(limits, replaced, keys, clock)
+                local remaining = nil
+                for i, limit in ipairs(limits) do
+                    KEY = keys[i]
+                    local left = limit.S.remaining(limit.c2 or limit.c, replaced[i], instants[i])
+                    remaining = remaining and minN(remaining, left) or left
+                end
+                return withIdle(allowed(remaining), idle)
             end
             local function answer(changed, reply)
                 if changed then return finish(changed, reply) end
@@ -4157,15 +4215,15 @@ enum RedisScriptSources {
             end
         end
 
-        redis.register_function('ratelimit_7d4351fbb013_token_bucket', call('token-bucket'))
-        redis.register_function('ratelimit_7d4351fbb013_token_bucket_interval', call('token-bucket-interval'))
-        redis.register_function('ratelimit_7d4351fbb013_gcra', call('gcra'))
-        redis.register_function('ratelimit_7d4351fbb013_fixed_window', call('fixed-window'))
-        redis.register_function('ratelimit_7d4351fbb013_sliding_window_log', call('sliding-window-log'))
-        redis.register_function('ratelimit_7d4351fbb013_leaky_bucket_meter', call('leaky-bucket-meter'))
-        redis.register_function('ratelimit_7d4351fbb013_concurrency', call('concurrency'))
-        redis.register_function('ratelimit_7d4351fbb013_composite', call('composite'))
+        redis.register_function('ratelimit_74df8c0413d7_token_bucket', call('token-bucket'))
+        redis.register_function('ratelimit_74df8c0413d7_token_bucket_interval', call('token-bucket-interval'))
+        redis.register_function('ratelimit_74df8c0413d7_gcra', call('gcra'))
+        redis.register_function('ratelimit_74df8c0413d7_fixed_window', call('fixed-window'))
+        redis.register_function('ratelimit_74df8c0413d7_sliding_window_log', call('sliding-window-log'))
+        redis.register_function('ratelimit_74df8c0413d7_leaky_bucket_meter', call('leaky-bucket-meter'))
+        redis.register_function('ratelimit_74df8c0413d7_concurrency', call('concurrency'))
+        redis.register_function('ratelimit_74df8c0413d7_composite', call('composite'))
 
         """#
-    static let libraryName = "ratelimit_7d4351fbb013"
+    static let libraryName = "ratelimit_74df8c0413d7"
 }

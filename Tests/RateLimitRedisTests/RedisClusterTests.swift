@@ -73,6 +73,53 @@ struct RedisClusterRealTimeTests {
     }
 
     @Test(
+        "SHARED-9 COMP-4 a composite whose slot moves under it answers as the in-process one: a call that finds some of its keys moved waits out TRYAGAIN"
+    )
+    func compositeMoves() async throws {
+        let cluster = try await RedisCluster.start(masters: 3)
+        defer { cluster.stop() }
+        let client = try RedisClusterConnection(seeds: cluster.seeds)
+        let composite = try CompositeLimit(
+            .tokenBucket(TokenBucket(capacity: 6, permitsPerPeriod: 1, periodNanoseconds: 1_000)),
+            .slidingWindowLog(SlidingWindowLog(limit: 8, windowNanoseconds: 5_000)),
+            .gcra(GCRA(burst: 4, emissionIntervalNanoseconds: 300)))
+        // Three composites of one tag, so of one slot: `split` is caught with one of its three keys
+        // moved, `whole` is called before its keys move, `unseen` has no keys until the move is over.
+        let (split, whole, unseen) = (
+            KeyUnderTest(key: "rl:{mv}:split", strategy: composite, runner: client),
+            KeyUnderTest(key: "rl:{mv}:whole", strategy: composite, runner: client),
+            KeyUnderTest(key: "rl:{mv}:unseen", strategy: composite, runner: client)
+        )
+        try await Self.steps([split, whole], 10)
+        let slot = RedisClusterConnection.slot(of: "{mv}")
+        let (source, target) = (cluster.owner(of: slot), (cluster.owner(of: slot) + 1) % 3)
+        try cluster.beginMoving(slot: slot, from: source, to: target)
+        // One key of `split` moved: its next call finds the others on the source, which answers
+        // TRYAGAIN until the rest have moved too.
+        try cluster.move(["rl:{mv}:split:1"], from: source, to: target)
+        let waiting = Task { try await split.step() }
+        #expect(await eventually(within: .seconds(30)) { client.tryAgainsWaitedOut >= 1 }, "no TRYAGAIN")
+        try cluster.move(["rl:{mv}:split:2", "rl:{mv}:split:3"], from: source, to: target)
+        try await waiting.value
+        #expect(client.redirectionsFollowed.ask >= 1, "\(client.redirectionsFollowed)")
+        // `whole`, all of its keys still on the source, is decided there.
+        try await Self.steps([whole], 5)
+        try cluster.move((1...3).map { "rl:{mv}:whole:\($0)" }, from: source, to: target)
+        // `unseen` has no key on either node: the target cannot tell it from one half moved
+        // (TRYAGAIN), until the slot is its own.
+        let tried = client.tryAgainsWaitedOut
+        let created = Task { try await unseen.step() }
+        #expect(await eventually(within: .seconds(30)) { client.tryAgainsWaitedOut > tried }, "no TRYAGAIN")
+        try cluster.finishMoving(slot: slot, from: source, to: target)
+        try await created.value
+        try await Self.steps([split, whole, unseen], 20)
+        let owner = try RESPConnection(port: cluster.nodes[target].port)
+        for key in ["split", "whole", "unseen"].flatMap({ name in (1...3).map { "rl:{mv}:\(name):\($0)" } }) {
+            #expect(try await owner.send(["EXISTS", key]) == .integer(1), "\(key)")
+        }
+    }
+
+    @Test(
         "SHARED-1 SHARED-9 GCRA-11 four processes on 24 keys of three masters, a slot moved under them: no key's window over its bound"
     )
     func processesAcrossMasters() async throws {
@@ -148,7 +195,7 @@ struct RedisClusterRealTimeTests {
     }
 
     /// `count` events on each key, keys at once, each answer checked against the model's.
-    private static func steps(_ limiters: [KeyUnderTest], _ count: Int) async throws {
+    private static func steps<S>(_ limiters: [KeyUnderTest<S>], _ count: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for limiter in limiters {
                 group.addTask { for _ in 0..<count { try await limiter.step() } }
@@ -158,17 +205,17 @@ struct RedisClusterRealTimeTests {
     }
 }
 
-/// A GCRA limiter on one key of the cluster and the in-process model beside it, on an instant of
-/// their own that each step moves.
-private final class KeyUnderTest: @unchecked Sendable {
+/// A limiter on one key of the cluster (a composite's keys, `<key>:1 ...`) and the in-process
+/// model beside it, on an instant of their own that each step moves.
+private final class KeyUnderTest<Strategy: RedisScriptedStrategy>: @unchecked Sendable {
     // @unchecked: `model`, `now` and `index` are used only by `step`, which one task calls at a time.
     let key: String
-    let limiter: RedisRateLimiter<GCRA, ContinuousClock>
-    private var model: RateLimiter<GCRA>
+    let limiter: RedisRateLimiter<Strategy, ContinuousClock>
+    private var model: RateLimiter<Strategy>
     private let instant = LockedInstant()
     private var index = 0
 
-    init(key: String, strategy: GCRA, runner: any RedisScriptRunner) {
+    init(key: String, strategy: Strategy, runner: any RedisScriptRunner) {
         self.key = key
         let instant = self.instant
         limiter = RedisRateLimiter(

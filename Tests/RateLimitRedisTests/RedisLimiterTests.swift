@@ -166,6 +166,8 @@ struct RedisLimiterRealTimeTests {
             let stored = try await connection.send(["KEYS", "rl:{composite-\(trace)}*"])
             if case .array(let names) = stored {
                 #expect(names.allSatisfy { $0.text?.hasPrefix(key + ":") == true }, "\(names)")
+                // Written together (SHARED-9): all of the limits' keys, or none.
+                #expect(names.isEmpty || names.count == limits.count, "\(names), \(limits.count) limits; \(replay)")
             }
         }
         let counts = connection.commandCounts
@@ -190,6 +192,29 @@ struct RedisLimiterRealTimeTests {
             return
         }
         #expect(leaseError.field == "limits[1]" && leaseError.problem == .notSupported)
+    }
+
+    @Test(
+        "SHARED-4 SHARED-9 a composite's keys are written together and expire together, once its last limit is idle; a call that writes nothing leaves none"
+    )
+    func compositeKeysTogether() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let redis = try RESPConnection(port: server.port)
+        // One permit a second and bursts of 5 per 100 ms: the bucket is idle last.
+        let composite = try CompositeLimit(
+            .tokenBucket(try TokenBucket(capacity: 2, permitsPerPeriod: 1, period: .seconds(1))),
+            .gcra(try GCRA(burst: 5, emissionInterval: .milliseconds(100))))
+        let limiter = RedisRateLimiter(composite, key: "rl:{together}", runner: redis)
+        // A query of a new composite: every limit idle, nothing written.
+        #expect(try await limiter.remaining() == 2)
+        #expect(try await redis.send(["EXISTS", "rl:{together}:1", "rl:{together}:2"]) == .integer(0))
+        let before = try redis.serverNanoseconds() / 1_000_000
+        #expect(try await limiter.tryAcquire(1).isAdmitted)
+        let expiries = try [1, 2].map { try redis.call("PEXPIRETIME", "rl:{together}:\($0)").integer }
+        // Both at the bucket's idle instant, about a second away, not the GCRA's 100 ms.
+        #expect(expiries[1] == expiries[0], "\(expiries)")
+        #expect((expiries[0] ?? 0) >= before + 1_000, "\(expiries), TIME \(before) ms")
     }
 
     @Test("SHARED-2 on the server's clock a refusal's retry-after counts from the server's TIME")

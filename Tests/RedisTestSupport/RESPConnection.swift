@@ -102,4 +102,12 @@ public struct ScriptsOnly: RedisScriptRunner {
     public func eval(_ script: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
         try await connection.eval(script, key: key, arguments: arguments)
     }
+
+    public func evalSHA(_ sha1: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        try await connection.evalSHA(sha1, keys: keys, arguments: arguments)
+    }
+
+    public func eval(_ script: String, keys: [String], arguments: [String]) async throws -> RedisScriptReply {
+        try await connection.eval(script, keys: keys, arguments: arguments)
+    }
 }

@@ -100,17 +100,34 @@ public final class RedisCluster: Sendable {
     public func migrate(
         slot: Int, from source: Int, to target: Int, batch: Int = 1, between: () async throws -> Void = {}
     ) async throws {
+        try beginMoving(slot: slot, from: source, to: target)
+        let from = try RESPConnection(port: nodes[source].port)
+        while case .array(let keys) = try from.call("CLUSTER", "GETKEYSINSLOT", "\(slot)", "\(batch)"), !keys.isEmpty {
+            try move(keys.compactMap(\.text), from: source, to: target)
+            try await between()
+        }
+        try finishMoving(slot: slot, from: source, to: target)
+    }
+
+    /// Marks `slot` importing on `target` and migrating on `source`: the first step of a move.
+    public func beginMoving(slot: Int, from source: Int, to target: Int) throws {
         let from = try RESPConnection(port: nodes[source].port)
         let to = try RESPConnection(port: nodes[target].port)
         try expectOK(to.call("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", ids[source]), "IMPORTING")
         try expectOK(from.call("CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", ids[target]), "MIGRATING")
-        while case .array(let keys) = try from.call("CLUSTER", "GETKEYSINSLOT", "\(slot)", "\(batch)"), !keys.isEmpty {
-            let names = keys.compactMap(\.text)
-            let reply = try from.call(
-                arguments: ["MIGRATE", "127.0.0.1", "\(nodes[target].port)", "", "0", "5000", "KEYS"] + names)
-            try expectOK(reply, "MIGRATE")
-            try await between()
-        }
+    }
+
+    /// Moves `keys` (of a slot being moved) from `source` to `target` in one `MIGRATE`.
+    public func move(_ keys: [String], from source: Int, to target: Int) throws {
+        let from = try RESPConnection(port: nodes[source].port)
+        let reply = try from.call(
+            arguments: ["MIGRATE", "127.0.0.1", "\(nodes[target].port)", "", "0", "5000", "KEYS"] + keys)
+        try expectOK(reply, "MIGRATE")
+    }
+
+    /// Gives `slot` to `target` on every node, the target first, then the source, then the others:
+    /// the last step of a move.
+    public func finishMoving(slot: Int, from source: Int, to target: Int) throws {
         for index in [target, source] + nodes.indices.filter({ $0 != target && $0 != source }) {
             let connection = try RESPConnection(port: nodes[index].port)
             try expectOK(connection.call("CLUSTER", "SETSLOT", "\(slot)", "NODE", ids[target]), "SETSLOT NODE")

@@ -1238,8 +1238,12 @@ end)()
 -- Not a script by itself: `make redis-scripts` puts it after the prelude and every strategy's
 -- table, in the library (the function `<library>_composite`) and in composite-script.lua.
 --
--- The key: limit i (from 1) lives at `<key>:<i>`, so every limit shares the key's hash tag and
--- its slot. The arguments: [1] the operation, [2] now (as for the strategies), [3] the number of
+-- The keys: the call declares one key per limit, limit i (from 1) at KEYS[i] (`<key>:<i>` in
+-- the Swift limiter and the shim), all with one hash tag, so one slot. Every key the call touches
+-- is declared, so while a cluster moves the slot, a call that would find some of the keys moved
+-- and not the others is answered `TRYAGAIN` by Redis instead of running (SHARED-9). So that a
+-- call finds all of them or none, every write writes every limit and gives every key the same
+-- expiry: the instant the last limit becomes idle. The arguments: [1] the operation, [2] now (as for the strategies), [3] the number of
 -- limits k, then each limit's strategy identifier followed by its fields; then the operation's
 -- arguments: acquire: permits and the lease duration of its concurrency limits (SHARED-6);
 -- release: permits; reconfigure: a whole composite again (k, then each limit).
@@ -1272,23 +1276,46 @@ local function loadLimit(limit, key, now)
     return loadState(limit.S, key, limit.c, now)
 end
 
--- Adds "idle" to a reply: the instant every limit is idle (the latest of theirs, CORE-15), or
--- "never", so that a caller's clock can expire the keys (SHARED-5), as `write` does for one limit.
-local function withIdle(reply, limits, states, base)
+-- The instant every limit is idle (the latest of theirs, CORE-15), or nil for never, read from
+-- the stored states (a log's idle reads its entries).
+local function idleOf(limits, states, keys)
     local latest = ZERO
     for i, limit in ipairs(limits) do
-        KEY = base .. ':' .. i
+        KEY = keys[i]
         local idle = limit.S.idle(limit.c2 or limit.c, states[i])
-        if not idle then latest = nil break end
+        if not idle then return nil end
         latest = maxN(latest, idle)
     end
+    return latest
+end
+
+-- Adds "idle" to a reply: when every limit is idle, or "never", so that a caller's clock can
+-- expire the keys (SHARED-5), as `write` does for one limit.
+local function withIdle(reply, idle)
     reply[#reply + 1] = 'idle'
-    reply[#reply + 1] = latest and str(latest) or 'never'
+    reply[#reply + 1] = idle and str(idle) or 'never'
     return reply
 end
 
+-- Writes every limit's state, then gives every key the composite's expiry (SHARED-4: on the
+-- server's clock, once every limit is idle; on a caller's, none); returns that idle instant.
+local function writeAll(limits, states, keys, clock)
+    for i, limit in ipairs(limits) do
+        KEY = keys[i]
+        limit.S.store(keys[i], limit.c2 or limit.c, states[i])
+    end
+    local idle = idleOf(limits, states, keys)
+    for i = 1, #limits do
+        if clock == 'server' and idle then
+            redis.call('PEXPIREAT', keys[i], str(ceilDiv(idle, MILLION)))
+        else
+            redis.call('PERSIST', keys[i])
+        end
+    end
+    return idle
+end
+
 local function composite(strategies, keys, args)
-    local base = keys[1]
     local operation = args[1]
     local now, problem = readNow(args[2] or '')
     if not now then
@@ -1297,34 +1324,34 @@ local function composite(strategies, keys, args)
     end
     local clock = args[2] == '' and 'server' or 'caller'
     local limits, rest = readLimits(strategies, args, 3, 'refused')
+    if limits and #keys ~= #limits then
+        return redis.error_reply('the call declares ' .. #keys .. ' keys for ' .. #limits
+            .. ' limits: one key per limit, in their order (SHARED-9)')
+    end
     if operation == 'create' then
         if not limits then return rest end -- COMP-2
         local initial = {}
-        for i, limit in ipairs(limits) do
-            KEY = base .. ':' .. i
-            initial[i] = limit.S.initial(limit.c, now)
-            write(limit.S, KEY, limit.c, initial[i], clock, {})
-        end
-        return withIdle(result('created'), limits, initial, base)
+        for i, limit in ipairs(limits) do initial[i] = limit.S.initial(limit.c, now) end
+        return withIdle(result('created'), writeAll(limits, initial, keys, clock))
     end
     if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
     local states, instants, fresh = {}, {}, {}
     for i, limit in ipairs(limits) do
-        states[i], instants[i], fresh[i] = loadLimit(limit, base .. ':' .. i, now)
+        states[i], instants[i], fresh[i] = loadLimit(limit, keys[i], now)
     end
-    -- Writes `changed[i]` (or the fresh initial state) of every limit, and answers `reply`.
+    -- Answers `reply` after writing `changed` (every limit's new state), or, when nothing changed,
+    -- after writing the states of the limits created here that are not idle (loadState), and
+    -- with them the others': a write writes every limit.
     local function finish(changed, reply)
-        local current = {}
-        for i, limit in ipairs(limits) do
+        local current, writes = {}, false
+        for i = 1, #limits do
             local st = changed and changed[i] or fresh[i]
-            if st then
-                KEY = base .. ':' .. i
-                write(limit.S, KEY, limit.c2 or limit.c, st, clock, {})
-            end
             current[i] = st or states[i]
+            writes = writes or st ~= nil
         end
-        return withIdle(reply, limits, current, base)
+        if writes then return withIdle(reply, writeAll(limits, current, keys, clock)) end
+        return withIdle(reply, idleOf(limits, current, keys))
     end
     -- Each limit's answer to its event: all admitted, the new states and the smallest remainder;
     -- otherwise COMP-5's refusal, with nothing recorded.
@@ -1332,7 +1359,7 @@ local function composite(strategies, keys, args)
         local changed, remaining = {}, nil
         local firstInvalid, never, shortfall, retryAfter = nil, false, ZERO, ZERO
         for i, limit in ipairs(limits) do
-            KEY = base .. ':' .. i
+            KEY = keys[i]
             local reply, st = eventOf(i, limit, states[i], instants[i])
             local kind = reply[2]
             if kind == 'allowed' then
@@ -1361,17 +1388,19 @@ local function composite(strategies, keys, args)
     -- the answer is the smallest remainder, read after the writes: a log's remainder is read from
     -- its stored entries.
     local function replaceAll(nextState)
-        local remaining, replaced = nil, {}
+        local replaced = {}
         for i, limit in ipairs(limits) do
-            KEY = base .. ':' .. i
-            local st = nextState(i, limit, states[i], instants[i])
-            local c = limit.c2 or limit.c
-            write(limit.S, KEY, c, st, clock, {})
-            local left = limit.S.remaining(c, st, instants[i])
-            remaining = remaining and minN(remaining, left) or left
-            replaced[i] = st
+            KEY = keys[i]
+            replaced[i] = nextState(i, limit, states[i], instants[i])
         end
-        return withIdle(allowed(remaining), limits, replaced, base)
+        local idle = writeAll(limits, replaced, keys, clock)
+        local remaining = nil
+        for i, limit in ipairs(limits) do
+            KEY = keys[i]
+            local left = limit.S.remaining(limit.c2 or limit.c, replaced[i], instants[i])
+            remaining = remaining and minN(remaining, left) or left
+        end
+        return withIdle(allowed(remaining), idle)
     end
     local function answer(changed, reply)
         if changed then return finish(changed, reply) end

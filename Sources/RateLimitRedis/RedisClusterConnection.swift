@@ -19,8 +19,8 @@ import Foundation
 /// sent back to a node it already met (a move being committed node by node) waits a little first.
 /// A `TRYAGAIN` answer (a call of several keys, a composite limit's, while a move has taken some of
 /// them) is waited out the same way, and the call sent again to the slot's owner. At most 16
-/// redirections, and 32 `TRYAGAIN`s (about 1.4 s), are followed for one call; the last answer is
-/// then the call's (the limiter's own timeout may end it sooner). A node that does
+/// redirections in a row, and 32 `TRYAGAIN`s (about 1.4 s; `tryAgainWaits`), are followed for one
+/// call; the last answer is then the call's (the limiter's own timeout may end it sooner). A node that does
 /// not answer fails the call, and the next call reads the map again: after a failover, the slots'
 /// new master (SHARED-15). `FUNCTION LOAD`
 /// goes to every master, since a cluster does not share libraries between masters. Keys without a
@@ -42,6 +42,8 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     private var retried = 0
     /// The node that gave the last map: asked first next time (a seed may be the master that failed).
     private var mapSource: RedisConnection?
+    /// The most `TRYAGAIN` answers one call waits out.
+    private let tryAgainWaits: Int
 
     /// The number of slots of a Redis Cluster.
     public static let slotCount = 16_384
@@ -49,13 +51,20 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
     /// A client of the cluster that `seeds` belong to (URLs as ``RedisConnection`` takes them, all
     /// with the same credentials; the first that answers gives the map). With an `acknowledgement`,
     /// each script or function call waits for that many replicas of its master (SHARED-15).
+    /// `tryAgainWaits`: how many `TRYAGAIN` answers one call waits out, 2 to 50 ms each (32: about
+    /// 1.4 s), while a move of its slot has taken some of its keys.
     ///
-    /// - Throws: ``RedisConnectionError`` for no seed, a URL ``RedisConnection`` refuses, or a
-    ///   database other than 0 (a cluster has only database 0).
+    /// - Throws: ``RedisConnectionError`` for no seed, a URL ``RedisConnection`` refuses, a
+    ///   database other than 0 (a cluster has only database 0), or negative `tryAgainWaits`.
     public init(
-        seeds: [String], timeout: Duration = .seconds(10), acknowledgement: RedisReplicaAcknowledgement? = nil
+        seeds: [String], timeout: Duration = .seconds(10), acknowledgement: RedisReplicaAcknowledgement? = nil,
+        tryAgainWaits: Int = 32
     ) throws(RedisConnectionError) {
         guard !seeds.isEmpty else { throw RedisConnectionError("a cluster client needs at least one seed") }
+        guard tryAgainWaits >= 0 else {
+            throw RedisConnectionError("tryAgainWaits must not be negative: \(tryAgainWaits)")
+        }
+        self.tryAgainWaits = tryAgainWaits
         var connections: [RedisConnection] = []
         for seed in seeds {
             let connection = try RedisConnection(url: seed, timeout: timeout, acknowledgement: acknowledgement)
@@ -127,9 +136,10 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
                 throw error
             }
             guard let text = message(reply) else { return reply }
-            if Self.isTryAgain(text), waits < Self.tryAgainWaits {
+            if Self.isTryAgain(text), waits < tryAgainWaits {
                 // Some of the call's keys moved and some not (a move between two batches), or none
-                // is on either node yet: wait, longer each time, and ask the slot's owner again.
+                // is on either node yet: wait, longer each time, and ask the slot's owner again,
+                // whose ASK starts a new round of redirections.
                 waits += 1
                 try? await Task.sleep(for: .milliseconds(min(1 << min(waits, 6), 50)))
                 node = lock.withLock {
@@ -137,6 +147,8 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
                     return owners[slot].flatMap { nodes[$0] } ?? seeds[0]
                 }
                 asking = false
+                redirections = 0
+                visited = []
                 continue
             }
             guard redirections < Self.redirections, let (kind, address) = Self.redirection(text) else { return reply }
@@ -162,9 +174,6 @@ public final class RedisClusterConnection: RedisFunctionRunner, @unchecked Senda
 
     /// The most redirections followed for one call.
     static let redirections = 16
-
-    /// The most `TRYAGAIN` answers waited out for one call: about 1.4 s of waits in all.
-    static let tryAgainWaits = 32
 
     public func evalSHA(_ sha1: String, key: String, arguments: [String]) async throws -> RedisScriptReply {
         try await evalSHA(sha1, keys: [key], arguments: arguments)

@@ -116,6 +116,24 @@ enum RedisScriptSources {
             return string.rep('0', 20 - #s) .. s
         end
 
+        -- Gives the sorted set at `key` the metadata `members` ('!name:value', which sort before every
+        -- entry), the new ones added before the old ones go: the key never empties within a call. A Redis
+        -- Cluster node whose slot is being moved refuses a script's command on a key the script emptied
+        -- ("non local key"), and nothing the script did before is undone (SHARED-9).
+        local function replaceMetadata(key, members)
+            local old = redis.call('ZRANGEBYLEX', key, '-', '(0')
+            local add, keep = {}, {}
+            for _, member in ipairs(members) do
+                add[#add + 1] = 0
+                add[#add + 1] = member
+                keep[member] = true
+            end
+            redis.call('ZADD', key, unpack(add))
+            for i = 1, #old do
+                if not keep[old[i]] then redis.call('ZREM', key, old[i]) end
+            end
+        end
+
         local function cmp(a, b)
             if #a ~= #b then return #a < #b and -1 or 1 end
             for i = #a, 1, -1 do
@@ -481,13 +499,13 @@ enum RedisScriptSources {
         -- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
         -- exist and the new state is not idle at now, that state: an event that changes nothing still
         -- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
-        -- limiter created here and not a new one at its own instant.
+        -- limiter created here and not a new one at its own instant. Fourth: whether the key existed.
         local function loadState(S, key, c, now)
             local loaded = S.load(key, c)
-            if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+            if loaded then return loaded, maxN(now, S.last(loaded)), nil, true end
             local st = S.initial(c, now)
             local idle = S.idle(c, st)
-            return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+            return st, now, (not idle or cmp(idle, now) > 0) and st or nil, false
         end
 
         local function run(S, keys, args)
@@ -638,8 +656,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let tokenBucketSHA1 = "6a8eded130b175152f9165e45d36e965babd6615"
-    static let tokenBucketFunction = "ratelimit_74df8c0413d7_token_bucket"
+    static let tokenBucketSHA1 = "08de673bd82752b2397aafd6f255d482a5dac811"
+    static let tokenBucketFunction = "ratelimit_63022d55bf35_token_bucket"
 
     /// `token-bucket-interval.lua`.
     static let intervalTokenBucket = #"""
@@ -723,8 +741,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let intervalTokenBucketSHA1 = "1ed7ca4fd23ee55cad40b6a8dfab6a100ef1cc5a"
-    static let intervalTokenBucketFunction = "ratelimit_74df8c0413d7_token_bucket_interval"
+    static let intervalTokenBucketSHA1 = "4cc0954afde51be26f461e07ee382412f2cda824"
+    static let intervalTokenBucketFunction = "ratelimit_63022d55bf35_token_bucket_interval"
 
     /// `gcra.lua`.
     static let gcra = #"""
@@ -798,8 +816,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let gcraSHA1 = "fbd21bd1a2e4b31080ae745133a98da3d6722bcc"
-    static let gcraFunction = "ratelimit_74df8c0413d7_gcra"
+    static let gcraSHA1 = "648ee64c708865755422ca6d243878a99b884334"
+    static let gcraFunction = "ratelimit_63022d55bf35_gcra"
 
     /// `fixed-window.lua`.
     static let fixedWindow = #"""
@@ -870,8 +888,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let fixedWindowSHA1 = "f427ce65e419c7df525f173b560a19246f66014c"
-    static let fixedWindowFunction = "ratelimit_74df8c0413d7_fixed_window"
+    static let fixedWindowSHA1 = "321c736db0153ae5f8e7b30227e341c764a70a56"
+    static let fixedWindowFunction = "ratelimit_63022d55bf35_fixed_window"
 
     /// `sliding-window-log.lua`.
     static let slidingWindowLog = #"""
@@ -980,8 +998,10 @@ enum RedisScriptSources {
             return { last = e, sum = inForce(st, e, c.w), prune = cutoff(e, c.w) }
         end
 
+        -- The metadata first, so that the key never empties (replaceMetadata); then the entries.
         function S.store(key, _, st)
-            if st.clear then redis.call('DEL', key) end
+            replaceMetadata(key, { '!last:' .. str(st.last), '!sum:' .. str(st.sum) })
+            if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
             if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(st.prune)) end
             if st.append then
                 local at = padded(st.last)
@@ -994,8 +1014,6 @@ enum RedisScriptSources {
                 end
                 redis.call('ZADD', key, 0, at .. ':' .. str(n))
             end
-            redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-            redis.call('ZADD', key, 0, '!last:' .. str(st.last), 0, '!sum:' .. str(st.sum))
         end
 
         -- CORE-15: idle once every entry has expired: at the newest entry's a + W, or at last when the
@@ -1010,8 +1028,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let slidingWindowLogSHA1 = "f258c71321d0803253445e56a9a345822f13a5fb"
-    static let slidingWindowLogFunction = "ratelimit_74df8c0413d7_sliding_window_log"
+    static let slidingWindowLogSHA1 = "416cb518672190ff74e1fd9d50d00e5c459902c9"
+    static let slidingWindowLogFunction = "ratelimit_63022d55bf35_sliding_window_log"
 
     /// `leaky-bucket-meter.lua`.
     static let leakyBucketMeter = #"""
@@ -1091,8 +1109,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let leakyBucketMeterSHA1 = "1d2b4033a546ac4b5cf8f8aa15147c6019b312c8"
-    static let leakyBucketMeterFunction = "ratelimit_74df8c0413d7_leaky_bucket_meter"
+    static let leakyBucketMeterSHA1 = "b6f669a3adc86aa033d22f75b98149b1dc9faad0"
+    static let leakyBucketMeterFunction = "ratelimit_63022d55bf35_leaky_bucket_meter"
 
     /// `concurrency.lua`.
     static let concurrency = #"""
@@ -1247,15 +1265,15 @@ enum RedisScriptSources {
             return { held = inFlight(st, e), last = e, seq = st.seq, prune = e }
         end
 
+        -- The metadata first, so that the key never empties (replaceMetadata); then the leases.
         function S.store(key, _, st)
-            if st.clear then redis.call('DEL', key) end
+            replaceMetadata(key, { '!held:' .. str(st.held), '!last:' .. str(st.last), '!seq:' .. str(st.seq) })
+            if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
             if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(add(st.prune, ONE))) end
             for _, edit in ipairs(st.edits or {}) do
                 if edit.remove then redis.call('ZREM', key, edit.remove) end
                 if edit.add then redis.call('ZADD', key, 0, edit.add) end
             end
-            redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-            redis.call('ZADD', key, 0, '!held:' .. str(st.held), 0, '!last:' .. str(st.last), 0, '!seq:' .. str(st.seq))
         end
 
         -- CORE-15: idle once nothing is in flight: at last when nothing is held, otherwise when the
@@ -1269,8 +1287,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let concurrencySHA1 = "651d5fe0713727ac916f9de5c4a93fa4146362ed"
-    static let concurrencyFunction = "ratelimit_74df8c0413d7_concurrency"
+    static let concurrencySHA1 = "66d50e9b6b5e1314f74cb3b1f4776b374fc5f9e1"
+    static let concurrencyFunction = "ratelimit_63022d55bf35_concurrency"
 
     /// `composite-script.lua`: the composite limit as one script (`composite.lua` after every
     /// strategy's table).
@@ -1383,6 +1401,24 @@ enum RedisScriptSources {
         local function padded(a)
             local s = str(a)
             return string.rep('0', 20 - #s) .. s
+        end
+
+        -- Gives the sorted set at `key` the metadata `members` ('!name:value', which sort before every
+        -- entry), the new ones added before the old ones go: the key never empties within a call. A Redis
+        -- Cluster node whose slot is being moved refuses a script's command on a key the script emptied
+        -- ("non local key"), and nothing the script did before is undone (SHARED-9).
+        local function replaceMetadata(key, members)
+            local old = redis.call('ZRANGEBYLEX', key, '-', '(0')
+            local add, keep = {}, {}
+            for _, member in ipairs(members) do
+                add[#add + 1] = 0
+                add[#add + 1] = member
+                keep[member] = true
+            end
+            redis.call('ZADD', key, unpack(add))
+            for i = 1, #old do
+                if not keep[old[i]] then redis.call('ZREM', key, old[i]) end
+            end
         end
 
         local function cmp(a, b)
@@ -1750,13 +1786,13 @@ enum RedisScriptSources {
         -- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
         -- exist and the new state is not idle at now, that state: an event that changes nothing still
         -- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
-        -- limiter created here and not a new one at its own instant.
+        -- limiter created here and not a new one at its own instant. Fourth: whether the key existed.
         local function loadState(S, key, c, now)
             local loaded = S.load(key, c)
-            if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+            if loaded then return loaded, maxN(now, S.last(loaded)), nil, true end
             local st = S.initial(c, now)
             local idle = S.idle(c, st)
-            return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+            return st, now, (not idle or cmp(idle, now) > 0) and st or nil, false
         end
 
         local function run(S, keys, args)
@@ -2231,8 +2267,10 @@ enum RedisScriptSources {
             return { last = e, sum = inForce(st, e, c.w), prune = cutoff(e, c.w) }
         end
 
+        -- The metadata first, so that the key never empties (replaceMetadata); then the entries.
         function S.store(key, _, st)
-            if st.clear then redis.call('DEL', key) end
+            replaceMetadata(key, { '!last:' .. str(st.last), '!sum:' .. str(st.sum) })
+            if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
             if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(st.prune)) end
             if st.append then
                 local at = padded(st.last)
@@ -2245,8 +2283,6 @@ enum RedisScriptSources {
                 end
                 redis.call('ZADD', key, 0, at .. ':' .. str(n))
             end
-            redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-            redis.call('ZADD', key, 0, '!last:' .. str(st.last), 0, '!sum:' .. str(st.sum))
         end
 
         -- CORE-15: idle once every entry has expired: at the newest entry's a + W, or at last when the
@@ -2488,15 +2524,15 @@ enum RedisScriptSources {
             return { held = inFlight(st, e), last = e, seq = st.seq, prune = e }
         end
 
+        -- The metadata first, so that the key never empties (replaceMetadata); then the leases.
         function S.store(key, _, st)
-            if st.clear then redis.call('DEL', key) end
+            replaceMetadata(key, { '!held:' .. str(st.held), '!last:' .. str(st.last), '!seq:' .. str(st.seq) })
+            if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
             if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(add(st.prune, ONE))) end
             for _, edit in ipairs(st.edits or {}) do
                 if edit.remove then redis.call('ZREM', key, edit.remove) end
                 if edit.add then redis.call('ZADD', key, 0, edit.add) end
             end
-            redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-            redis.call('ZADD', key, 0, '!held:' .. str(st.held), 0, '!last:' .. str(st.last), 0, '!seq:' .. str(st.seq))
         end
 
         -- CORE-15: idle once nothing is in flight: at last when nothing is held, otherwise when the
@@ -2613,15 +2649,19 @@ enum RedisScriptSources {
             end
             if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
-            local states, instants, fresh = {}, {}, {}
+            local states, instants, fresh, existed = {}, {}, {}, {}
+            local some, all = false, true
             for i, limit in ipairs(limits) do
-                states[i], instants[i], fresh[i] = loadLimit(limit, keys[i], now)
+                states[i], instants[i], fresh[i], existed[i] = loadLimit(limit, keys[i], now)
+                some, all = some or existed[i], all and existed[i]
             end
             -- Answers `reply` after writing `changed` (every limit's new state), or, when nothing changed,
             -- after writing the states of the limits created here that are not idle (loadState), and
-            -- with them the others': a write writes every limit.
+            -- with them the others': a write writes every limit. Keys found some present and some not
+            -- (written before the keys were kept together, or one evicted) are written whole too, so a
+            -- later move of their slot finds them together.
             local function finish(changed, reply)
-                local current, writes = {}, false
+                local current, writes = {}, some and not all
                 for i = 1, #limits do
                     local st = changed and changed[i] or fresh[i]
                     current[i] = st or states[i]
@@ -2734,12 +2774,12 @@ enum RedisScriptSources {
         return composite(strategies, KEYS, ARGV)
 
         """#
-    static let compositeSHA1 = "cc335f502b3bae94cad9b19f4ae3a6c66fd9ab3e"
-    static let compositeFunction = "ratelimit_74df8c0413d7_composite"
+    static let compositeSHA1 = "c6f28419aaecba66100c3df31339fd341170b0f6"
+    static let compositeFunction = "ratelimit_63022d55bf35_composite"
 
     /// `functions.lua`: every script as one Redis Functions library.
     static let library = #"""
-        #!lua name=ratelimit_74df8c0413d7
+        #!lua name=ratelimit_63022d55bf35
         -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
         -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
         -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -2857,6 +2897,24 @@ enum RedisScriptSources {
         local function padded(a)
             local s = str(a)
             return string.rep('0', 20 - #s) .. s
+        end
+
+        -- Gives the sorted set at `key` the metadata `members` ('!name:value', which sort before every
+        -- entry), the new ones added before the old ones go: the key never empties within a call. A Redis
+        -- Cluster node whose slot is being moved refuses a script's command on a key the script emptied
+        -- ("non local key"), and nothing the script did before is undone (SHARED-9).
+        local function replaceMetadata(key, members)
+            local old = redis.call('ZRANGEBYLEX', key, '-', '(0')
+            local add, keep = {}, {}
+            for _, member in ipairs(members) do
+                add[#add + 1] = 0
+                add[#add + 1] = member
+                keep[member] = true
+            end
+            redis.call('ZADD', key, unpack(add))
+            for i = 1, #old do
+                if not keep[old[i]] then redis.call('ZREM', key, old[i]) end
+            end
         end
 
         local function cmp(a, b)
@@ -3224,13 +3282,13 @@ enum RedisScriptSources {
         -- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
         -- exist and the new state is not idle at now, that state: an event that changes nothing still
         -- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
-        -- limiter created here and not a new one at its own instant.
+        -- limiter created here and not a new one at its own instant. Fourth: whether the key existed.
         local function loadState(S, key, c, now)
             local loaded = S.load(key, c)
-            if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+            if loaded then return loaded, maxN(now, S.last(loaded)), nil, true end
             local st = S.initial(c, now)
             local idle = S.idle(c, st)
-            return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+            return st, now, (not idle or cmp(idle, now) > 0) and st or nil, false
         end
 
         local function run(S, keys, args)
@@ -3702,8 +3760,10 @@ enum RedisScriptSources {
             return { last = e, sum = inForce(st, e, c.w), prune = cutoff(e, c.w) }
         end
 
+        -- The metadata first, so that the key never empties (replaceMetadata); then the entries.
         function S.store(key, _, st)
-            if st.clear then redis.call('DEL', key) end
+            replaceMetadata(key, { '!last:' .. str(st.last), '!sum:' .. str(st.sum) })
+            if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
             if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(st.prune)) end
             if st.append then
                 local at = padded(st.last)
@@ -3716,8 +3776,6 @@ enum RedisScriptSources {
                 end
                 redis.call('ZADD', key, 0, at .. ':' .. str(n))
             end
-            redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-            redis.call('ZADD', key, 0, '!last:' .. str(st.last), 0, '!sum:' .. str(st.sum))
         end
 
         -- CORE-15: idle once every entry has expired: at the newest entry's a + W, or at last when the
@@ -3959,15 +4017,15 @@ enum RedisScriptSources {
             return { held = inFlight(st, e), last = e, seq = st.seq, prune = e }
         end
 
+        -- The metadata first, so that the key never empties (replaceMetadata); then the leases.
         function S.store(key, _, st)
-            if st.clear then redis.call('DEL', key) end
+            replaceMetadata(key, { '!held:' .. str(st.held), '!last:' .. str(st.last), '!seq:' .. str(st.seq) })
+            if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
             if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(add(st.prune, ONE))) end
             for _, edit in ipairs(st.edits or {}) do
                 if edit.remove then redis.call('ZREM', key, edit.remove) end
                 if edit.add then redis.call('ZADD', key, 0, edit.add) end
             end
-            redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-            redis.call('ZADD', key, 0, '!held:' .. str(st.held), 0, '!last:' .. str(st.last), 0, '!seq:' .. str(st.seq))
         end
 
         -- CORE-15: idle once nothing is in flight: at last when nothing is held, otherwise when the
@@ -4084,15 +4142,19 @@ enum RedisScriptSources {
             end
             if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
-            local states, instants, fresh = {}, {}, {}
+            local states, instants, fresh, existed = {}, {}, {}, {}
+            local some, all = false, true
             for i, limit in ipairs(limits) do
-                states[i], instants[i], fresh[i] = loadLimit(limit, keys[i], now)
+                states[i], instants[i], fresh[i], existed[i] = loadLimit(limit, keys[i], now)
+                some, all = some or existed[i], all and existed[i]
             end
             -- Answers `reply` after writing `changed` (every limit's new state), or, when nothing changed,
             -- after writing the states of the limits created here that are not idle (loadState), and
-            -- with them the others': a write writes every limit.
+            -- with them the others': a write writes every limit. Keys found some present and some not
+            -- (written before the keys were kept together, or one evicted) are written whole too, so a
+            -- later move of their slot finds them together.
             local function finish(changed, reply)
-                local current, writes = {}, false
+                local current, writes = {}, some and not all
                 for i = 1, #limits do
                     local st = changed and changed[i] or fresh[i]
                     current[i] = st or states[i]
@@ -4215,15 +4277,15 @@ enum RedisScriptSources {
             end
         end
 
-        redis.register_function('ratelimit_74df8c0413d7_token_bucket', call('token-bucket'))
-        redis.register_function('ratelimit_74df8c0413d7_token_bucket_interval', call('token-bucket-interval'))
-        redis.register_function('ratelimit_74df8c0413d7_gcra', call('gcra'))
-        redis.register_function('ratelimit_74df8c0413d7_fixed_window', call('fixed-window'))
-        redis.register_function('ratelimit_74df8c0413d7_sliding_window_log', call('sliding-window-log'))
-        redis.register_function('ratelimit_74df8c0413d7_leaky_bucket_meter', call('leaky-bucket-meter'))
-        redis.register_function('ratelimit_74df8c0413d7_concurrency', call('concurrency'))
-        redis.register_function('ratelimit_74df8c0413d7_composite', call('composite'))
+        redis.register_function('ratelimit_63022d55bf35_token_bucket', call('token-bucket'))
+        redis.register_function('ratelimit_63022d55bf35_token_bucket_interval', call('token-bucket-interval'))
+        redis.register_function('ratelimit_63022d55bf35_gcra', call('gcra'))
+        redis.register_function('ratelimit_63022d55bf35_fixed_window', call('fixed-window'))
+        redis.register_function('ratelimit_63022d55bf35_sliding_window_log', call('sliding-window-log'))
+        redis.register_function('ratelimit_63022d55bf35_leaky_bucket_meter', call('leaky-bucket-meter'))
+        redis.register_function('ratelimit_63022d55bf35_concurrency', call('concurrency'))
+        redis.register_function('ratelimit_63022d55bf35_composite', call('composite'))
 
         """#
-    static let libraryName = "ratelimit_74df8c0413d7"
+    static let libraryName = "ratelimit_63022d55bf35"
 }

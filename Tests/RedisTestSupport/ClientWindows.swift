@@ -60,11 +60,13 @@ public func excessOverGCRABound(
 /// moves `tat` to max(tat, e) + n·T, so the order of the `tat`s is the store's order), each `tat`
 /// lies at least n·T past the previous one. A state lost (a key restarting on a node that did not
 /// have it) or an admission answered twice breaks it; a key that expired once idle (SHARED-4) does
-/// not. Nil when every admission follows; admissions without a `tat` are skipped.
-public func gcraChainBreak(_ admissions: [ClientAdmission], interval: Int64) -> String? {
+/// not, unless the store's clock stepped back meanwhile (`clockSteps`, as for the windows, is
+/// allowed for). Nil when every admission follows; admissions without a `tat` are skipped.
+public func gcraChainBreak(_ admissions: [ClientAdmission], interval: Int64, clockSteps: Int64 = 0) -> String? {
     let chain = admissions.compactMap { admission in admission.tat.map { (tat: $0, permits: admission.permits) } }
         .sorted { $0.tat < $1.tat }
-    for (previous, next) in zip(chain, chain.dropFirst()) where next.tat - previous.tat < next.permits * interval {
+    for (previous, next) in zip(chain, chain.dropFirst())
+    where next.tat - previous.tat < next.permits * interval - clockSteps {
         return
             "tat \(next.tat) of \(next.permits) permits follows tat \(previous.tat): less than \(next.permits) × \(interval) ns"
     }

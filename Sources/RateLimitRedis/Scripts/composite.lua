@@ -102,15 +102,19 @@ local function composite(strategies, keys, args)
     end
     if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
-    local states, instants, fresh = {}, {}, {}
+    local states, instants, fresh, existed = {}, {}, {}, {}
+    local some, all = false, true
     for i, limit in ipairs(limits) do
-        states[i], instants[i], fresh[i] = loadLimit(limit, keys[i], now)
+        states[i], instants[i], fresh[i], existed[i] = loadLimit(limit, keys[i], now)
+        some, all = some or existed[i], all and existed[i]
     end
     -- Answers `reply` after writing `changed` (every limit's new state), or, when nothing changed,
     -- after writing the states of the limits created here that are not idle (loadState), and
-    -- with them the others': a write writes every limit.
+    -- with them the others': a write writes every limit. Keys found some present and some not
+    -- (written before the keys were kept together, or one evicted) are written whole too, so a
+    -- later move of their slot finds them together.
     local function finish(changed, reply)
-        local current, writes = {}, false
+        local current, writes = {}, some and not all
         for i = 1, #limits do
             local st = changed and changed[i] or fresh[i]
             current[i] = st or states[i]

@@ -149,15 +149,15 @@ function S.reconfigure(_, st, e, _)
     return { held = inFlight(st, e), last = e, seq = st.seq, prune = e }
 end
 
+-- The metadata first, so that the key never empties (replaceMetadata); then the leases.
 function S.store(key, _, st)
-    if st.clear then redis.call('DEL', key) end
+    replaceMetadata(key, { '!held:' .. str(st.held), '!last:' .. str(st.last), '!seq:' .. str(st.seq) })
+    if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
     if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(add(st.prune, ONE))) end
     for _, edit in ipairs(st.edits or {}) do
         if edit.remove then redis.call('ZREM', key, edit.remove) end
         if edit.add then redis.call('ZADD', key, 0, edit.add) end
     end
-    redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-    redis.call('ZADD', key, 0, '!held:' .. str(st.held), 0, '!last:' .. str(st.last), 0, '!seq:' .. str(st.seq))
 end
 
 -- CORE-15: idle once nothing is in flight: at last when nothing is held, otherwise when the

@@ -1,4 +1,4 @@
-#!lua name=ratelimit_74df8c0413d7
+#!lua name=ratelimit_63022d55bf35
 -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
 -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
 -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -116,6 +116,24 @@ end
 local function padded(a)
     local s = str(a)
     return string.rep('0', 20 - #s) .. s
+end
+
+-- Gives the sorted set at `key` the metadata `members` ('!name:value', which sort before every
+-- entry), the new ones added before the old ones go: the key never empties within a call. A Redis
+-- Cluster node whose slot is being moved refuses a script's command on a key the script emptied
+-- ("non local key"), and nothing the script did before is undone (SHARED-9).
+local function replaceMetadata(key, members)
+    local old = redis.call('ZRANGEBYLEX', key, '-', '(0')
+    local add, keep = {}, {}
+    for _, member in ipairs(members) do
+        add[#add + 1] = 0
+        add[#add + 1] = member
+        keep[member] = true
+    end
+    redis.call('ZADD', key, unpack(add))
+    for i = 1, #old do
+        if not keep[old[i]] then redis.call('ZREM', key, old[i]) end
+    end
 end
 
 local function cmp(a, b)
@@ -483,13 +501,13 @@ end
 -- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
 -- exist and the new state is not idle at now, that state: an event that changes nothing still
 -- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
--- limiter created here and not a new one at its own instant.
+-- limiter created here and not a new one at its own instant. Fourth: whether the key existed.
 local function loadState(S, key, c, now)
     local loaded = S.load(key, c)
-    if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+    if loaded then return loaded, maxN(now, S.last(loaded)), nil, true end
     local st = S.initial(c, now)
     local idle = S.idle(c, st)
-    return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+    return st, now, (not idle or cmp(idle, now) > 0) and st or nil, false
 end
 
 local function run(S, keys, args)
@@ -961,8 +979,10 @@ function S.reconfigure(c, st, e, _)
     return { last = e, sum = inForce(st, e, c.w), prune = cutoff(e, c.w) }
 end
 
+-- The metadata first, so that the key never empties (replaceMetadata); then the entries.
 function S.store(key, _, st)
-    if st.clear then redis.call('DEL', key) end
+    replaceMetadata(key, { '!last:' .. str(st.last), '!sum:' .. str(st.sum) })
+    if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
     if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(st.prune)) end
     if st.append then
         local at = padded(st.last)
@@ -975,8 +995,6 @@ function S.store(key, _, st)
         end
         redis.call('ZADD', key, 0, at .. ':' .. str(n))
     end
-    redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-    redis.call('ZADD', key, 0, '!last:' .. str(st.last), 0, '!sum:' .. str(st.sum))
 end
 
 -- CORE-15: idle once every entry has expired: at the newest entry's a + W, or at last when the
@@ -1218,15 +1236,15 @@ function S.reconfigure(_, st, e, _)
     return { held = inFlight(st, e), last = e, seq = st.seq, prune = e }
 end
 
+-- The metadata first, so that the key never empties (replaceMetadata); then the leases.
 function S.store(key, _, st)
-    if st.clear then redis.call('DEL', key) end
+    replaceMetadata(key, { '!held:' .. str(st.held), '!last:' .. str(st.last), '!seq:' .. str(st.seq) })
+    if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
     if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(add(st.prune, ONE))) end
     for _, edit in ipairs(st.edits or {}) do
         if edit.remove then redis.call('ZREM', key, edit.remove) end
         if edit.add then redis.call('ZADD', key, 0, edit.add) end
     end
-    redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-    redis.call('ZADD', key, 0, '!held:' .. str(st.held), 0, '!last:' .. str(st.last), 0, '!seq:' .. str(st.seq))
 end
 
 -- CORE-15: idle once nothing is in flight: at last when nothing is held, otherwise when the
@@ -1343,15 +1361,19 @@ local function composite(strategies, keys, args)
     end
     if not limits then return redis.error_reply('configuration refused: ' .. rest[4] .. ' ' .. rest[6]) end
 
-    local states, instants, fresh = {}, {}, {}
+    local states, instants, fresh, existed = {}, {}, {}, {}
+    local some, all = false, true
     for i, limit in ipairs(limits) do
-        states[i], instants[i], fresh[i] = loadLimit(limit, keys[i], now)
+        states[i], instants[i], fresh[i], existed[i] = loadLimit(limit, keys[i], now)
+        some, all = some or existed[i], all and existed[i]
     end
     -- Answers `reply` after writing `changed` (every limit's new state), or, when nothing changed,
     -- after writing the states of the limits created here that are not idle (loadState), and
-    -- with them the others': a write writes every limit.
+    -- with them the others': a write writes every limit. Keys found some present and some not
+    -- (written before the keys were kept together, or one evicted) are written whole too, so a
+    -- later move of their slot finds them together.
     local function finish(changed, reply)
-        local current, writes = {}, false
+        local current, writes = {}, some and not all
         for i = 1, #limits do
             local st = changed and changed[i] or fresh[i]
             current[i] = st or states[i]
@@ -1474,11 +1496,11 @@ local function call(strategy)
     end
 end
 
-redis.register_function('ratelimit_74df8c0413d7_token_bucket', call('token-bucket'))
-redis.register_function('ratelimit_74df8c0413d7_token_bucket_interval', call('token-bucket-interval'))
-redis.register_function('ratelimit_74df8c0413d7_gcra', call('gcra'))
-redis.register_function('ratelimit_74df8c0413d7_fixed_window', call('fixed-window'))
-redis.register_function('ratelimit_74df8c0413d7_sliding_window_log', call('sliding-window-log'))
-redis.register_function('ratelimit_74df8c0413d7_leaky_bucket_meter', call('leaky-bucket-meter'))
-redis.register_function('ratelimit_74df8c0413d7_concurrency', call('concurrency'))
-redis.register_function('ratelimit_74df8c0413d7_composite', call('composite'))
+redis.register_function('ratelimit_63022d55bf35_token_bucket', call('token-bucket'))
+redis.register_function('ratelimit_63022d55bf35_token_bucket_interval', call('token-bucket-interval'))
+redis.register_function('ratelimit_63022d55bf35_gcra', call('gcra'))
+redis.register_function('ratelimit_63022d55bf35_fixed_window', call('fixed-window'))
+redis.register_function('ratelimit_63022d55bf35_sliding_window_log', call('sliding-window-log'))
+redis.register_function('ratelimit_63022d55bf35_leaky_bucket_meter', call('leaky-bucket-meter'))
+redis.register_function('ratelimit_63022d55bf35_concurrency', call('concurrency'))
+redis.register_function('ratelimit_63022d55bf35_composite', call('composite'))

@@ -108,6 +108,24 @@ local function padded(a)
     return string.rep('0', 20 - #s) .. s
 end
 
+-- Gives the sorted set at `key` the metadata `members` ('!name:value', which sort before every
+-- entry), the new ones added before the old ones go: the key never empties within a call. A Redis
+-- Cluster node whose slot is being moved refuses a script's command on a key the script emptied
+-- ("non local key"), and nothing the script did before is undone (SHARED-9).
+local function replaceMetadata(key, members)
+    local old = redis.call('ZRANGEBYLEX', key, '-', '(0')
+    local add, keep = {}, {}
+    for _, member in ipairs(members) do
+        add[#add + 1] = 0
+        add[#add + 1] = member
+        keep[member] = true
+    end
+    redis.call('ZADD', key, unpack(add))
+    for i = 1, #old do
+        if not keep[old[i]] then redis.call('ZREM', key, old[i]) end
+    end
+end
+
 local function cmp(a, b)
     if #a ~= #b then return #a < #b and -1 or 1 end
     for i = #a, 1, -1 do
@@ -473,13 +491,13 @@ end
 -- holds a new limiter created at now), its evaluation instant (CORE-10), and, when the key did not
 -- exist and the new state is not idle at now, that state: an event that changes nothing still
 -- writes it (CORE-15: a bucket that starts below its capacity), so that the next event finds the
--- limiter created here and not a new one at its own instant.
+-- limiter created here and not a new one at its own instant. Fourth: whether the key existed.
 local function loadState(S, key, c, now)
     local loaded = S.load(key, c)
-    if loaded then return loaded, maxN(now, S.last(loaded)), nil end
+    if loaded then return loaded, maxN(now, S.last(loaded)), nil, true end
     local st = S.initial(c, now)
     local idle = S.idle(c, st)
-    return st, now, (not idle or cmp(idle, now) > 0) and st or nil
+    return st, now, (not idle or cmp(idle, now) > 0) and st or nil, false
 end
 
 local function run(S, keys, args)

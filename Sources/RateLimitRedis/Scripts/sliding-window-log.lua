@@ -103,8 +103,10 @@ function S.reconfigure(c, st, e, _)
     return { last = e, sum = inForce(st, e, c.w), prune = cutoff(e, c.w) }
 end
 
+-- The metadata first, so that the key never empties (replaceMetadata); then the entries.
 function S.store(key, _, st)
-    if st.clear then redis.call('DEL', key) end
+    replaceMetadata(key, { '!last:' .. str(st.last), '!sum:' .. str(st.sum) })
+    if st.clear then redis.call('ZREMRANGEBYLEX', key, '[0', '+') end
     if st.prune then redis.call('ZREMRANGEBYLEX', key, '[0', '(' .. padded(st.prune)) end
     if st.append then
         local at = padded(st.last)
@@ -117,8 +119,6 @@ function S.store(key, _, st)
         end
         redis.call('ZADD', key, 0, at .. ':' .. str(n))
     end
-    redis.call('ZREMRANGEBYLEX', key, '-', '(0')
-    redis.call('ZADD', key, 0, '!last:' .. str(st.last), 0, '!sum:' .. str(st.sum))
 end
 
 -- CORE-15: idle once every entry has expired: at the newest entry's a + W, or at last when the

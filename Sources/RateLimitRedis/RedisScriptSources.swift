@@ -29,11 +29,14 @@ enum RedisScriptSources {
         local BASE = 10000000 -- 10^7
         local DIGITS = 7
 
+        -- The library functions used on every call, as locals: a global is a table lookup each time.
+        local floor, byte, find, format, slice = math.floor, string.byte, string.find, string.format, string.sub
+
         -- q, r with t = q * BASE + r, 0 <= r < BASE, for an integer 0 <= t < 2^52 (callers stay below
         -- 10^14 + 2 * 10^7). The double quotient t / BASE may round up to the next integer when t is
         -- large; the two checks undo that.
         local function splitLimb(t)
-            local q = math.floor(t / BASE)
+            local q = floor(t / BASE)
             local r = t - q * BASE -- q * BASE <= t + BASE < 2^53: exact
             if r < 0 then
                 q, r = q - 1, r + BASE
@@ -75,14 +78,19 @@ enum RedisScriptSources {
         local function decimal(s)
             if type(s) ~= 'string' then return nil end
             local negative = false
-            if string.byte(s, 1) == 45 then -- '-'
+            if byte(s, 1) == 45 then -- '-'
                 negative = true
-                s = string.sub(s, 2)
+                s = slice(s, 2)
             end
-            if #s > 40 or not string.find(s, '^%d+$') then return nil end
+            if #s > 40 or not find(s, '^%d+$') then return nil end
             local a
             if #s <= 15 then
                 a = nat(tonumber(s))
+            elseif #s <= 21 then
+                -- An instant: 14 digits below 10^14 < 2^52 (two limbs), and the rest, at most 7 digits.
+                local n = #s
+                local q, r = splitLimb(tonumber(slice(s, n - 13)))
+                a = trim({ r, q, tonumber(slice(s, 1, n - 14)) })
             else
                 local i, n = #s, 0
                 a = {}
@@ -90,7 +98,7 @@ enum RedisScriptSources {
                     local j = i - DIGITS + 1
                     if j < 1 then j = 1 end
                     n = n + 1
-                    a[n] = tonumber(string.sub(s, j, i)) -- < 10^7
+                    a[n] = tonumber(slice(s, j, i)) -- < 10^7
                     i = j - 1
                 end
                 a = trim(a)
@@ -101,11 +109,11 @@ enum RedisScriptSources {
         -- Decimal digits, no leading zero. Limbs are below 10^7 < 2^31.
         local function str(a)
             local n = #a
-            if n == 1 then return string.format('%d', a[1]) end
-            if n == 2 then return string.format('%d%07d', a[2], a[1]) end
-            if n == 3 then return string.format('%d%07d%07d', a[3], a[2], a[1]) end
-            local parts = { string.format('%d', a[n]) }
-            for i = n - 1, 1, -1 do parts[#parts + 1] = string.format('%07d', a[i]) end
+            if n == 1 then return format('%d', a[1]) end
+            if n == 2 then return format('%d%07d', a[2], a[1]) end
+            if n == 3 then return format('%d%07d%07d', a[3], a[2], a[1]) end
+            local parts = { format('%d', a[n]) }
+            for i = n - 1, 1, -1 do parts[#parts + 1] = format('%07d', a[i]) end
             return table.concat(parts)
         end
 
@@ -147,7 +155,8 @@ enum RedisScriptSources {
 
         local function add(a, b)
             local r, carry = {}, 0
-            for i = 1, math.max(#a, #b) do
+            local n = #a > #b and #a or #b
+            for i = 1, n do
                 local t = (a[i] or 0) + (b[i] or 0) + carry -- < 2 * 10^7 + 1
                 if t >= BASE then
                     r[i], carry = t - BASE, 1
@@ -236,7 +245,7 @@ enum RedisScriptSources {
         -- double quotient may round up to the next integer (or down below it), and the exact products
         -- correct that.
         local function divideSmall(t, b)
-            local d = math.floor(t / b)
+            local d = floor(t / b)
             local r = t - d * b -- d * b <= t + b < 2^53: exact
             while r < 0 do
                 d, r = d - 1, r + b
@@ -251,7 +260,7 @@ enum RedisScriptSources {
         -- and r - d * b. The digit is estimated from doubles (relative error a few 2^-53, so the
         -- estimate is off by at most one) and then corrected until 0 <= r - d * b < b holds exactly.
         local function longDigit(r, b, bApprox)
-            local digit = math.floor(approximate(r) / bApprox)
+            local digit = floor(approximate(r) / bApprox)
             if digit > BASE - 1 then digit = BASE - 1 end
             if digit < 0 then digit = 0 end
             local t = mul(b, nat(digit))
@@ -320,6 +329,18 @@ enum RedisScriptSources {
         local INT64_MAX = select(2, decimal('9223372036854775807'))
         local MILLION = nat(1000000)
 
+        -- ceil(a / 10^6) in decimal, from a's decimal digits `s`: the instant a, in nanoseconds, as the
+        -- millisecond PEXPIREAT takes, rounded up. Below 10^21 (every instant and idle instant here is
+        -- below 2^65 < 10^20) the milliseconds are below 10^15 < 2^53, one exact Lua number.
+        local function millisecondsUp(s)
+            local n = #s
+            if n > 21 then return str(ceilDiv(select(2, decimal(s)), MILLION)) end
+            if n <= 6 then return s == '0' and '0' or '1' end
+            local ms = tonumber(slice(s, 1, n - 6))
+            if slice(s, n - 5) ~= '000000' then ms = ms + 1 end
+            return format('%.0f', ms)
+        end
+
         ---------------------------------------------------------------------------------------------------
         -- Replies: a flat array of names and values, like HGETALL ("kind", "allowed", "remaining", "3",
         -- ...). Every value is a decimal string.
@@ -331,7 +352,7 @@ enum RedisScriptSources {
             return r
         end
 
-        local function allowed(remaining) return result('allowed', 'remaining', str(remaining)) end
+        local function allowed(remaining) return { 'kind', 'allowed', 'remaining', str(remaining) } end
         local function neverAllowed() return result('neverAllowed') end
 
         local function invalid(field, problem, maximum)
@@ -364,7 +385,9 @@ enum RedisScriptSources {
             if text == nil or text == '' then return nil, refusal(name, 'mustBePositive') end
             local negative, value = decimal(text)
             if negative == nil then error('configuration field ' .. name .. ' is not an integer: ' .. tostring(text)) end
-            if not negative and cmp(value, INT64_MAX) > 0 then return nil, refusal(name, 'exceedsMaximum', INT64_MAX) end
+            if not negative and #text > 18 and cmp(value, INT64_MAX) > 0 then
+                return nil, refusal(name, 'exceedsMaximum', INT64_MAX)
+            end
             return negative and not isZero(value), value
         end
 
@@ -424,8 +447,9 @@ enum RedisScriptSources {
                 -- + (u mod 10^4) * 10^3, the first factor below 2^53 for any s of the next 10^5 years.
                 local t = redis.call('TIME')
                 local seconds, micros = tonumber(t[1]), tonumber(t[2])
-                local high = math.floor(micros / 10000)
-                return shiftIn(nat(seconds * 100 + high), (micros - high * 10000) * 1000), 'server'
+                local high = floor(micros / 10000)
+                local q, r = splitLimb(seconds * 100 + high) -- q < 10^7 while s < 10^12, past Int64's 2262
+                return trim({ (micros - high * 10000) * 1000, r, q }), 'server'
             end
             local negative, value = decimal(text)
             if negative == nil then return nil end
@@ -485,13 +509,14 @@ enum RedisScriptSources {
             S.store(key, c, st)
             if remainingAt then reply = allowed(S.remaining(c, st, remainingAt)) end
             local idle = S.idle(c, st)
+            local text = idle and str(idle) or 'never'
             if clock == 'server' and idle then
-                redis.call('PEXPIREAT', key, str(ceilDiv(idle, MILLION)))
+                redis.call('PEXPIREAT', key, millisecondsUp(text))
             else
                 redis.call('PERSIST', key)
             end
             reply[#reply + 1] = 'idle'
-            reply[#reply + 1] = idle and str(idle) or 'never'
+            reply[#reply + 1] = text
             return reply
         end
 
@@ -656,8 +681,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let tokenBucketSHA1 = "08de673bd82752b2397aafd6f255d482a5dac811"
-    static let tokenBucketFunction = "ratelimit_63022d55bf35_token_bucket"
+    static let tokenBucketSHA1 = "15db8da0627a6471c129fdfc61cb289adeb33b13"
+    static let tokenBucketFunction = "ratelimit_ac5bc5b5d7e7_token_bucket"
 
     /// `token-bucket-interval.lua`.
     static let intervalTokenBucket = #"""
@@ -741,8 +766,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let intervalTokenBucketSHA1 = "4cc0954afde51be26f461e07ee382412f2cda824"
-    static let intervalTokenBucketFunction = "ratelimit_63022d55bf35_token_bucket_interval"
+    static let intervalTokenBucketSHA1 = "d381c0e3b30d1a19cdd4405ed0a822a3c2e4652a"
+    static let intervalTokenBucketFunction = "ratelimit_ac5bc5b5d7e7_token_bucket_interval"
 
     /// `gcra.lua`.
     static let gcra = #"""
@@ -816,8 +841,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let gcraSHA1 = "648ee64c708865755422ca6d243878a99b884334"
-    static let gcraFunction = "ratelimit_63022d55bf35_gcra"
+    static let gcraSHA1 = "6e170563295332507469b771b37307a4f0b442a2"
+    static let gcraFunction = "ratelimit_ac5bc5b5d7e7_gcra"
 
     /// `fixed-window.lua`.
     static let fixedWindow = #"""
@@ -888,8 +913,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let fixedWindowSHA1 = "321c736db0153ae5f8e7b30227e341c764a70a56"
-    static let fixedWindowFunction = "ratelimit_63022d55bf35_fixed_window"
+    static let fixedWindowSHA1 = "9934f93626afb157966469b4398c69dfafd53455"
+    static let fixedWindowFunction = "ratelimit_ac5bc5b5d7e7_fixed_window"
 
     /// `sliding-window-log.lua`.
     static let slidingWindowLog = #"""
@@ -1028,8 +1053,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let slidingWindowLogSHA1 = "416cb518672190ff74e1fd9d50d00e5c459902c9"
-    static let slidingWindowLogFunction = "ratelimit_63022d55bf35_sliding_window_log"
+    static let slidingWindowLogSHA1 = "4ff796a75501893f7ca84b45afb96927faf2249b"
+    static let slidingWindowLogFunction = "ratelimit_ac5bc5b5d7e7_sliding_window_log"
 
     /// `leaky-bucket-meter.lua`.
     static let leakyBucketMeter = #"""
@@ -1109,8 +1134,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let leakyBucketMeterSHA1 = "b6f669a3adc86aa033d22f75b98149b1dc9faad0"
-    static let leakyBucketMeterFunction = "ratelimit_63022d55bf35_leaky_bucket_meter"
+    static let leakyBucketMeterSHA1 = "5ef03c132b1c2d5ef206c495f8cf858843114f63"
+    static let leakyBucketMeterFunction = "ratelimit_ac5bc5b5d7e7_leaky_bucket_meter"
 
     /// `concurrency.lua`.
     static let concurrency = #"""
@@ -1287,8 +1312,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let concurrencySHA1 = "66d50e9b6b5e1314f74cb3b1f4776b374fc5f9e1"
-    static let concurrencyFunction = "ratelimit_63022d55bf35_concurrency"
+    static let concurrencySHA1 = "94a96b0a46915b6aaeddc6d33e7061577f51339f"
+    static let concurrencyFunction = "ratelimit_ac5bc5b5d7e7_concurrency"
 
     /// `composite-script.lua`: the composite limit as one script (`composite.lua` after every
     /// strategy's table).
@@ -1316,11 +1341,14 @@ enum RedisScriptSources {
         local BASE = 10000000 -- 10^7
         local DIGITS = 7
 
+        -- The library functions used on every call, as locals: a global is a table lookup each time.
+        local floor, byte, find, format, slice = math.floor, string.byte, string.find, string.format, string.sub
+
         -- q, r with t = q * BASE + r, 0 <= r < BASE, for an integer 0 <= t < 2^52 (callers stay below
         -- 10^14 + 2 * 10^7). The double quotient t / BASE may round up to the next integer when t is
         -- large; the two checks undo that.
         local function splitLimb(t)
-            local q = math.floor(t / BASE)
+            local q = floor(t / BASE)
             local r = t - q * BASE -- q * BASE <= t + BASE < 2^53: exact
             if r < 0 then
                 q, r = q - 1, r + BASE
@@ -1362,14 +1390,19 @@ enum RedisScriptSources {
         local function decimal(s)
             if type(s) ~= 'string' then return nil end
             local negative = false
-            if string.byte(s, 1) == 45 then -- '-'
+            if byte(s, 1) == 45 then -- '-'
                 negative = true
-                s = string.sub(s, 2)
+                s = slice(s, 2)
             end
-            if #s > 40 or not string.find(s, '^%d+$') then return nil end
+            if #s > 40 or not find(s, '^%d+$') then return nil end
             local a
             if #s <= 15 then
                 a = nat(tonumber(s))
+            elseif #s <= 21 then
+                -- An instant: 14 digits below 10^14 < 2^52 (two limbs), and the rest, at most 7 digits.
+                local n = #s
+                local q, r = splitLimb(tonumber(slice(s, n - 13)))
+                a = trim({ r, q, tonumber(slice(s, 1, n - 14)) })
             else
                 local i, n = #s, 0
                 a = {}
@@ -1377,7 +1410,7 @@ enum RedisScriptSources {
                     local j = i - DIGITS + 1
                     if j < 1 then j = 1 end
                     n = n + 1
-                    a[n] = tonumber(string.sub(s, j, i)) -- < 10^7
+                    a[n] = tonumber(slice(s, j, i)) -- < 10^7
                     i = j - 1
                 end
                 a = trim(a)
@@ -1388,11 +1421,11 @@ enum RedisScriptSources {
         -- Decimal digits, no leading zero. Limbs are below 10^7 < 2^31.
         local function str(a)
             local n = #a
-            if n == 1 then return string.format('%d', a[1]) end
-            if n == 2 then return string.format('%d%07d', a[2], a[1]) end
-            if n == 3 then return string.format('%d%07d%07d', a[3], a[2], a[1]) end
-            local parts = { string.format('%d', a[n]) }
-            for i = n - 1, 1, -1 do parts[#parts + 1] = string.format('%07d', a[i]) end
+            if n == 1 then return format('%d', a[1]) end
+            if n == 2 then return format('%d%07d', a[2], a[1]) end
+            if n == 3 then return format('%d%07d%07d', a[3], a[2], a[1]) end
+            local parts = { format('%d', a[n]) }
+            for i = n - 1, 1, -1 do parts[#parts + 1] = format('%07d', a[i]) end
             return table.concat(parts)
         end
 
@@ -1434,7 +1467,8 @@ enum RedisScriptSources {
 
         local function add(a, b)
             local r, carry = {}, 0
-            for i = 1, math.max(#a, #b) do
+            local n = #a > #b and #a or #b
+            for i = 1, n do
                 local t = (a[i] or 0) + (b[i] or 0) + carry -- < 2 * 10^7 + 1
                 if t >= BASE then
                     r[i], carry = t - BASE, 1
@@ -1523,7 +1557,7 @@ enum RedisScriptSources {
         -- double quotient may round up to the next integer (or down below it), and the exact products
         -- correct that.
         local function divideSmall(t, b)
-            local d = math.floor(t / b)
+            local d = floor(t / b)
             local r = t - d * b -- d * b <= t + b < 2^53: exact
             while r < 0 do
                 d, r = d - 1, r + b
@@ -1538,7 +1572,7 @@ enum RedisScriptSources {
         -- and r - d * b. The digit is estimated from doubles (relative error a few 2^-53, so the
         -- estimate is off by at most one) and then corrected until 0 <= r - d * b < b holds exactly.
         local function longDigit(r, b, bApprox)
-            local digit = math.floor(approximate(r) / bApprox)
+            local digit = floor(approximate(r) / bApprox)
             if digit > BASE - 1 then digit = BASE - 1 end
             if digit < 0 then digit = 0 end
             local t = mul(b, nat(digit))
@@ -1607,6 +1641,18 @@ enum RedisScriptSources {
         local INT64_MAX = select(2, decimal('9223372036854775807'))
         local MILLION = nat(1000000)
 
+        -- ceil(a / 10^6) in decimal, from a's decimal digits `s`: the instant a, in nanoseconds, as the
+        -- millisecond PEXPIREAT takes, rounded up. Below 10^21 (every instant and idle instant here is
+        -- below 2^65 < 10^20) the milliseconds are below 10^15 < 2^53, one exact Lua number.
+        local function millisecondsUp(s)
+            local n = #s
+            if n > 21 then return str(ceilDiv(select(2, decimal(s)), MILLION)) end
+            if n <= 6 then return s == '0' and '0' or '1' end
+            local ms = tonumber(slice(s, 1, n - 6))
+            if slice(s, n - 5) ~= '000000' then ms = ms + 1 end
+            return format('%.0f', ms)
+        end
+
         ---------------------------------------------------------------------------------------------------
         -- Replies: a flat array of names and values, like HGETALL ("kind", "allowed", "remaining", "3",
         -- ...). Every value is a decimal string.
@@ -1618,7 +1664,7 @@ enum RedisScriptSources {
             return r
         end
 
-        local function allowed(remaining) return result('allowed', 'remaining', str(remaining)) end
+        local function allowed(remaining) return { 'kind', 'allowed', 'remaining', str(remaining) } end
         local function neverAllowed() return result('neverAllowed') end
 
         local function invalid(field, problem, maximum)
@@ -1651,7 +1697,9 @@ enum RedisScriptSources {
             if text == nil or text == '' then return nil, refusal(name, 'mustBePositive') end
             local negative, value = decimal(text)
             if negative == nil then error('configuration field ' .. name .. ' is not an integer: ' .. tostring(text)) end
-            if not negative and cmp(value, INT64_MAX) > 0 then return nil, refusal(name, 'exceedsMaximum', INT64_MAX) end
+            if not negative and #text > 18 and cmp(value, INT64_MAX) > 0 then
+                return nil, refusal(name, 'exceedsMaximum', INT64_MAX)
+            end
             return negative and not isZero(value), value
         end
 
@@ -1711,8 +1759,9 @@ enum RedisScriptSources {
                 -- + (u mod 10^4) * 10^3, the first factor below 2^53 for any s of the next 10^5 years.
                 local t = redis.call('TIME')
                 local seconds, micros = tonumber(t[1]), tonumber(t[2])
-                local high = math.floor(micros / 10000)
-                return shiftIn(nat(seconds * 100 + high), (micros - high * 10000) * 1000), 'server'
+                local high = floor(micros / 10000)
+                local q, r = splitLimb(seconds * 100 + high) -- q < 10^7 while s < 10^12, past Int64's 2262
+                return trim({ (micros - high * 10000) * 1000, r, q }), 'server'
             end
             local negative, value = decimal(text)
             if negative == nil then return nil end
@@ -1772,13 +1821,14 @@ enum RedisScriptSources {
             S.store(key, c, st)
             if remainingAt then reply = allowed(S.remaining(c, st, remainingAt)) end
             local idle = S.idle(c, st)
+            local text = idle and str(idle) or 'never'
             if clock == 'server' and idle then
-                redis.call('PEXPIREAT', key, str(ceilDiv(idle, MILLION)))
+                redis.call('PEXPIREAT', key, millisecondsUp(text))
             else
                 redis.call('PERSIST', key)
             end
             reply[#reply + 1] = 'idle'
-            reply[#reply + 1] = idle and str(idle) or 'never'
+            reply[#reply + 1] = text
             return reply
         end
 
@@ -2618,9 +2668,10 @@ enum RedisScriptSources {
                 limit.S.store(keys[i], limit.c2 or limit.c, states[i])
             end
             local idle = idleOf(limits, states, keys)
+            local at = clock == 'server' and idle and millisecondsUp(str(idle))
             for i = 1, #limits do
-                if clock == 'server' and idle then
-                    redis.call('PEXPIREAT', keys[i], str(ceilDiv(idle, MILLION)))
+                if at then
+                    redis.call('PEXPIREAT', keys[i], at)
                 else
                     redis.call('PERSIST', keys[i])
                 end
@@ -2774,12 +2825,12 @@ enum RedisScriptSources {
         return composite(strategies, KEYS, ARGV)
 
         """#
-    static let compositeSHA1 = "c6f28419aaecba66100c3df31339fd341170b0f6"
-    static let compositeFunction = "ratelimit_63022d55bf35_composite"
+    static let compositeSHA1 = "e5bd1f0ae2f2bb01e5200c6fe81e5d09bfb4afba"
+    static let compositeFunction = "ratelimit_ac5bc5b5d7e7_composite"
 
     /// `functions.lua`: every script as one Redis Functions library.
     static let library = #"""
-        #!lua name=ratelimit_63022d55bf35
+        #!lua name=ratelimit_ac5bc5b5d7e7
         -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
         -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
         -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -2812,11 +2863,14 @@ enum RedisScriptSources {
         local BASE = 10000000 -- 10^7
         local DIGITS = 7
 
+        -- The library functions used on every call, as locals: a global is a table lookup each time.
+        local floor, byte, find, format, slice = math.floor, string.byte, string.find, string.format, string.sub
+
         -- q, r with t = q * BASE + r, 0 <= r < BASE, for an integer 0 <= t < 2^52 (callers stay below
         -- 10^14 + 2 * 10^7). The double quotient t / BASE may round up to the next integer when t is
         -- large; the two checks undo that.
         local function splitLimb(t)
-            local q = math.floor(t / BASE)
+            local q = floor(t / BASE)
             local r = t - q * BASE -- q * BASE <= t + BASE < 2^53: exact
             if r < 0 then
                 q, r = q - 1, r + BASE
@@ -2858,14 +2912,19 @@ enum RedisScriptSources {
         local function decimal(s)
             if type(s) ~= 'string' then return nil end
             local negative = false
-            if string.byte(s, 1) == 45 then -- '-'
+            if byte(s, 1) == 45 then -- '-'
                 negative = true
-                s = string.sub(s, 2)
+                s = slice(s, 2)
             end
-            if #s > 40 or not string.find(s, '^%d+$') then return nil end
+            if #s > 40 or not find(s, '^%d+$') then return nil end
             local a
             if #s <= 15 then
                 a = nat(tonumber(s))
+            elseif #s <= 21 then
+                -- An instant: 14 digits below 10^14 < 2^52 (two limbs), and the rest, at most 7 digits.
+                local n = #s
+                local q, r = splitLimb(tonumber(slice(s, n - 13)))
+                a = trim({ r, q, tonumber(slice(s, 1, n - 14)) })
             else
                 local i, n = #s, 0
                 a = {}
@@ -2873,7 +2932,7 @@ enum RedisScriptSources {
                     local j = i - DIGITS + 1
                     if j < 1 then j = 1 end
                     n = n + 1
-                    a[n] = tonumber(string.sub(s, j, i)) -- < 10^7
+                    a[n] = tonumber(slice(s, j, i)) -- < 10^7
                     i = j - 1
                 end
                 a = trim(a)
@@ -2884,11 +2943,11 @@ enum RedisScriptSources {
         -- Decimal digits, no leading zero. Limbs are below 10^7 < 2^31.
         local function str(a)
             local n = #a
-            if n == 1 then return string.format('%d', a[1]) end
-            if n == 2 then return string.format('%d%07d', a[2], a[1]) end
-            if n == 3 then return string.format('%d%07d%07d', a[3], a[2], a[1]) end
-            local parts = { string.format('%d', a[n]) }
-            for i = n - 1, 1, -1 do parts[#parts + 1] = string.format('%07d', a[i]) end
+            if n == 1 then return format('%d', a[1]) end
+            if n == 2 then return format('%d%07d', a[2], a[1]) end
+            if n == 3 then return format('%d%07d%07d', a[3], a[2], a[1]) end
+            local parts = { format('%d', a[n]) }
+            for i = n - 1, 1, -1 do parts[#parts + 1] = format('%07d', a[i]) end
             return table.concat(parts)
         end
 
@@ -2930,7 +2989,8 @@ enum RedisScriptSources {
 
         local function add(a, b)
             local r, carry = {}, 0
-            for i = 1, math.max(#a, #b) do
+            local n = #a > #b and #a or #b
+            for i = 1, n do
                 local t = (a[i] or 0) + (b[i] or 0) + carry -- < 2 * 10^7 + 1
                 if t >= BASE then
                     r[i], carry = t - BASE, 1
@@ -3019,7 +3079,7 @@ enum RedisScriptSources {
         -- double quotient may round up to the next integer (or down below it), and the exact products
         -- correct that.
         local function divideSmall(t, b)
-            local d = math.floor(t / b)
+            local d = floor(t / b)
             local r = t - d * b -- d * b <= t + b < 2^53: exact
             while r < 0 do
                 d, r = d - 1, r + b
@@ -3034,7 +3094,7 @@ enum RedisScriptSources {
         -- and r - d * b. The digit is estimated from doubles (relative error a few 2^-53, so the
         -- estimate is off by at most one) and then corrected until 0 <= r - d * b < b holds exactly.
         local function longDigit(r, b, bApprox)
-            local digit = math.floor(approximate(r) / bApprox)
+            local digit = floor(approximate(r) / bApprox)
             if digit > BASE - 1 then digit = BASE - 1 end
             if digit < 0 then digit = 0 end
             local t = mul(b, nat(digit))
@@ -3103,6 +3163,18 @@ enum RedisScriptSources {
         local INT64_MAX = select(2, decimal('9223372036854775807'))
         local MILLION = nat(1000000)
 
+        -- ceil(a / 10^6) in decimal, from a's decimal digits `s`: the instant a, in nanoseconds, as the
+        -- millisecond PEXPIREAT takes, rounded up. Below 10^21 (every instant and idle instant here is
+        -- below 2^65 < 10^20) the milliseconds are below 10^15 < 2^53, one exact Lua number.
+        local function millisecondsUp(s)
+            local n = #s
+            if n > 21 then return str(ceilDiv(select(2, decimal(s)), MILLION)) end
+            if n <= 6 then return s == '0' and '0' or '1' end
+            local ms = tonumber(slice(s, 1, n - 6))
+            if slice(s, n - 5) ~= '000000' then ms = ms + 1 end
+            return format('%.0f', ms)
+        end
+
         ---------------------------------------------------------------------------------------------------
         -- Replies: a flat array of names and values, like HGETALL ("kind", "allowed", "remaining", "3",
         -- ...). Every value is a decimal string.
@@ -3114,7 +3186,7 @@ enum RedisScriptSources {
             return r
         end
 
-        local function allowed(remaining) return result('allowed', 'remaining', str(remaining)) end
+        local function allowed(remaining) return { 'kind', 'allowed', 'remaining', str(remaining) } end
         local function neverAllowed() return result('neverAllowed') end
 
         local function invalid(field, problem, maximum)
@@ -3147,7 +3219,9 @@ enum RedisScriptSources {
             if text == nil or text == '' then return nil, refusal(name, 'mustBePositive') end
             local negative, value = decimal(text)
             if negative == nil then error('configuration field ' .. name .. ' is not an integer: ' .. tostring(text)) end
-            if not negative and cmp(value, INT64_MAX) > 0 then return nil, refusal(name, 'exceedsMaximum', INT64_MAX) end
+            if not negative and #text > 18 and cmp(value, INT64_MAX) > 0 then
+                return nil, refusal(name, 'exceedsMaximum', INT64_MAX)
+            end
             return negative and not isZero(value), value
         end
 
@@ -3207,8 +3281,9 @@ enum RedisScriptSources {
                 -- + (u mod 10^4) * 10^3, the first factor below 2^53 for any s of the next 10^5 years.
                 local t = redis.call('TIME')
                 local seconds, micros = tonumber(t[1]), tonumber(t[2])
-                local high = math.floor(micros / 10000)
-                return shiftIn(nat(seconds * 100 + high), (micros - high * 10000) * 1000), 'server'
+                local high = floor(micros / 10000)
+                local q, r = splitLimb(seconds * 100 + high) -- q < 10^7 while s < 10^12, past Int64's 2262
+                return trim({ (micros - high * 10000) * 1000, r, q }), 'server'
             end
             local negative, value = decimal(text)
             if negative == nil then return nil end
@@ -3268,13 +3343,14 @@ enum RedisScriptSources {
             S.store(key, c, st)
             if remainingAt then reply = allowed(S.remaining(c, st, remainingAt)) end
             local idle = S.idle(c, st)
+            local text = idle and str(idle) or 'never'
             if clock == 'server' and idle then
-                redis.call('PEXPIREAT', key, str(ceilDiv(idle, MILLION)))
+                redis.call('PEXPIREAT', key, millisecondsUp(text))
             else
                 redis.call('PERSIST', key)
             end
             reply[#reply + 1] = 'idle'
-            reply[#reply + 1] = idle and str(idle) or 'never'
+            reply[#reply + 1] = text
             return reply
         end
 
@@ -4111,9 +4187,10 @@ enum RedisScriptSources {
                 limit.S.store(keys[i], limit.c2 or limit.c, states[i])
             end
             local idle = idleOf(limits, states, keys)
+            local at = clock == 'server' and idle and millisecondsUp(str(idle))
             for i = 1, #limits do
-                if clock == 'server' and idle then
-                    redis.call('PEXPIREAT', keys[i], str(ceilDiv(idle, MILLION)))
+                if at then
+                    redis.call('PEXPIREAT', keys[i], at)
                 else
                     redis.call('PERSIST', keys[i])
                 end
@@ -4277,15 +4354,15 @@ enum RedisScriptSources {
             end
         end
 
-        redis.register_function('ratelimit_63022d55bf35_token_bucket', call('token-bucket'))
-        redis.register_function('ratelimit_63022d55bf35_token_bucket_interval', call('token-bucket-interval'))
-        redis.register_function('ratelimit_63022d55bf35_gcra', call('gcra'))
-        redis.register_function('ratelimit_63022d55bf35_fixed_window', call('fixed-window'))
-        redis.register_function('ratelimit_63022d55bf35_sliding_window_log', call('sliding-window-log'))
-        redis.register_function('ratelimit_63022d55bf35_leaky_bucket_meter', call('leaky-bucket-meter'))
-        redis.register_function('ratelimit_63022d55bf35_concurrency', call('concurrency'))
-        redis.register_function('ratelimit_63022d55bf35_composite', call('composite'))
+        redis.register_function('ratelimit_ac5bc5b5d7e7_token_bucket', call('token-bucket'))
+        redis.register_function('ratelimit_ac5bc5b5d7e7_token_bucket_interval', call('token-bucket-interval'))
+        redis.register_function('ratelimit_ac5bc5b5d7e7_gcra', call('gcra'))
+        redis.register_function('ratelimit_ac5bc5b5d7e7_fixed_window', call('fixed-window'))
+        redis.register_function('ratelimit_ac5bc5b5d7e7_sliding_window_log', call('sliding-window-log'))
+        redis.register_function('ratelimit_ac5bc5b5d7e7_leaky_bucket_meter', call('leaky-bucket-meter'))
+        redis.register_function('ratelimit_ac5bc5b5d7e7_concurrency', call('concurrency'))
+        redis.register_function('ratelimit_ac5bc5b5d7e7_composite', call('composite'))
 
         """#
-    static let libraryName = "ratelimit_63022d55bf35"
+    static let libraryName = "ratelimit_ac5bc5b5d7e7"
 }

@@ -71,9 +71,10 @@ local function writeAll(limits, states, keys, clock)
         limit.S.store(keys[i], limit.c2 or limit.c, states[i])
     end
     local idle = idleOf(limits, states, keys)
+    local at = clock == 'server' and idle and millisecondsUp(str(idle))
     for i = 1, #limits do
-        if clock == 'server' and idle then
-            redis.call('PEXPIREAT', keys[i], str(ceilDiv(idle, MILLION)))
+        if at then
+            redis.call('PEXPIREAT', keys[i], at)
         else
             redis.call('PERSIST', keys[i])
         end

@@ -21,11 +21,14 @@
 local BASE = 10000000 -- 10^7
 local DIGITS = 7
 
+-- The library functions used on every call, as locals: a global is a table lookup each time.
+local floor, byte, find, format, slice = math.floor, string.byte, string.find, string.format, string.sub
+
 -- q, r with t = q * BASE + r, 0 <= r < BASE, for an integer 0 <= t < 2^52 (callers stay below
 -- 10^14 + 2 * 10^7). The double quotient t / BASE may round up to the next integer when t is
 -- large; the two checks undo that.
 local function splitLimb(t)
-    local q = math.floor(t / BASE)
+    local q = floor(t / BASE)
     local r = t - q * BASE -- q * BASE <= t + BASE < 2^53: exact
     if r < 0 then
         q, r = q - 1, r + BASE
@@ -67,14 +70,19 @@ local function isZero(a) return #a == 1 and a[1] == 0 end
 local function decimal(s)
     if type(s) ~= 'string' then return nil end
     local negative = false
-    if string.byte(s, 1) == 45 then -- '-'
+    if byte(s, 1) == 45 then -- '-'
         negative = true
-        s = string.sub(s, 2)
+        s = slice(s, 2)
     end
-    if #s > 40 or not string.find(s, '^%d+$') then return nil end
+    if #s > 40 or not find(s, '^%d+$') then return nil end
     local a
     if #s <= 15 then
         a = nat(tonumber(s))
+    elseif #s <= 21 then
+        -- An instant: 14 digits below 10^14 < 2^52 (two limbs), and the rest, at most 7 digits.
+        local n = #s
+        local q, r = splitLimb(tonumber(slice(s, n - 13)))
+        a = trim({ r, q, tonumber(slice(s, 1, n - 14)) })
     else
         local i, n = #s, 0
         a = {}
@@ -82,7 +90,7 @@ local function decimal(s)
             local j = i - DIGITS + 1
             if j < 1 then j = 1 end
             n = n + 1
-            a[n] = tonumber(string.sub(s, j, i)) -- < 10^7
+            a[n] = tonumber(slice(s, j, i)) -- < 10^7
             i = j - 1
         end
         a = trim(a)
@@ -93,11 +101,11 @@ end
 -- Decimal digits, no leading zero. Limbs are below 10^7 < 2^31.
 local function str(a)
     local n = #a
-    if n == 1 then return string.format('%d', a[1]) end
-    if n == 2 then return string.format('%d%07d', a[2], a[1]) end
-    if n == 3 then return string.format('%d%07d%07d', a[3], a[2], a[1]) end
-    local parts = { string.format('%d', a[n]) }
-    for i = n - 1, 1, -1 do parts[#parts + 1] = string.format('%07d', a[i]) end
+    if n == 1 then return format('%d', a[1]) end
+    if n == 2 then return format('%d%07d', a[2], a[1]) end
+    if n == 3 then return format('%d%07d%07d', a[3], a[2], a[1]) end
+    local parts = { format('%d', a[n]) }
+    for i = n - 1, 1, -1 do parts[#parts + 1] = format('%07d', a[i]) end
     return table.concat(parts)
 end
 
@@ -139,7 +147,8 @@ local function minN(a, b) return cmp(a, b) <= 0 and a or b end
 
 local function add(a, b)
     local r, carry = {}, 0
-    for i = 1, math.max(#a, #b) do
+    local n = #a > #b and #a or #b
+    for i = 1, n do
         local t = (a[i] or 0) + (b[i] or 0) + carry -- < 2 * 10^7 + 1
         if t >= BASE then
             r[i], carry = t - BASE, 1
@@ -228,7 +237,7 @@ end
 -- double quotient may round up to the next integer (or down below it), and the exact products
 -- correct that.
 local function divideSmall(t, b)
-    local d = math.floor(t / b)
+    local d = floor(t / b)
     local r = t - d * b -- d * b <= t + b < 2^53: exact
     while r < 0 do
         d, r = d - 1, r + b
@@ -243,7 +252,7 @@ end
 -- and r - d * b. The digit is estimated from doubles (relative error a few 2^-53, so the
 -- estimate is off by at most one) and then corrected until 0 <= r - d * b < b holds exactly.
 local function longDigit(r, b, bApprox)
-    local digit = math.floor(approximate(r) / bApprox)
+    local digit = floor(approximate(r) / bApprox)
     if digit > BASE - 1 then digit = BASE - 1 end
     if digit < 0 then digit = 0 end
     local t = mul(b, nat(digit))
@@ -312,6 +321,18 @@ end
 local INT64_MAX = select(2, decimal('9223372036854775807'))
 local MILLION = nat(1000000)
 
+-- ceil(a / 10^6) in decimal, from a's decimal digits `s`: the instant a, in nanoseconds, as the
+-- millisecond PEXPIREAT takes, rounded up. Below 10^21 (every instant and idle instant here is
+-- below 2^65 < 10^20) the milliseconds are below 10^15 < 2^53, one exact Lua number.
+local function millisecondsUp(s)
+    local n = #s
+    if n > 21 then return str(ceilDiv(select(2, decimal(s)), MILLION)) end
+    if n <= 6 then return s == '0' and '0' or '1' end
+    local ms = tonumber(slice(s, 1, n - 6))
+    if slice(s, n - 5) ~= '000000' then ms = ms + 1 end
+    return format('%.0f', ms)
+end
+
 ---------------------------------------------------------------------------------------------------
 -- Replies: a flat array of names and values, like HGETALL ("kind", "allowed", "remaining", "3",
 -- ...). Every value is a decimal string.
@@ -323,7 +344,7 @@ local function result(kind, ...)
     return r
 end
 
-local function allowed(remaining) return result('allowed', 'remaining', str(remaining)) end
+local function allowed(remaining) return { 'kind', 'allowed', 'remaining', str(remaining) } end
 local function neverAllowed() return result('neverAllowed') end
 
 local function invalid(field, problem, maximum)
@@ -356,7 +377,9 @@ local function fieldValue(text, name)
     if text == nil or text == '' then return nil, refusal(name, 'mustBePositive') end
     local negative, value = decimal(text)
     if negative == nil then error('configuration field ' .. name .. ' is not an integer: ' .. tostring(text)) end
-    if not negative and cmp(value, INT64_MAX) > 0 then return nil, refusal(name, 'exceedsMaximum', INT64_MAX) end
+    if not negative and #text > 18 and cmp(value, INT64_MAX) > 0 then
+        return nil, refusal(name, 'exceedsMaximum', INT64_MAX)
+    end
     return negative and not isZero(value), value
 end
 
@@ -416,8 +439,9 @@ local function readNow(text)
         -- + (u mod 10^4) * 10^3, the first factor below 2^53 for any s of the next 10^5 years.
         local t = redis.call('TIME')
         local seconds, micros = tonumber(t[1]), tonumber(t[2])
-        local high = math.floor(micros / 10000)
-        return shiftIn(nat(seconds * 100 + high), (micros - high * 10000) * 1000), 'server'
+        local high = floor(micros / 10000)
+        local q, r = splitLimb(seconds * 100 + high) -- q < 10^7 while s < 10^12, past Int64's 2262
+        return trim({ (micros - high * 10000) * 1000, r, q }), 'server'
     end
     local negative, value = decimal(text)
     if negative == nil then return nil end
@@ -477,13 +501,14 @@ local function write(S, key, c, st, clock, reply, remainingAt)
     S.store(key, c, st)
     if remainingAt then reply = allowed(S.remaining(c, st, remainingAt)) end
     local idle = S.idle(c, st)
+    local text = idle and str(idle) or 'never'
     if clock == 'server' and idle then
-        redis.call('PEXPIREAT', key, str(ceilDiv(idle, MILLION)))
+        redis.call('PEXPIREAT', key, millisecondsUp(text))
     else
         redis.call('PERSIST', key)
     end
     reply[#reply + 1] = 'idle'
-    reply[#reply + 1] = idle and str(idle) or 'never'
+    reply[#reply + 1] = text
     return reply
 end
 

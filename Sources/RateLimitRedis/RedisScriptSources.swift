@@ -682,7 +682,7 @@ enum RedisScriptSources {
 
         """#
     static let tokenBucketSHA1 = "15db8da0627a6471c129fdfc61cb289adeb33b13"
-    static let tokenBucketFunction = "ratelimit_ac5bc5b5d7e7_token_bucket"
+    static let tokenBucketFunction = "ratelimit_410e6ec4d9bc_token_bucket"
 
     /// `token-bucket-interval.lua`.
     static let intervalTokenBucket = #"""
@@ -767,7 +767,7 @@ enum RedisScriptSources {
 
         """#
     static let intervalTokenBucketSHA1 = "d381c0e3b30d1a19cdd4405ed0a822a3c2e4652a"
-    static let intervalTokenBucketFunction = "ratelimit_ac5bc5b5d7e7_token_bucket_interval"
+    static let intervalTokenBucketFunction = "ratelimit_410e6ec4d9bc_token_bucket_interval"
 
     /// `gcra.lua`.
     static let gcra = #"""
@@ -811,16 +811,32 @@ enum RedisScriptSources {
         function S.last(st) return st.last end
 
         -- GCRA-5: floor((tau - max(tat - e, 0)) / T); the pending work never exceeds tau (GCRA-11).
+        -- With tau below 10^14 (and so T, and the pending work, which is at most tau), on Lua numbers.
         function S.remaining(c, st, e)
-            return div(monus(c.tau, monus(st.tat, e)), c.t)
+            local pending = monus(st.tat, e)
+            local p, tau = small(pending), small(c.tau)
+            if p and tau then
+                if p >= tau then return ZERO end
+                return nat(divideSmall(tau - p, small(c.t)))
+            end
+            return div(monus(c.tau, pending), c.t)
         end
 
         -- GCRA-4: s = max(tat, e), cost n * T, admitted iff (s - e) + cost <= tau; then tat := s + cost,
-        -- last := e. GCRA-6: otherwise the admission instant is tat - (tau - cost).
+        -- last := e. GCRA-6: otherwise the admission instant is tat - (tau - cost). With s - e, the cost
+        -- and tau below 10^14 (the common case), the test and the remainder on Lua numbers (sums below
+        -- 2^53: exact).
         function S.acquire(c, st, e, n, now)
             local s = maxN(st.tat, e)
             local cost = mul(n, c.t)
-            if cmp(add(sub(s, e), cost), c.tau) <= 0 then
+            local ahead = sub(s, e)
+            local a, k, tau = small(ahead), small(cost), small(c.tau)
+            if a and k and tau then
+                if a + k > tau then return refuseAt(sub(st.tat, sub(c.tau, cost)), now) end
+                local changed = { tat = add(s, cost), last = e }
+                return allowed(nat(divideSmall(tau - a - k, small(c.t)))), changed
+            end
+            if cmp(add(ahead, cost), c.tau) <= 0 then
                 local changed = { tat = add(s, cost), last = e }
                 return allowed(S.remaining(c, changed, e)), changed
             end
@@ -841,8 +857,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let gcraSHA1 = "6e170563295332507469b771b37307a4f0b442a2"
-    static let gcraFunction = "ratelimit_ac5bc5b5d7e7_gcra"
+    static let gcraSHA1 = "ca34eb967d9246b1b04861783c87097da08951f6"
+    static let gcraFunction = "ratelimit_410e6ec4d9bc_gcra"
 
     /// `fixed-window.lua`.
     static let fixedWindow = #"""
@@ -914,7 +930,7 @@ enum RedisScriptSources {
 
         """#
     static let fixedWindowSHA1 = "9934f93626afb157966469b4398c69dfafd53455"
-    static let fixedWindowFunction = "ratelimit_ac5bc5b5d7e7_fixed_window"
+    static let fixedWindowFunction = "ratelimit_410e6ec4d9bc_fixed_window"
 
     /// `sliding-window-log.lua`.
     static let slidingWindowLog = #"""
@@ -1054,7 +1070,7 @@ enum RedisScriptSources {
 
         """#
     static let slidingWindowLogSHA1 = "4ff796a75501893f7ca84b45afb96927faf2249b"
-    static let slidingWindowLogFunction = "ratelimit_ac5bc5b5d7e7_sliding_window_log"
+    static let slidingWindowLogFunction = "ratelimit_410e6ec4d9bc_sliding_window_log"
 
     /// `leaky-bucket-meter.lua`.
     static let leakyBucketMeter = #"""
@@ -1135,7 +1151,7 @@ enum RedisScriptSources {
 
         """#
     static let leakyBucketMeterSHA1 = "5ef03c132b1c2d5ef206c495f8cf858843114f63"
-    static let leakyBucketMeterFunction = "ratelimit_ac5bc5b5d7e7_leaky_bucket_meter"
+    static let leakyBucketMeterFunction = "ratelimit_410e6ec4d9bc_leaky_bucket_meter"
 
     /// `concurrency.lua`.
     static let concurrency = #"""
@@ -1313,7 +1329,7 @@ enum RedisScriptSources {
 
         """#
     static let concurrencySHA1 = "94a96b0a46915b6aaeddc6d33e7061577f51339f"
-    static let concurrencyFunction = "ratelimit_ac5bc5b5d7e7_concurrency"
+    static let concurrencyFunction = "ratelimit_410e6ec4d9bc_concurrency"
 
     /// `composite-script.lua`: the composite limit as one script (`composite.lua` after every
     /// strategy's table).
@@ -2115,16 +2131,32 @@ enum RedisScriptSources {
         function S.last(st) return st.last end
 
         -- GCRA-5: floor((tau - max(tat - e, 0)) / T); the pending work never exceeds tau (GCRA-11).
+        -- With tau below 10^14 (and so T, and the pending work, which is at most tau), on Lua numbers.
         function S.remaining(c, st, e)
-            return div(monus(c.tau, monus(st.tat, e)), c.t)
+            local pending = monus(st.tat, e)
+            local p, tau = small(pending), small(c.tau)
+            if p and tau then
+                if p >= tau then return ZERO end
+                return nat(divideSmall(tau - p, small(c.t)))
+            end
+            return div(monus(c.tau, pending), c.t)
         end
 
         -- GCRA-4: s = max(tat, e), cost n * T, admitted iff (s - e) + cost <= tau; then tat := s + cost,
-        -- last := e. GCRA-6: otherwise the admission instant is tat - (tau - cost).
+        -- last := e. GCRA-6: otherwise the admission instant is tat - (tau - cost). With s - e, the cost
+        -- and tau below 10^14 (the common case), the test and the remainder on Lua numbers (sums below
+        -- 2^53: exact).
         function S.acquire(c, st, e, n, now)
             local s = maxN(st.tat, e)
             local cost = mul(n, c.t)
-            if cmp(add(sub(s, e), cost), c.tau) <= 0 then
+            local ahead = sub(s, e)
+            local a, k, tau = small(ahead), small(cost), small(c.tau)
+            if a and k and tau then
+                if a + k > tau then return refuseAt(sub(st.tat, sub(c.tau, cost)), now) end
+                local changed = { tat = add(s, cost), last = e }
+                return allowed(nat(divideSmall(tau - a - k, small(c.t)))), changed
+            end
+            if cmp(add(ahead, cost), c.tau) <= 0 then
                 local changed = { tat = add(s, cost), last = e }
                 return allowed(S.remaining(c, changed, e)), changed
             end
@@ -2825,12 +2857,12 @@ enum RedisScriptSources {
         return composite(strategies, KEYS, ARGV)
 
         """#
-    static let compositeSHA1 = "e5bd1f0ae2f2bb01e5200c6fe81e5d09bfb4afba"
-    static let compositeFunction = "ratelimit_ac5bc5b5d7e7_composite"
+    static let compositeSHA1 = "37368b33579cfc42dc6179c677057e2eed21830b"
+    static let compositeFunction = "ratelimit_410e6ec4d9bc_composite"
 
     /// `functions.lua`: every script as one Redis Functions library.
     static let library = #"""
-        #!lua name=ratelimit_ac5bc5b5d7e7
+        #!lua name=ratelimit_410e6ec4d9bc
         -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
         -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
         -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -3634,16 +3666,32 @@ enum RedisScriptSources {
         function S.last(st) return st.last end
 
         -- GCRA-5: floor((tau - max(tat - e, 0)) / T); the pending work never exceeds tau (GCRA-11).
+        -- With tau below 10^14 (and so T, and the pending work, which is at most tau), on Lua numbers.
         function S.remaining(c, st, e)
-            return div(monus(c.tau, monus(st.tat, e)), c.t)
+            local pending = monus(st.tat, e)
+            local p, tau = small(pending), small(c.tau)
+            if p and tau then
+                if p >= tau then return ZERO end
+                return nat(divideSmall(tau - p, small(c.t)))
+            end
+            return div(monus(c.tau, pending), c.t)
         end
 
         -- GCRA-4: s = max(tat, e), cost n * T, admitted iff (s - e) + cost <= tau; then tat := s + cost,
-        -- last := e. GCRA-6: otherwise the admission instant is tat - (tau - cost).
+        -- last := e. GCRA-6: otherwise the admission instant is tat - (tau - cost). With s - e, the cost
+        -- and tau below 10^14 (the common case), the test and the remainder on Lua numbers (sums below
+        -- 2^53: exact).
         function S.acquire(c, st, e, n, now)
             local s = maxN(st.tat, e)
             local cost = mul(n, c.t)
-            if cmp(add(sub(s, e), cost), c.tau) <= 0 then
+            local ahead = sub(s, e)
+            local a, k, tau = small(ahead), small(cost), small(c.tau)
+            if a and k and tau then
+                if a + k > tau then return refuseAt(sub(st.tat, sub(c.tau, cost)), now) end
+                local changed = { tat = add(s, cost), last = e }
+                return allowed(nat(divideSmall(tau - a - k, small(c.t)))), changed
+            end
+            if cmp(add(ahead, cost), c.tau) <= 0 then
                 local changed = { tat = add(s, cost), last = e }
                 return allowed(S.remaining(c, changed, e)), changed
             end
@@ -4354,15 +4402,15 @@ enum RedisScriptSources {
             end
         end
 
-        redis.register_function('ratelimit_ac5bc5b5d7e7_token_bucket', call('token-bucket'))
-        redis.register_function('ratelimit_ac5bc5b5d7e7_token_bucket_interval', call('token-bucket-interval'))
-        redis.register_function('ratelimit_ac5bc5b5d7e7_gcra', call('gcra'))
-        redis.register_function('ratelimit_ac5bc5b5d7e7_fixed_window', call('fixed-window'))
-        redis.register_function('ratelimit_ac5bc5b5d7e7_sliding_window_log', call('sliding-window-log'))
-        redis.register_function('ratelimit_ac5bc5b5d7e7_leaky_bucket_meter', call('leaky-bucket-meter'))
-        redis.register_function('ratelimit_ac5bc5b5d7e7_concurrency', call('concurrency'))
-        redis.register_function('ratelimit_ac5bc5b5d7e7_composite', call('composite'))
+        redis.register_function('ratelimit_410e6ec4d9bc_token_bucket', call('token-bucket'))
+        redis.register_function('ratelimit_410e6ec4d9bc_token_bucket_interval', call('token-bucket-interval'))
+        redis.register_function('ratelimit_410e6ec4d9bc_gcra', call('gcra'))
+        redis.register_function('ratelimit_410e6ec4d9bc_fixed_window', call('fixed-window'))
+        redis.register_function('ratelimit_410e6ec4d9bc_sliding_window_log', call('sliding-window-log'))
+        redis.register_function('ratelimit_410e6ec4d9bc_leaky_bucket_meter', call('leaky-bucket-meter'))
+        redis.register_function('ratelimit_410e6ec4d9bc_concurrency', call('concurrency'))
+        redis.register_function('ratelimit_410e6ec4d9bc_composite', call('composite'))
 
         """#
-    static let libraryName = "ratelimit_ac5bc5b5d7e7"
+    static let libraryName = "ratelimit_410e6ec4d9bc"
 }

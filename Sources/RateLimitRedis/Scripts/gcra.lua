@@ -38,16 +38,32 @@ function S.initial(_, t) return { tat = t, last = t } end -- GCRA-2, GCRA-9: (t0
 function S.last(st) return st.last end
 
 -- GCRA-5: floor((tau - max(tat - e, 0)) / T); the pending work never exceeds tau (GCRA-11).
+-- With tau below 10^14 (and so T, and the pending work, which is at most tau), on Lua numbers.
 function S.remaining(c, st, e)
-    return div(monus(c.tau, monus(st.tat, e)), c.t)
+    local pending = monus(st.tat, e)
+    local p, tau = small(pending), small(c.tau)
+    if p and tau then
+        if p >= tau then return ZERO end
+        return nat(divideSmall(tau - p, small(c.t)))
+    end
+    return div(monus(c.tau, pending), c.t)
 end
 
 -- GCRA-4: s = max(tat, e), cost n * T, admitted iff (s - e) + cost <= tau; then tat := s + cost,
--- last := e. GCRA-6: otherwise the admission instant is tat - (tau - cost).
+-- last := e. GCRA-6: otherwise the admission instant is tat - (tau - cost). With s - e, the cost
+-- and tau below 10^14 (the common case), the test and the remainder on Lua numbers (sums below
+-- 2^53: exact).
 function S.acquire(c, st, e, n, now)
     local s = maxN(st.tat, e)
     local cost = mul(n, c.t)
-    if cmp(add(sub(s, e), cost), c.tau) <= 0 then
+    local ahead = sub(s, e)
+    local a, k, tau = small(ahead), small(cost), small(c.tau)
+    if a and k and tau then
+        if a + k > tau then return refuseAt(sub(st.tat, sub(c.tau, cost)), now) end
+        local changed = { tat = add(s, cost), last = e }
+        return allowed(nat(divideSmall(tau - a - k, small(c.t)))), changed
+    end
+    if cmp(add(ahead, cost), c.tau) <= 0 then
         local changed = { tat = add(s, cost), last = e }
         return allowed(S.remaining(c, changed, e)), changed
     end

@@ -28,14 +28,17 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             _ = try? RedisLimitEngine<ConcurrencyLimiter, ContinuousClock>.answer(values, to: operation)
         }
         // The cluster runner's reading of the same bytes: a slot map (every owner a host and a
-        // port of 1 ... 65535), a redirection, a WAIT's count.
+        // port of 1 ... 65535), a redirection or a TRYAGAIN, a WAIT's count.
         for owner in RedisClusterConnection.slotOwners(reply, answeredBy: "127.0.0.1") ?? [] {
             guard let owner else { continue }
             guard let port = owner.split(separator: ":").last.flatMap({ Int($0) }), (1...65_535).contains(port) else {
                 fatalError("a slot owned by \(owner)")
             }
         }
-        if case .error(let message) = reply { _ = RedisClusterConnection.redirection(message) }
+        if case .error(let message) = reply {
+            _ = RedisClusterConnection.redirection(message)
+            _ = RedisClusterConnection.isTryAgain(message)
+        }
         _ = (try? RedisReplicaAcknowledgement(replicas: 1, within: .milliseconds(5)))?.verdict(on: reply)
     }
     return 0

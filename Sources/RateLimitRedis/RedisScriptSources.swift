@@ -431,6 +431,9 @@ enum RedisScriptSources {
         -- than Int64.max nanoseconds allow, `nil` when it fits: P <= floor(Int64.max * R / C) iff
         -- P * C <= Int64.max * R, the division only for a refusal (TB-1, LBM-1).
         local function refillRefusal(p, c, r, name)
+            -- P * C below 2^52 (one exact product of Lua numbers) is below Int64.max <= Int64.max * R.
+            local ps, cs = small(p), small(c)
+            if ps and cs and ps * cs < TWO52 then return nil end
             local limit = mul(INT64_MAX, r)
             if cmp(mul(p, c), limit) > 0 then return refusal(name, 'exceedsMaximum', div(limit, c)) end
             return nil
@@ -681,8 +684,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let tokenBucketSHA1 = "15db8da0627a6471c129fdfc61cb289adeb33b13"
-    static let tokenBucketFunction = "ratelimit_410e6ec4d9bc_token_bucket"
+    static let tokenBucketSHA1 = "01beb247c92348e55da4664ac893316bb286128e"
+    static let tokenBucketFunction = "ratelimit_b5208b1e1eaa_token_bucket"
 
     /// `token-bucket-interval.lua`.
     static let intervalTokenBucket = #"""
@@ -766,8 +769,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let intervalTokenBucketSHA1 = "d381c0e3b30d1a19cdd4405ed0a822a3c2e4652a"
-    static let intervalTokenBucketFunction = "ratelimit_410e6ec4d9bc_token_bucket_interval"
+    static let intervalTokenBucketSHA1 = "096935a5de0123029000a0e8fcd5636b481c4424"
+    static let intervalTokenBucketFunction = "ratelimit_b5208b1e1eaa_token_bucket_interval"
 
     /// `gcra.lua`.
     static let gcra = #"""
@@ -857,8 +860,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let gcraSHA1 = "ca34eb967d9246b1b04861783c87097da08951f6"
-    static let gcraFunction = "ratelimit_410e6ec4d9bc_gcra"
+    static let gcraSHA1 = "3af1924bd9b0306c6113f38c814154f3f23b83cc"
+    static let gcraFunction = "ratelimit_b5208b1e1eaa_gcra"
 
     /// `fixed-window.lua`.
     static let fixedWindow = #"""
@@ -929,8 +932,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let fixedWindowSHA1 = "9934f93626afb157966469b4398c69dfafd53455"
-    static let fixedWindowFunction = "ratelimit_410e6ec4d9bc_fixed_window"
+    static let fixedWindowSHA1 = "299d10c044825818cb0a94a8829fa629600dae34"
+    static let fixedWindowFunction = "ratelimit_b5208b1e1eaa_fixed_window"
 
     /// `sliding-window-log.lua`.
     static let slidingWindowLog = #"""
@@ -1069,8 +1072,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let slidingWindowLogSHA1 = "4ff796a75501893f7ca84b45afb96927faf2249b"
-    static let slidingWindowLogFunction = "ratelimit_410e6ec4d9bc_sliding_window_log"
+    static let slidingWindowLogSHA1 = "50c807e6c72eaf7da1a466b1f1b9b894f5074ae9"
+    static let slidingWindowLogFunction = "ratelimit_b5208b1e1eaa_sliding_window_log"
 
     /// `leaky-bucket-meter.lua`.
     static let leakyBucketMeter = #"""
@@ -1150,8 +1153,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let leakyBucketMeterSHA1 = "5ef03c132b1c2d5ef206c495f8cf858843114f63"
-    static let leakyBucketMeterFunction = "ratelimit_410e6ec4d9bc_leaky_bucket_meter"
+    static let leakyBucketMeterSHA1 = "3f5d66acfcb57453d6f59982deded2c62505f925"
+    static let leakyBucketMeterFunction = "ratelimit_b5208b1e1eaa_leaky_bucket_meter"
 
     /// `concurrency.lua`.
     static let concurrency = #"""
@@ -1328,8 +1331,8 @@ enum RedisScriptSources {
         return run(S, KEYS, ARGV)
 
         """#
-    static let concurrencySHA1 = "94a96b0a46915b6aaeddc6d33e7061577f51339f"
-    static let concurrencyFunction = "ratelimit_410e6ec4d9bc_concurrency"
+    static let concurrencySHA1 = "b12d7bfee7ac44e8c5a5d8d6f54845f2c40abfba"
+    static let concurrencyFunction = "ratelimit_b5208b1e1eaa_concurrency"
 
     /// `composite-script.lua`: the composite limit as one script (`composite.lua` after every
     /// strategy's table).
@@ -1759,6 +1762,9 @@ enum RedisScriptSources {
         -- than Int64.max nanoseconds allow, `nil` when it fits: P <= floor(Int64.max * R / C) iff
         -- P * C <= Int64.max * R, the division only for a refusal (TB-1, LBM-1).
         local function refillRefusal(p, c, r, name)
+            -- P * C below 2^52 (one exact product of Lua numbers) is below Int64.max <= Int64.max * R.
+            local ps, cs = small(p), small(c)
+            if ps and cs and ps * cs < TWO52 then return nil end
             local limit = mul(INT64_MAX, r)
             if cmp(mul(p, c), limit) > 0 then return refusal(name, 'exceedsMaximum', div(limit, c)) end
             return nil
@@ -2857,12 +2863,12 @@ enum RedisScriptSources {
         return composite(strategies, KEYS, ARGV)
 
         """#
-    static let compositeSHA1 = "37368b33579cfc42dc6179c677057e2eed21830b"
-    static let compositeFunction = "ratelimit_410e6ec4d9bc_composite"
+    static let compositeSHA1 = "7446e0b4c69447cd98e1d9bca4a16710cf04d3ba"
+    static let compositeFunction = "ratelimit_b5208b1e1eaa_composite"
 
     /// `functions.lua`: every script as one Redis Functions library.
     static let library = #"""
-        #!lua name=ratelimit_410e6ec4d9bc
+        #!lua name=ratelimit_b5208b1e1eaa
         -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
         -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
         -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -3297,6 +3303,9 @@ enum RedisScriptSources {
         -- than Int64.max nanoseconds allow, `nil` when it fits: P <= floor(Int64.max * R / C) iff
         -- P * C <= Int64.max * R, the division only for a refusal (TB-1, LBM-1).
         local function refillRefusal(p, c, r, name)
+            -- P * C below 2^52 (one exact product of Lua numbers) is below Int64.max <= Int64.max * R.
+            local ps, cs = small(p), small(c)
+            if ps and cs and ps * cs < TWO52 then return nil end
             local limit = mul(INT64_MAX, r)
             if cmp(mul(p, c), limit) > 0 then return refusal(name, 'exceedsMaximum', div(limit, c)) end
             return nil
@@ -4402,15 +4411,15 @@ enum RedisScriptSources {
             end
         end
 
-        redis.register_function('ratelimit_410e6ec4d9bc_token_bucket', call('token-bucket'))
-        redis.register_function('ratelimit_410e6ec4d9bc_token_bucket_interval', call('token-bucket-interval'))
-        redis.register_function('ratelimit_410e6ec4d9bc_gcra', call('gcra'))
-        redis.register_function('ratelimit_410e6ec4d9bc_fixed_window', call('fixed-window'))
-        redis.register_function('ratelimit_410e6ec4d9bc_sliding_window_log', call('sliding-window-log'))
-        redis.register_function('ratelimit_410e6ec4d9bc_leaky_bucket_meter', call('leaky-bucket-meter'))
-        redis.register_function('ratelimit_410e6ec4d9bc_concurrency', call('concurrency'))
-        redis.register_function('ratelimit_410e6ec4d9bc_composite', call('composite'))
+        redis.register_function('ratelimit_b5208b1e1eaa_token_bucket', call('token-bucket'))
+        redis.register_function('ratelimit_b5208b1e1eaa_token_bucket_interval', call('token-bucket-interval'))
+        redis.register_function('ratelimit_b5208b1e1eaa_gcra', call('gcra'))
+        redis.register_function('ratelimit_b5208b1e1eaa_fixed_window', call('fixed-window'))
+        redis.register_function('ratelimit_b5208b1e1eaa_sliding_window_log', call('sliding-window-log'))
+        redis.register_function('ratelimit_b5208b1e1eaa_leaky_bucket_meter', call('leaky-bucket-meter'))
+        redis.register_function('ratelimit_b5208b1e1eaa_concurrency', call('concurrency'))
+        redis.register_function('ratelimit_b5208b1e1eaa_composite', call('composite'))
 
         """#
-    static let libraryName = "ratelimit_410e6ec4d9bc"
+    static let libraryName = "ratelimit_b5208b1e1eaa"
 }

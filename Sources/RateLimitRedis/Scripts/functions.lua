@@ -1,4 +1,4 @@
-#!lua name=ratelimit_410e6ec4d9bc
+#!lua name=ratelimit_b5208b1e1eaa
 -- functions.lua: the scripts of this folder as one Redis Functions library (Redis 7.0 and later):
 -- FUNCTION LOAD it once, then FCALL <function> 1 <key> <arguments>, with the arguments and the
 -- reply of the scripts (README.md). Written by `make redis-scripts` from prelude.lua and the
@@ -433,6 +433,9 @@ end
 -- than Int64.max nanoseconds allow, `nil` when it fits: P <= floor(Int64.max * R / C) iff
 -- P * C <= Int64.max * R, the division only for a refusal (TB-1, LBM-1).
 local function refillRefusal(p, c, r, name)
+    -- P * C below 2^52 (one exact product of Lua numbers) is below Int64.max <= Int64.max * R.
+    local ps, cs = small(p), small(c)
+    if ps and cs and ps * cs < TWO52 then return nil end
     local limit = mul(INT64_MAX, r)
     if cmp(mul(p, c), limit) > 0 then return refusal(name, 'exceedsMaximum', div(limit, c)) end
     return nil
@@ -1538,11 +1541,11 @@ local function call(strategy)
     end
 end
 
-redis.register_function('ratelimit_410e6ec4d9bc_token_bucket', call('token-bucket'))
-redis.register_function('ratelimit_410e6ec4d9bc_token_bucket_interval', call('token-bucket-interval'))
-redis.register_function('ratelimit_410e6ec4d9bc_gcra', call('gcra'))
-redis.register_function('ratelimit_410e6ec4d9bc_fixed_window', call('fixed-window'))
-redis.register_function('ratelimit_410e6ec4d9bc_sliding_window_log', call('sliding-window-log'))
-redis.register_function('ratelimit_410e6ec4d9bc_leaky_bucket_meter', call('leaky-bucket-meter'))
-redis.register_function('ratelimit_410e6ec4d9bc_concurrency', call('concurrency'))
-redis.register_function('ratelimit_410e6ec4d9bc_composite', call('composite'))
+redis.register_function('ratelimit_b5208b1e1eaa_token_bucket', call('token-bucket'))
+redis.register_function('ratelimit_b5208b1e1eaa_token_bucket_interval', call('token-bucket-interval'))
+redis.register_function('ratelimit_b5208b1e1eaa_gcra', call('gcra'))
+redis.register_function('ratelimit_b5208b1e1eaa_fixed_window', call('fixed-window'))
+redis.register_function('ratelimit_b5208b1e1eaa_sliding_window_log', call('sliding-window-log'))
+redis.register_function('ratelimit_b5208b1e1eaa_leaky_bucket_meter', call('leaky-bucket-meter'))
+redis.register_function('ratelimit_b5208b1e1eaa_concurrency', call('concurrency'))
+redis.register_function('ratelimit_b5208b1e1eaa_composite', call('composite'))

@@ -423,6 +423,9 @@ end
 -- than Int64.max nanoseconds allow, `nil` when it fits: P <= floor(Int64.max * R / C) iff
 -- P * C <= Int64.max * R, the division only for a refusal (TB-1, LBM-1).
 local function refillRefusal(p, c, r, name)
+    -- P * C below 2^52 (one exact product of Lua numbers) is below Int64.max <= Int64.max * R.
+    local ps, cs = small(p), small(c)
+    if ps and cs and ps * cs < TWO52 then return nil end
     local limit = mul(INT64_MAX, r)
     if cmp(mul(p, c), limit) > 0 then return refusal(name, 'exceedsMaximum', div(limit, c)) end
     return nil

@@ -29,11 +29,14 @@ struct ClientWindowsTests {
                 continue
             }
             let client = now - offset(now)
+            // What the client read of the two clocks when it sent: the server's ahead by the offset,
+            // read to within 40 ns.
+            let wallClock = WallClockOffset(low: offset(now) - 20, high: offset(now) + 20)
             records.append(
                 ClientAdmission(
                     sent: client - Int64.random(in: 20_000...90_000, using: &random),
                     answered: client + Int64.random(in: 20_000...90_000, using: &random), permits: permits,
-                    tat: Int64(limiter.state.theoreticalArrivalNanoseconds)))
+                    tat: Int64(limiter.state.theoreticalArrivalNanoseconds), wallClock: wallClock))
         }
         return records
     }
@@ -64,8 +67,24 @@ struct ClientWindowsTests {
         let records = try Self.admissions("judge-step") { $0 >= 600_000_000 ? step : 0 }
         let replay = Comment(rawValue: TestSeed.replay("judge-step", trace: 0))
         #expect(excessOverGCRABound(records, burst: Self.burst, interval: Self.interval) > 0, replay)
+        // The clients' readings of the two clocks show the step, no less, and little more.
+        let steps = wallClockSteps(records)
+        #expect(steps >= step && steps <= step + 40, "\(steps); \(replay)")
         #expect(
-            excessOverGCRABound(records, burst: Self.burst, interval: Self.interval, clockSteps: step) <= 0, replay)
+            excessOverGCRABound(records, burst: Self.burst, interval: Self.interval, clockSteps: steps) <= 0, replay)
         #expect(gcraChainBreak(records, interval: Self.interval) == nil, replay)
+    }
+
+    @Test(
+        "SHARED-2 a client's reading of the wall clock against the monotonic one round-trips through the workers' lines"
+    )
+    func wallClockReading() throws {
+        // Within 20 µs, or no reading at all (three preempted reads): never a reading that lies.
+        if let reading = WallClockOffset.now() {
+            #expect(reading.low <= reading.high && reading.high - reading.low <= 20_000, "\(reading)")
+            #expect(WallClockOffset(text: reading.text[...]) == reading)
+        }
+        #expect(WallClockOffset(text: "-") == nil && WallClockOffset(text: "5:3") == nil)
+        #expect(wallClockSteps([]) == 0)
     }
 }

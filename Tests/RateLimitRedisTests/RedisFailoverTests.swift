@@ -102,8 +102,6 @@ struct RedisFailoverRealTimeTests {
         defer { newReplica?.stop() }
 
         let log = FailoverLog()
-        let watch = WallClockWatch()
-        defer { _ = watch.stop() }
         let seeds = ["redis://127.0.0.1:\(master.port)", "redis://127.0.0.1:\(replica.port)"]
         let gcra = try GCRA(burst: burst, emissionIntervalNanoseconds: interval)
         let clients = try (0..<4).map { _ in
@@ -115,10 +113,12 @@ struct RedisFailoverRealTimeTests {
                     group.addTask {
                         let limiter = RedisRateLimiter(gcra, key: "rl:{failover}", runner: client, timeout: .seconds(5))
                         while !log.stopped {
+                            let wallClock = WallClockOffset.now()
                             let sent = ContinuousClock.now
                             do throws(RedisLimitError) {
                                 let result = try await limiter.tryAcquire(1)
-                                log.record(admitted: result.isAdmitted, sent: sent, answered: .now)
+                                log.record(
+                                    admitted: result.isAdmitted, sent: sent, answered: .now, wallClock: wallClock)
                             } catch {
                                 log.record(error)
                             }
@@ -175,7 +175,7 @@ struct RedisFailoverRealTimeTests {
         try await waitFor("admissions by the promoted replica") { log.admitted(after: killed) >= 20 }
         log.stop()
         await workers.value
-        return log.run(cut: cut, killed: killed, replicatedUpTo: replicatedUpTo, clockSteps: watch.stop())
+        return log.run(cut: cut, killed: killed, replicatedUpTo: replicatedUpTo)
     }
 }
 
@@ -208,16 +208,19 @@ struct FailoverRun: CustomStringConvertible {
 final class FailoverLog: @unchecked Sendable {
     // @unchecked: every `var` is read and written only under `lock`.
     private let lock = NSLock()
-    private var admissions: [(sent: ContinuousClock.Instant, answered: ContinuousClock.Instant)] = []
+    private var admissions:
+        [(sent: ContinuousClock.Instant, answered: ContinuousClock.Instant, wallClock: WallClockOffset?)] = []
     private var refusals = 0
     private var errorCounts: [String: Int] = [:]
     private var unacknowledged = 0
     private var answered = 0
     private var isStopped = false
 
-    func record(admitted: Bool, sent: ContinuousClock.Instant, answered: ContinuousClock.Instant) {
+    func record(
+        admitted: Bool, sent: ContinuousClock.Instant, answered: ContinuousClock.Instant, wallClock: WallClockOffset?
+    ) {
         lock.withLock {
-            if admitted { admissions.append((sent, answered)) } else { refusals += 1 }
+            if admitted { admissions.append((sent, answered, wallClock)) } else { refusals += 1 }
             self.answered += 1
         }
     }
@@ -247,21 +250,20 @@ final class FailoverLog: @unchecked Sendable {
         lock.withLock { Int64(admissions.count { $0.sent >= instant }) }
     }
 
-    /// The measures of the run (`cut`: when the replica was cut off; `killed`: the master's end;
-    /// `clockSteps`: how far the servers' wall clock moved against the workers' clock).
+    /// The measures of the run (`cut`: when the replica was cut off; `killed`: the master's end).
     func run(
-        cut: ContinuousClock.Instant, killed: ContinuousClock.Instant, replicatedUpTo: ContinuousClock.Instant,
-        clockSteps: Int64
+        cut: ContinuousClock.Instant, killed: ContinuousClock.Instant, replicatedUpTo: ContinuousClock.Instant
     ) -> FailoverRun {
         lock.withLock {
             let origin = admissions.map(\.sent).min() ?? cut
             let records = admissions.map {
                 ClientAdmission(
-                    sent: ($0.sent - origin).nanoseconds, answered: ($0.answered - origin).nanoseconds, permits: 1)
+                    sent: ($0.sent - origin).nanoseconds, answered: ($0.answered - origin).nanoseconds, permits: 1,
+                    wallClock: $0.wallClock)
             }
             let excess = excessOverGCRABound(
                 records, burst: RedisFailoverRealTimeTests.burst, interval: RedisFailoverRealTimeTests.interval,
-                clockSteps: clockSteps)
+                clockSteps: wallClockSteps(records))
             return FailoverRun(
                 excess: excess, inGap: Int64(admissions.count { $0.answered >= cut && $0.sent <= killed }),
                 missed: Int64(admissions.count { $0.answered > replicatedUpTo && $0.sent <= killed }),

@@ -13,7 +13,8 @@ import Foundation
 // only the check's reach shrinks as they grow. The server decides on its wall clock (SHARED-2,
 // CLOCK_REALTIME) and the clients time on CLOCK_MONOTONIC: a step of the wall clock against the
 // monotonic one (a virtual machine resumed, a clock set) lengthens a server window by the step,
-// so the judge widens every window by the steps a `WallClockWatch` saw during the run.
+// so each client reads where the two clocks stand with every call it sends, and the judge widens
+// every window by the span of those readings (`wallClockSteps`).
 
 /// One admission as a client recorded it: when it sent the call and when the reply came, on a
 /// clock every process of the machine shares (CLOCK_MONOTONIC, nanoseconds), and its permits.
@@ -24,12 +25,15 @@ public struct ClientAdmission: Sendable, Hashable {
     /// The GCRA's theoretical arrival time after this admission, as the store replied it
     /// ("idle", SHARED-4), on the store's clock; nil when not recorded.
     public var tat: Int64?
+    /// The wall clock against the monotonic one when the call was sent; nil when not recorded.
+    public var wallClock: WallClockOffset?
 
-    public init(sent: Int64, answered: Int64, permits: Int64, tat: Int64? = nil) {
+    public init(sent: Int64, answered: Int64, permits: Int64, tat: Int64? = nil, wallClock: WallClockOffset? = nil) {
         self.sent = sent
         self.answered = answered
         self.permits = permits
         self.tat = tat
+        self.wallClock = wallClock
     }
 }
 
@@ -37,7 +41,7 @@ public struct ClientAdmission: Sendable, Hashable {
 /// most 0 for a correct store. Windows run from each admission's send to the latest reply among
 /// the admissions sent from then to a later one, so every admission counted in one was decided
 /// inside it. `clockSteps`: how far the store's clock moved against the clients' during the run
-/// (`WallClockWatch`), added to every window.
+/// (`wallClockSteps`), added to every window.
 public func excessOverGCRABound(
     _ admissions: [ClientAdmission], burst: Int64, interval: Int64, clockSteps: Int64 = 0
 ) -> Int64 {
@@ -73,64 +77,51 @@ public func gcraChainBreak(_ admissions: [ClientAdmission], interval: Int64, clo
     return nil
 }
 
-/// Watches CLOCK_REALTIME (a Redis server's `TIME`) against CLOCK_MONOTONIC (the clients' records)
-/// on a thread of its own, every millisecond or so, until `stop()`: the span of the offsets it saw
-/// is how far the wall clock stepped against the monotonic one meanwhile (0 on a quiet machine,
-/// where both clocks run at the same rate, but for the readings' own uncertainty of a few
-/// hundred nanoseconds; a sample is two monotonic reads around a wall-clock read, the closest of
-/// three).
-public final class WallClockWatch: @unchecked Sendable {
-    // @unchecked: `low`, `high` and `running` are read and written only under `lock`.
-    private let lock = NSLock()
-    private var low = Int64.max
-    private var high = Int64.min
-    private var running = true
-    private let done = DispatchSemaphore(value: 0)
+/// Where CLOCK_REALTIME (a Redis server's `TIME`) stood against CLOCK_MONOTONIC (the clients'
+/// records) when a client read it: `low ... high` holds realtime − monotonic. Two clocks that run
+/// at the same rate keep it; a step of the wall clock (a machine paused and its clock set) moves
+/// it by the step.
+public struct WallClockOffset: Sendable, Hashable {
+    public var low: Int64
+    public var high: Int64
 
-    public init() {
-        sample()
-        Thread.detachNewThread { [self] in
-            while lock.withLock({ running }) {
-                sample()
-                usleep(1_000)
-            }
-            done.signal()
-        }
+    public init(low: Int64, high: Int64) {
+        self.low = low
+        self.high = high
     }
 
-    private func sample() {
-        var best = (gap: Int64.max, offset: Int64(0))
+    /// Two monotonic reads around a wall-clock read, the closest of three; nil when all three were
+    /// split apart by more than 20 µs (a preemption): such a reading would only widen the windows.
+    public static func now() -> WallClockOffset? {
+        var best: WallClockOffset?
         for _ in 0..<3 {
             let before = monotonicNanoseconds()
             var wall = timespec()
             clock_gettime(CLOCK_REALTIME, &wall)
             let after = monotonicNanoseconds()
-            let gap = after - before
-            if gap < best.gap {
-                best = (gap, Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec) - (before + gap / 2))
-            }
+            let realtime = Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec)
+            guard after - before <= 20_000, after - before < (best.map { $0.high - $0.low } ?? .max) else { continue }
+            best = WallClockOffset(low: realtime - after, high: realtime - before)
         }
-        // The offset is known to within half the gap either way: the span counts that uncertainty
-        // in full (it never reads less than a real step), so a sample whose reads a preemption
-        // split apart (over 20 µs) is left out rather than widening every window.
-        guard best.gap <= 20_000 else { return }
-        lock.withLock {
-            low = min(low, best.offset - best.gap / 2 - 1)
-            high = max(high, best.offset + best.gap / 2 + 1)
-        }
+        return best
     }
 
-    /// Stops watching (again: at once); returns how far the wall clock moved against the monotonic one, in
-    /// nanoseconds (never below 0).
-    public func stop() -> Int64 {
-        let wasRunning = lock.withLock {
-            defer { running = false }
-            return running
-        }
-        if wasRunning { done.wait() }
-        sample()
-        return lock.withLock { low <= high ? high - low : 0 }
+    public var text: String { "\(low):\(high)" }
+
+    public init?(text: Substring) {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let low = Int64(parts[0]), let high = Int64(parts[1]), low <= high else { return nil }
+        self.init(low: low, high: high)
     }
+}
+
+/// How far the wall clock can have stepped against the monotonic one while `admissions` were
+/// recorded: the span of their offsets (never less than a real step; 0 without offsets). The
+/// judges widen every window by it.
+public func wallClockSteps(_ admissions: [ClientAdmission]) -> Int64 {
+    let offsets = admissions.compactMap(\.wallClock)
+    guard let low = offsets.map(\.low).min(), let high = offsets.map(\.high).max() else { return 0 }
+    return max(0, high - low)
 }
 
 /// Nanoseconds on CLOCK_MONOTONIC: one timeline for every process of the machine.

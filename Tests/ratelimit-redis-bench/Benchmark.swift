@@ -207,7 +207,8 @@ func worker(port: Int, key: String, burst: Int64, interval: Int64, milliseconds:
 
 /// A worker of the cluster test: weighted acquires (1, 2, 3, ...) on random keys of a GCRA each,
 /// through one cluster client, until the file `stop` exists (or two minutes have passed); prints each
-/// admission (key index, sent, answered, permits, the `tat` the store replied) and a summary.
+/// admission (key index, sent, answered, permits, the `tat` the store replied, the wall clock
+/// against the monotonic one at the send) and a summary.
 func clusterWorker(seeds: [String], keys: [String], burst: Int64, interval: Int64, stop: String) async -> Int32 {
     do {
         let client = try RedisClusterConnection(seeds: seeds, timeout: .seconds(5))
@@ -223,10 +224,12 @@ func clusterWorker(seeds: [String], keys: [String], burst: Int64, interval: Int6
             let index = Int.random(in: 0..<keys.count, using: &random)
             let permits = Int64(decisions % 3 + 1)
             decisions += 1
+            let wallClock = WallClockOffset.now()?.text ?? "-"
             let sent = monotonicNanoseconds()
             do {
                 if try await limiters[index].tryAcquire(permits).isAdmitted {
-                    lines.append("\(index) \(sent) \(monotonicNanoseconds()) \(permits) \(recorder.idle ?? "-")")
+                    lines.append(
+                        "\(index) \(sent) \(monotonicNanoseconds()) \(permits) \(recorder.idle ?? "-") \(wallClock)")
                 }
             } catch {
                 failures += 1

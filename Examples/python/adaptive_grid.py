@@ -44,15 +44,15 @@ class Doubling(AdaptiveRate):
         return super().serve(e)
 
 
-def bucket(rate, burst):
-    return TokenBucket.validate({"capacity": burst, "permitsPerPeriod": rate, "periodNanoseconds": SECOND})
+def bucket(rate, burst):  # the token bucket that enforces a learned limit (ADAPT-15)
+    return {"capacity": burst, "permitsPerPeriod": rate, "periodNanoseconds": SECOND}
 
 
 def run(server, start, tasks, seed, admissions=600, machine=AdaptiveRate):
     """One run: (second half's rate as a share of the server's, refusals in the last third)."""
     rnd = random.Random(seed)
     gcra = GCRA(GCRA.validate({"burst": server[1], "emissionIntervalNanoseconds": SECOND // server[0]}), 0)
-    client = TokenBucket(bucket(*start), 0)
+    client = TokenBucket(TokenBucket.validate(bucket(*start)), 0)
     adaptive = machine(standard(*start), 0)
     limit = start
     held, admitted, refused = 0, [], []
@@ -85,8 +85,7 @@ def run(server, start, tasks, seed, admissions=600, machine=AdaptiveRate):
                                 "inFlight": 1}, now)
         if (answer["rate"], answer["burst"]) != limit:
             limit = (answer["rate"], answer["burst"])
-            apply_event(client, {"kind": "reconfigure", "configuration": {
-                "capacity": limit[1], "permitsPerPeriod": limit[0], "periodNanoseconds": SECOND}}, now)
+            apply_event(client, {"kind": "reconfigure", "configuration": bucket(*limit)}, now)
         agenda[task] = (now, None)
     first, last = admitted[len(admitted) // 2], admitted[-1]
     share = (len(admitted) - len(admitted) // 2 - 1) * SECOND / (last - first) / server[0]

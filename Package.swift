@@ -26,13 +26,16 @@ let package = Package(
         .target(name: "RateLimitClock"),
         // A software prefetch for the registry shells (Swift has none; not a product).
         .target(name: "CPrefetch"),
+        // Reader slots and row locks for the lock registry's admissions in parallel (not a product).
+        .target(name: "CReaderSlots", dependencies: ["CPrefetch"]),
         // What the adapters' shells share: the clock as a timeline, the machine they execute, event
         // streams (package access only: not a product).
         .target(name: "RateLimitShell", dependencies: ["RateLimitCore", "RateLimitClock", "CPrefetch"]),
         // Adapters: thin shells around the core's wait queue, one target each (import one).
         .target(name: "RateLimitActor", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
         .target(
-            name: "RateLimitLock", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell", "CPrefetch"]),
+            name: "RateLimitLock",
+            dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell", "CPrefetch", "CReaderSlots"]),
         .target(name: "RateLimitDispatch", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
         .target(name: "RateLimitAtomic", dependencies: ["RateLimitCore", "RateLimitClock", "RateLimitShell"]),
         // Server feedback: Retry-After, RateLimit and X-RateLimit fields, server quota, backoff. Pure.
@@ -57,6 +60,7 @@ let package = Package(
             dependencies: [
                 "RateLimitCore", "RateLimitClock", "RateLimitActor", "RateLimitLock", "RateLimitDispatch",
                 "RateLimitAtomic", "RateLimitClient", "RateLimitTesting", "CHeapStatistics", "CPrefetch",
+                "CReaderSlots",
             ]),
         // The Redis limiter's cost against one round trip of a trivial script (make bench-redis), and
         // the worker processes of the multi-process test (--worker).

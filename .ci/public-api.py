@@ -44,8 +44,9 @@ def target_triple():
     return json.loads(out)["target"]["unversionedTriple"]
 
 
-# The package's C modules that products import (through RateLimitShell), found by their module maps.
-C_MODULE_DIRS = ["Sources/CPrefetch/include"]
+# The package's C modules that products import (through RateLimitShell and RateLimitLock), found by
+# their module maps.
+C_MODULE_DIRS = ["Sources/CPrefetch/include", "Sources/CReaderSlots/include"]
 
 
 def include_flags(build_dir):

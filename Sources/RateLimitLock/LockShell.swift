@@ -60,17 +60,22 @@ where C.Duration == Duration {
     /// For a shard: its registry's board of wake-ups (which names who serves its timer) and its
     /// index there.
     @usableFromInline let shard: (board: WakeUpBoard, index: Int)?
+    /// Its sharded registry's reader slots, kept as long as its lock may read them.
+    private let readers: ReaderSlots?
 
     package convenience init(machine: Machine, clock: C) {
         self.init(machine: machine, timeline: ClockTimeline(clock: clock), outlet: EventOutlet(), shard: nil)
     }
 
     /// A shell of `machine` on `timeline` publishing to `outlet`; a shard of a sharded registry
-    /// names its board and its index (REG-13).
+    /// names its board and its index, and the registry's reader slots, which its lock waits for
+    /// (REG-13).
     package init(
-        machine: Machine, timeline: ClockTimeline<C>, outlet: EventOutlet, shard: (board: WakeUpBoard, index: Int)?
+        machine: Machine, timeline: ClockTimeline<C>, outlet: EventOutlet, shard: (board: WakeUpBoard, index: Int)?,
+        readers: ReaderSlots? = nil
     ) {
-        mutex = ShellLock(Guarded(machine: machine))
+        mutex = ShellLock(Guarded(machine: machine), readers: readers?.base)
+        self.readers = readers
         guarded = mutex.guarded
         self.timeline = timeline
         self.outlet = outlet
@@ -204,7 +209,7 @@ where C.Duration == Duration {
     package func tryAcquire<Strategy>(_ permits: Int64, priority: RateLimitPriority) -> WaitOutcome
     where Machine == WaitQueue<Strategy> {
         let now = timeline.now()
-        mutex.lock()
+        mutex.lockWithoutReaders()  // a single limiter is never a registry's shard
         if isClosed {
             mutex.unlock()
             return .closed

@@ -19,7 +19,9 @@ where C.Duration == Duration {
 
     /// A registry of `rules` holding at most `maximumKeys` keys, on `clock` (REG-1, REG-8), its
     /// keys split among `shards` locks (REG-13): threads requesting keys of different shards do
-    /// not wait for each other. One shard is one lock for every key.
+    /// not wait for each other. One shard is one lock for every key. A `tryAcquire` that a held
+    /// key's limit admits at once takes no shard lock at all (REG-13 item 5): threads on
+    /// different keys then share no lock, whatever the shard count.
     ///
     /// - Throws: `RateLimitRegistryError` for duplicate rules, `maximumKeys < 1`, or a shard
     ///   count that is not a power of two from 1 to 1,024.

@@ -3,8 +3,12 @@
 // of different shards do not wait for each other. What a registry does across keys is done across
 // shards, under every shard's lock taken in index order: the room for a new key (REG-8, counted
 // in one atomic), time events served in time order (REG-11, via the `WakeUpBoard`), and the
-// operations on every key. The decisions are the shards' (RateLimitRegistry, RegistryShards.swift).
+// operations on every key. The common request on a held key takes no lock at all: it is admitted
+// in parallel (REG-13 item 5, ReaderSlots.swift). The decisions are the shards'
+// (RateLimitRegistry, RegistryShards.swift).
 
+import CPrefetch
+import CReaderSlots
 import RateLimitCore
 import RateLimitShell
 import Synchronization
@@ -28,6 +32,11 @@ where C.Duration == Duration {
     private let maximumKeys: Int
     /// Keys held by every shard together (REG-8).
     private let keyCount = Atomic<Int>(0)
+    /// Where threads admitting in parallel say so (REG-13 item 5), and its address.
+    private let readers: ReaderSlots
+    // nonisolated(unsafe): `readers.base`, which `readers` keeps allocated as long as `self`;
+    // every access to what it points at is atomic (ReaderSlots).
+    @usableFromInline nonisolated(unsafe) let readerSlots: UnsafeMutableRawPointer
 
     /// A registry of `rules` holding at most `maximumKeys` keys among `shards` shards (a power of
     /// two from 1 to 1,024), on `clock`.
@@ -38,18 +47,23 @@ where C.Duration == Duration {
         let seed = UInt64.random(in: .min ... .max)
         let timeline = ClockTimeline(clock: clock)
         let board = WakeUpBoard(shards: count)
+        let readers = ReaderSlots()
         var shards: [Shard] = []
         for index in 0..<count {
             var registry = try Registry(rules: rules, maximumKeys: maximumKeys, at: .origin, seed: seed)
             registry.keyAllowance = 0  // each new key's room is granted by `gate`
             shards.append(
-                Shard(machine: registry, timeline: timeline, outlet: outlet, shard: count > 1 ? (board, index) : nil))
+                Shard(
+                    machine: registry, timeline: timeline, outlet: outlet, shard: count > 1 ? (board, index) : nil,
+                    readers: readers))
         }
         self.shards = shards
         unmanagedShards = shards.map { Unmanaged.passUnretained($0) }
         self.seed = seed
         self.board = board
         self.timeline = timeline
+        self.readers = readers
+        readerSlots = readers.base
         self.maximumKeys = min(maximumKeys, 1 << 30)  // what one table holds (REG-8's note)
         board.setServer(self)
     }
@@ -58,12 +72,17 @@ where C.Duration == Duration {
 
     // MARK: Requests on one key
 
-    /// A request that never waits (REG-5): the key's shard, unless another shard has something
-    /// due (REG-11) or the key is new (REG-8), takes the common path of the one-lock shell.
+    /// A request that never waits (REG-5): admitted in parallel when it can be (REG-13 item 5);
+    /// otherwise the key's shard, unless another shard has something due (REG-11) or the key is
+    /// new (REG-8), takes the common path of the one-lock shell.
     @inlinable @inline(__always)
     package func tryAcquire(_ key: String, permits: Int64, priority: RateLimitPriority) -> WaitOutcome {
         let hash = Registry.shardHash(key, seed: seed)
         let index = Registry.shard(of: hash, count: shards.count)
+        let slot = Int(ratelimit_reader_slot())
+        if slot >= 0, let granted = admitInParallel(key, hash: hash, shard: index, slot: slot, permits: permits) {
+            return granted
+        }
         // The shard borrowed, not retained and released: `shards` holds it as long as `self`.
         let decided: WaitOutcome? = unmanagedShards[index]._withUnsafeGuaranteedRef { shard in
             shard.mutex.lock()
@@ -85,6 +104,38 @@ where C.Duration == Duration {
         if let decided { return decided }
         return keyed(key, creates: true, ifOpen: .closed) { registry, now in
             registry.tryAcquire(key, permits: permits, priority: priority, at: now)
+        }
+    }
+
+    /// REG-13 item 5: the common admission (a held key, nothing due, the limit admitting at once
+    /// with quota above the warning threshold), decided without the shard's lock, so that threads
+    /// on different keys write no line in common; `nil` when it is not that, or when the shard's
+    /// lock is held (the request then takes it). The shard's `G` is read, not raised.
+    @inlinable @inline(__always)
+    func admitInParallel(_ key: String, hash: UInt64, shard index: Int, slot: Int, permits: Int64) -> WaitOutcome? {
+        ReaderSlots.enter(readerSlots, slot)
+        defer { ReaderSlots.leave(readerSlots, slot) }
+        return unmanagedShards[index]._withUnsafeGuaranteedRef { shard -> WaitOutcome? in
+            // No thread changes the shard from here to `leave`: one that takes its lock waits.
+            // The registry read through a pointer, in read accesses only: other threads make the
+            // same reads at once (a modifying access, even one that writes nothing, is a race).
+            guard shard.mutex.isFree, board.pendingCount == 0, !shard.isClosed,
+                let registry = UnsafePointer(shard.guarded).pointer(to: \.machine)
+            else { return nil }
+            let (address, control) = Registry.homeAddresses(in: registry, hash: hash)
+            ratelimit_prefetch(UnsafeRawPointer(bitPattern: address))
+            ratelimit_prefetch(UnsafeRawPointer(bitPattern: control))
+            let now = timeline.now()
+            guard
+                let (row, lock, instant) = Registry.parallelRow(
+                    in: registry, key, hash: hash, permits: permits, at: now)
+            else { return nil }
+            ratelimit_byte_lock(lock)
+            let answer = Registry.admitInParallel(in: registry, row, permits: permits, at: instant)
+            ratelimit_byte_unlock(lock)
+            guard let answer else { return nil }
+            ReaderSlots.countAdmission(readerSlots, slot)
+            return .granted(answer)
         }
     }
 
@@ -231,7 +282,7 @@ where C.Duration == Duration {
     package func keys() -> [String] { everyShard { shards in shards.flatMap { $0.machine.keys }.sorted() } }
 
     package func totals() -> KeyStatistics {
-        everyShard { shards in shards.reduce(KeyStatistics()) { $0 + $1.machine.totals } }
+        everyShard { shards in shards.reduce(KeyStatistics(admitted: readers.admitted)) { $0 + $1.machine.totals } }
     }
 
     package var waitingCount: Int { everyShard { shards in shards.reduce(0) { $0 + $1.machine.waitingCount } } }

@@ -4,6 +4,7 @@
 // handling, no time-going-back rule and no result enum: what a hand-written limiter would do.
 
 import CPrefetch
+import CReaderSlots
 import Foundation
 import RateLimitClock
 import RateLimitLock
@@ -312,53 +313,63 @@ final class BareAtomicGCRA: ClockedFloor, Sendable {
     }
 }
 
-/// The keyed path's floor under contention: 16 of the adapter's locks, each guarding one shard's
-/// rows of keys' states (a bare bucket padded to the registry's row, 64 bytes on a line of its
-/// own), the clock read before the lock. A request on key `index` locks shard `index % 16`,
-/// writes the shard's latest instant beside the lock word (as a registry's shard does) and runs the
-/// bucket arithmetic on its row: no hash, no probe, no key comparison, less than any registry of
-/// 16 locks does per request.
-// @unchecked: each shard's rows are read and written only between its lock's `lock()` and
-// `unlock()`; the locks are made for use from any thread; nothing else changes after `init`.
-final class BareShardedRows: @unchecked Sendable {
+/// The keyed path's floor when admitting in parallel (REG-13 item 5): what the lock registry's
+/// common admission does but find its key. The thread enters its reader slot, reads its shard's
+/// lock word and latest instant (16 shards, never locked), reads the clock, runs the bucket
+/// arithmetic on the key's 64-byte row under the row's lock byte, counts the admission in its
+/// slot and leaves: no hash, no probe, no key comparison.
+// @unchecked: a row is written only under its lock byte; the slots, lock words and lock bytes
+// are read and written atomically; nothing else changes after `init`.
+final class BareParallelRows: @unchecked Sendable {
     struct Row {
+        var lock: UInt8 = 0
         var bucket: BareTokenBucket
-        var padding: (Int64, Int64) = (0, 0)
+        var padding: Int64 = 0
     }
 
     final class Shard {
-        let lock: ShellLock<Int64>
-        let rows: UnsafeMutablePointer<Row>
-
-        init(rows count: Int, _ bucket: BareTokenBucket) {
-            lock = ShellLock(0)
-            rows = UnsafeMutableRawPointer.allocate(byteCount: count * MemoryLayout<Row>.stride, alignment: 64)
-                .bindMemory(to: Row.self, capacity: count)
-            rows.initialize(repeating: Row(bucket: bucket), count: count)
-        }
-
-        deinit { rows.deallocate() }
+        let lock = ShellLock<Int64>(0)
     }
 
     static let shardCount = 16
     private let shards: [Shard]
     /// `shards`, borrowed by each request as the registry borrows its shard (no retain, no release).
     private let unmanagedShards: [Unmanaged<Shard>]
+    private let readers = ReaderSlots()
+    private let rows: UnsafeMutablePointer<Row>
+    private let count: Int
     let origin = ContinuousClock.now
 
     init(keys: Int, _ bucket: BareTokenBucket) {
-        shards = (0..<Self.shardCount).map { _ in Shard(rows: keys / Self.shardCount + 1, bucket) }
+        shards = (0..<Self.shardCount).map { _ in Shard() }
         unmanagedShards = shards.map { Unmanaged.passUnretained($0) }
+        rows = UnsafeMutableRawPointer.allocate(byteCount: keys * MemoryLayout<Row>.stride, alignment: 64)
+            .bindMemory(to: Row.self, capacity: keys)
+        rows.initialize(repeating: Row(bucket: bucket), count: keys)
+        count = keys
+    }
+
+    deinit {
+        rows.deinitialize(count: count)
+        rows.deallocate()
     }
 
     @inline(__always)
     func acquire(_ index: Int) -> Int64 {
-        let now = clockNanoseconds(since: origin)
+        let slot = Int(ratelimit_reader_slot())
+        let base = readers.base
+        ReaderSlots.enter(base, slot)
+        defer { ReaderSlots.leave(base, slot) }
         return unmanagedShards[index & (Self.shardCount - 1)]._withUnsafeGuaranteedRef { shard in
-            shard.lock.lock()
-            defer { shard.lock.unlock() }
-            shard.lock.guarded.pointee = now
-            return shard.rows[index / Self.shardCount].bucket.acquire(at: now)
+            guard shard.lock.isFree else { return -1 }
+            let now = max(clockNanoseconds(since: origin), shard.lock.guarded.pointee)
+            let row = rows + index
+            let lock = UnsafeMutableRawPointer(row).assumingMemoryBound(to: UInt8.self)
+            ratelimit_byte_lock(lock)
+            let answer = row.pointee.bucket.acquire(at: now)
+            ratelimit_byte_unlock(lock)
+            ReaderSlots.countAdmission(base, slot)
+            return answer
         }
     }
 }

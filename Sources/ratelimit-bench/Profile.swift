@@ -22,6 +22,7 @@ let profiles: KeyValuePairs<String, @Sendable (Int) throws -> Int> = [
     "dispatch-floor": profileDispatchFloor,
     "registry": profileRegistry,
     "lock-registry": profileLockRegistry,
+    "lock-registry-2": profileLockRegistryTwoThreads,
     "registry-1m": profileRegistryMillion,
     "actor-registry-1m": profileActorRegistryMillion,
     "random-read": profileRandomRead,
@@ -163,6 +164,24 @@ func profileLockRegistry(count: Int) throws -> Int {
         rules: [try RateLimitRule(.anyKey, try endlessBucket())], maximumKeys: 10_000, clock: ContinuousClock())
     try heldKeys(10_000, count: count) { key, _ in if case .granted = registry.tryAcquire(key) { checksum &+= 1 } }
     return checksum
+}
+
+/// Two threads on keys of their own, 5,000 each, of one lock registry: `count` requests each.
+@inline(never)
+func profileLockRegistryTwoThreads(count: Int) throws -> Int {
+    let registry = try LockedRateLimitRegistry(
+        rules: [try RateLimitRule(.anyKey, try endlessBucket())], maximumKeys: 10_000, clock: ContinuousClock())
+    let keys = smallKeys(10_000)
+    for key in keys { _ = registry.tryAcquire(key) }
+    let halves = [requestOrder(Array(keys[..<5_000])), requestOrder(Array(keys[5_000...]))]
+    let granted = Atomic<Int>(0)
+    DispatchQueue.concurrentPerform(iterations: 2) { thread in
+        let order = halves[thread]
+        var checksum = 0
+        for index in 0..<count { if case .granted = registry.tryAcquire(order[index % order.count]) { checksum &+= 1 } }
+        granted.add(checksum, ordering: .relaxed)
+    }
+    return granted.load(ordering: .relaxed)
 }
 
 /// Makes `keyCount` keys, requests each once (creating it), then `count` requests in random order.

@@ -37,6 +37,10 @@ public struct KeyStatistics: Hashable, Sendable {
     @usableFromInline
     package init() {}
 
+    /// `admitted` requests let through, nothing else: what a sharded shell counted outside its
+    /// shards (REG-13 item 5).
+    package init(admitted: UInt64) { self.admitted = admitted }
+
     /// Counts a request (the setters are internal, so inlined registry code counts through these).
     @usableFromInline mutating func countAdmitted() { admitted += 1 }
     @usableFromInline mutating func countRejected() { rejected += 1 }

@@ -116,12 +116,18 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     }
 
     @inlinable @inline(__always) func row(of key: String, hash: UInt64) -> Int? {
+        // `self` holds the rows for the whole lookup.
+        Self.row(of: key, hash: hash, base: rows.base, controls: UnsafeRawPointer(rows.controls), size: rows.count)
+    }
+
+    /// ``row(of:hash:)`` in rows at `base` with their control bytes at `controls`, `size` of
+    /// them: for a caller that reads the table through a pointer, which takes these three first,
+    /// so that no copy of the table is held across the key comparisons (REG-13 item 5).
+    @inlinable @inline(__always) static func row(
+        of key: String, hash: UInt64, base: UnsafeMutablePointer<Row>, controls: UnsafeRawPointer, size: Int
+    ) -> Int? {
         let tag = Self.tag(hash)
         let tags = UInt64(tag) &* Self.ones
-        // `self` holds the rows for the whole lookup.
-        let base = rows.base
-        let size = rows.count
-        let controls = UnsafeRawPointer(rows.controls)
         let home = Self.home(hash, rows: size)
         // The home row first, byte by byte: its tag's comparison is predicted, so the row's load
         // leaves with the control byte's and a key at home (56% of them at 7/8 load) costs one

@@ -165,18 +165,25 @@ extension RateLimitRegistry {
         _ permits: Int64, at instant: RateLimitInstant, in entry: inout Entry,
         _ rules: borrowing [RateLimitRule<Strategy>]
     ) -> RateLimitResult? {
+        rules.withUnsafeBufferPointer { admit(permits, at: instant, in: &entry, rules: $0.baseAddress!) }
+    }
+
+    /// ``admit(_:at:in:_:)`` with the rules at `rules`: for a caller that reads the registry
+    /// through a pointer, which passes the rules' address, not the array (REG-13 item 5).
+    @inlinable @inline(__always) static func admit(
+        _ permits: Int64, at instant: RateLimitInstant, in entry: inout Entry,
+        rules: UnsafePointer<RateLimitRule<Strategy>>
+    ) -> RateLimitResult? {
         // A counter about to carry takes the common path, which carries it.
         guard entry.flags.isEmpty, entry.reported == .ok, entry.admitted < .max else { return nil }
-        return rules.withUnsafeBufferPointer { rules -> RateLimitResult? in
-            let rule = rules.baseAddress! + Int(entry.rule)
-            var state = entry.state
-            let answer = rule.pointee.strategy.step(&state, .acquire(permits), at: instant)
-            // Granted with quota above the threshold (`.allowed`: CORE-9's `remaining`).
-            guard case .allowed(let remaining) = answer, remaining > rule.pointee.warningThreshold else { return nil }
-            entry.state = state
-            entry.admitted += 1
-            return answer
-        }
+        let rule = rules + Int(entry.rule)
+        var state = entry.state
+        let answer = rule.pointee.strategy.step(&state, .acquire(permits), at: instant)
+        // Granted with quota above the threshold (`.allowed`: CORE-9's `remaining`).
+        guard case .allowed(let remaining) = answer, remaining > rule.pointee.warningThreshold else { return nil }
+        entry.state = state
+        entry.admitted += 1
+        return answer
     }
 
     /// An event on `key`'s limit (release, reset, reconfigure) at the registry's instant.

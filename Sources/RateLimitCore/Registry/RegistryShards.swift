@@ -45,6 +45,77 @@ extension RateLimitRegistry {
         }
     }
 
+    // MARK: Admissions in parallel (REG-13 item 5)
+
+    /// The row of `key` when a request of `permits` at `now` may be admitted in parallel with
+    /// other such requests on other keys, its lock byte, and the instant it is decided at
+    /// (`max(now, G)`): the key held, with no side table entry (queue, throttle, configuration of
+    /// its own, recovery), and nothing due by that instant. `nil` otherwise: the request then
+    /// takes the shard's lock.
+    ///
+    /// Called without the shard's exclusion, while no operation that changes the registry can
+    /// run (the shell's readers' protocol, REG-13 item 5): it only reads, through `registry`
+    /// (read accesses that other threads' admissions make at once; a call on a registry read
+    /// through a pointer copied all of it, retaining every table). The row it answers is changed
+    /// only by ``admitInParallel(in:_:permits:at:)``, under the row's lock byte. Writing a row
+    /// in place needs rows that no copy of the registry shares: a shell never keeps a copy of a
+    /// shard's registry, so its rows are the shard's alone whenever the shard's lock is free.
+    @inlinable @inline(__always) package static func parallelRow(
+        in registry: UnsafePointer<Self>, _ key: String, hash: UInt64, permits: Int64, at now: RateLimitInstant
+    ) -> (row: UnsafeMutableRawPointer, lock: UnsafeMutablePointer<UInt8>, instant: RateLimitInstant)? {
+        // Plain values first, each read where it lies: a table or a side table read whole through
+        // the pointer was copied, its storage retained and released on every request, on a line
+        // every thread then wrote.
+        let instant = RateLimitInstant(validated: max(now.nanoseconds, registry.pointee.latest))
+        let base = registry.pointee.table.rows.base
+        let controls = UnsafeRawPointer(registry.pointee.table.rows.controls)
+        let size = registry.pointee.table.rows.count
+        guard permits > 0, size > 0, !registry.pointee.table.flooded,
+            registry.pointee.wakeUps.first.map({ $0.deadline > instant.nanoseconds }) ?? true,
+            let lockOffset = MemoryLayout<Entry>.offset(of: \.parallelLock),
+            let index = KeyTable<Entry>.row(of: key, hash: hash, base: base, controls: controls, size: size)
+        else { return nil }
+        let entry = base + index
+        if !(registry.pointee.queues.isEmpty && registry.pointee.throttles.isEmpty
+            && registry.pointee.overrides.isEmpty && registry.pointee.recoveries.isEmpty)
+        {
+            let slot = entry.pointee.slot
+            guard !registry.pointee.queues.contains(slot), !registry.pointee.throttles.contains(slot),
+                !registry.pointee.overrides.contains(slot), !registry.pointee.recoveries.contains(slot)
+            else { return nil }
+        }
+        let row = UnsafeMutableRawPointer(entry)
+        return (row, (row + lockOffset).assumingMemoryBound(to: UInt8.self), instant)
+    }
+
+    /// ``homeAddresses(_:hash:)`` read through `registry`, as ``parallelRow(in:_:hash:permits:at:)``
+    /// reads (a flooded table's are not the shard hash's: the admission declines there anyway).
+    @inlinable @inline(__always) package static func homeAddresses(
+        in registry: UnsafePointer<Self>, hash: UInt64
+    ) -> (row: UInt, control: UInt) {
+        let home = KeyTable<Entry>.home(hash, rows: registry.pointee.table.rows.count)
+        return (
+            UInt(bitPattern: registry.pointee.table.rows.base + home),
+            UInt(bitPattern: registry.pointee.table.rows.controls + home)
+        )
+    }
+
+    /// Admits a request of `permits` at `instant` on `row` (from
+    /// ``parallelRow(in:_:hash:permits:at:)``), with its lock byte held, when it is the common
+    /// case ``tryAcquire(_:permits:priority:at:)`` answers without settling (the limit admits at
+    /// once with quota above the warning threshold): the key's state and count change, and
+    /// nothing else; `nil`, changing nothing, otherwise. The registry's own count of admissions
+    /// and its `G` are left as they are: the shell counts the admission (REG-9) and the instant
+    /// is the caller's (REG-13 item 5).
+    @inlinable @inline(__always) package static func admitInParallel(
+        in registry: UnsafePointer<Self>, _ row: UnsafeMutableRawPointer, permits: Int64, at instant: RateLimitInstant
+    ) -> RateLimitResult? {
+        // The rules' address, taken out of the array's closure: the array lives as long as no
+        // operation changes the registry, and none can until this admission ends.
+        let rules = registry.pointee.rules.withUnsafeBufferPointer { $0.baseAddress! }
+        return admit(permits, at: instant, in: &row.assumingMemoryBound(to: Entry.self).pointee, rules: rules)
+    }
+
     /// ``tryAcquire(_:permits:priority:at:)`` with `hash` from ``shardHash(_:seed:)``, unless
     /// `key` is not held and the registry has no room granted for it (``keyAllowance`` is 0):
     /// then `nil`, and nothing changed.

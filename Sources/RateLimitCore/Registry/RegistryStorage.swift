@@ -25,6 +25,9 @@ extension RateLimitRegistry {
         @usableFromInline var flags: Flags = []
         /// The quota status last reported (REG-6, REG-10).
         @usableFromInline var reported: QuotaStatus = .ok
+        /// A lock byte a sharded shell takes to admit on this row in parallel (REG-13 item 5);
+        /// 0, and never read, otherwise. It fills the row's last padding byte.
+        @usableFromInline var parallelLock: UInt8 = 0
 
         @inlinable init(state: Strategy.State, key: String, rule: UInt32, slot: UInt32) {
             self.state = state

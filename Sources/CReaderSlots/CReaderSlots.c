@@ -21,7 +21,9 @@ static void give_back(void *value) {
     atomic_fetch_and(&claimed, ~((uint64_t)1 << slot));
 }
 
-static void make_exit_key(void) { pthread_key_create(&exit_key, give_back); }
+static int exit_key_made;
+
+static void make_exit_key(void) { exit_key_made = pthread_key_create(&exit_key, give_back) == 0; }
 
 int ratelimit_reader_slot_claim(void) {
     // A thread that found every slot taken tries again only when one is free: a load of a line
@@ -32,6 +34,11 @@ int ratelimit_reader_slot_claim(void) {
         return -1;
     }
     pthread_once(&exit_key_once, make_exit_key);
+    // Without the key a slot could not be given back: no slots then, every request takes the lock.
+    if (!exit_key_made) {
+        ratelimit_reader_slot_of_thread = -1;
+        return -1;
+    }
     for (;;) {
         if (bits == UINT64_MAX) {
             ratelimit_reader_slot_of_thread = -1;

@@ -107,7 +107,7 @@ where C.Duration == Duration {
         }
     }
 
-    /// REG-13 item 5: the common admission (a held key, nothing due, the limit admitting at once
+    /// REG-13 item 5: the common admission (a held key, nothing due in any shard, the limit admitting at once
     /// with quota above the warning threshold), decided without the shard's lock, so that threads
     /// on different keys write no line in common; `nil` when it is not that, or when the shard's
     /// lock is held (the request then takes it). The shard's `G` is read, not raised.
@@ -119,7 +119,7 @@ where C.Duration == Duration {
             // No thread changes the shard from here to `leave`: one that takes its lock waits.
             // The registry read through a pointer, in read accesses only: other threads make the
             // same reads at once (a modifying access, even one that writes nothing, is a race).
-            guard shard.mutex.isFree, board.pendingCount == 0, !shard.isClosed,
+            guard shard.mutex.isFree, !shard.isClosed,
                 let registry = UnsafePointer(shard.guarded).pointer(to: \.machine)
             else { return nil }
             let (address, control) = Registry.homeAddresses(in: registry, hash: hash)
@@ -130,6 +130,8 @@ where C.Duration == Duration {
                 let (row, lock, instant) = Registry.parallelRow(
                     in: registry, key, hash: hash, permits: permits, at: now)
             else { return nil }
+            // What another shard has due by then is served first (REG-13 item 3), under the locks.
+            if board.pendingCount != 0, board.scan(otherThan: index, by: instant) { return nil }
             ratelimit_byte_lock(lock)
             let answer = Registry.admitInParallel(in: registry, row, permits: permits, at: instant)
             ratelimit_byte_unlock(lock)

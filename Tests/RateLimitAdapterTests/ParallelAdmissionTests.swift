@@ -43,6 +43,20 @@ private final class Tally: @unchecked Sendable {
     var granted: [String: Int] { lock.withLock { counts } }
 }
 
+/// A manual clock whose timers never fire: they sleep on a second manual clock nobody advances.
+/// What falls due is then served only by the operations that REG-13 item 3 has serve it.
+// @unchecked: both manual clocks are Sendable; nothing else is stored.
+private final class TimerlessClock: Clock, @unchecked Sendable {
+    typealias Instant = ManualClock.Instant
+    let manual = ManualClock()
+    private let never = ManualClock()
+    var now: Instant { manual.now }
+    var minimumResolution: Duration { .nanoseconds(1) }
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        try await never.sleep(until: deadline, tolerance: tolerance)
+    }
+}
+
 @Suite("Admissions in parallel (REG-13 item 5)")
 struct ParallelAdmissionTests {
     /// `threads` threads on `keys` keys, `requests` random requests each (seeded): every key
@@ -51,9 +65,12 @@ struct ParallelAdmissionTests {
         let capacity: Int64 = 40
         let bucket = try TokenBucket(capacity: capacity, permitsPerPeriod: 1, periodNanoseconds: 1_000)
         let registry = try LockedRateLimitRegistry(
-            rules: [try RateLimitRule(.anyKey, bucket)], maximumKeys: keyCount, shards: shards, clock: ManualClock())
+            rules: [try RateLimitRule(.anyKey, bucket)], maximumKeys: keyCount + 1, shards: shards, clock: ManualClock()
+        )
         let keys = (0..<keyCount).map { "key-\($0)" }
         for key in keys { _ = registry.tryAcquire(key, permits: 0) }  // held: later requests may go in parallel
+        // A wake-up posted for an hour away, in some shard: not due, it leaves admissions parallel.
+        registry.throttle("throttled", for: .seconds(3_600))
         var seeding = TestSeed.generator("exactAdmissions", trace: trace)
         let seed = seeding.next()
         let replay = TestSeed.replay("ParallelAdmissionTests", trace: trace)
@@ -94,7 +111,8 @@ struct ParallelAdmissionTests {
 
     @Test("REG-13 threads beyond the 64 reader slots take the shard's lock, and still admit exactly each capacity")
     func moreThreadsThanSlots() throws {
-        // Twice: the first batch's slots are given back when its threads end.
+        // Twice: the second batch finds the slots its predecessors give back as they end (some
+        // may still be ending), so it mixes threads with and without slots again.
         for trace in 2..<4 { try exactAdmissions(threads: 72, keys: 16, requests: 60, shards: 4, trace: trace) }
     }
 
@@ -114,7 +132,8 @@ struct ParallelAdmissionTests {
         let stop = Atomic<Bool>(false)
         together(3) { thread in
             if thread == 0 {
-                // Creates keys (the table grows from tens of rows to thousands), removing most again.
+                // Creates keys (the table grows from tens of rows to thousands), removing one in four
+                // again: both move rows of the held keys.
                 for round in 0..<4_000 {
                     _ = registry.tryAcquire("other-\(round)", permits: 0)
                     if round % 4 != 0 { _ = registry.remove("other-\(round - round % 4 + 1)") }
@@ -140,7 +159,49 @@ struct ParallelAdmissionTests {
     }
 
     @Test(
-        "REG-13 an operation that changes the registry waits for admissions in parallel: none is granted after a throttle or close returns"
+        "REG-13 REG-11 a request on a held key first serves what another shard has due by its instant, as the locked path does"
+    )
+    func servesOtherShardsFirst() async throws {
+        // Key "b" grants its waiter at 10 ns (its bucket refills then); at 20 ns a request on "a",
+        // held, with quota to spare, in another shard (a fresh registry each round: 8 rounds, so
+        // that "a" lies in "b"'s shard in all of them once in 16^8), must serve that grant first,
+        // though its own admission needs no lock.
+        let replay = TestSeed.replay("ParallelAdmissionTests", trace: 6)
+        for _ in 0..<8 {
+            let clock = TimerlessClock()
+            let registry = try LockedRateLimitRegistry(
+                rules: [
+                    try RateLimitRule(
+                        .exact("a"), try TokenBucket(capacity: 1 << 40, permitsPerPeriod: 1, periodNanoseconds: 1)),
+                    try RateLimitRule(
+                        .anyKey, try TokenBucket(capacity: 1, permitsPerPeriod: 1, periodNanoseconds: 10),
+                        overflow: .queue(limit: 1)),
+                ],
+                maximumKeys: 8, clock: clock)
+            _ = registry.tryAcquire("a")
+            _ = registry.tryAcquire("b")
+            let waiter = Task { try await registry.acquire("b") }
+            // Until the waiter has its place (a task on the cooperative pool); the clock stands still.
+            var yields = 0
+            while registry.waitingCount == 0, yields < 1_000_000 {
+                await Task.yield()
+                yields += 1
+            }
+            guard yields < 1_000_000 else {
+                let outcome = await waiter.result
+                holds(false, "b's acquire never waited: \(outcome)", replay: replay)
+                return
+            }
+            clock.manual.advance(by: .nanoseconds(20))
+            _ = registry.tryAcquire("a")
+            holds(registry.waitingCount == 0, "b's waiter, due at 10 ns, still waits at 20 ns", replay: replay)
+            registry.close()
+            _ = await waiter.result
+        }
+    }
+
+    @Test(
+        "REG-13 WQ-9 admissions in parallel see a throttle or a close that returned: none granted after it, closed after close"
     )
     func changesExcludeAdmissions() throws {
         let registry = try LockedRateLimitRegistry(
@@ -151,33 +212,36 @@ struct ParallelAdmissionTests {
             maximumKeys: 64, clock: ManualClock())
         let keys = (0..<64).map { "key-\($0)" }
         for key in keys { _ = registry.tryAcquire(key) }
-        // Keys are throttled in order: those below `throttled` had their throttle return.
+        // The first 32 keys are throttled in order: those below `throttled` had their throttle
+        // return. The other 32 are never throttled: after `close`, nothing but the closed check
+        // keeps them from being admitted in parallel (the throttles' wake-ups are gone then).
         let throttled = Atomic<Int>(0)
         let closed = Atomic<Bool>(false)
         let late = Atomic<Int>(0)
         let replay = TestSeed.replay("ParallelAdmissionTests", trace: 4)
-        let stop = Atomic<Bool>(false)
         together(3) { thread in
             if thread == 0 {
-                // Throttles every key, one by one, each flagged once its call returned; then closes.
-                for (index, key) in keys.enumerated() {
+                for (index, key) in keys.prefix(32).enumerated() {
                     registry.throttle(key, for: .seconds(3_600))
                     throttled.store(index + 1, ordering: .sequentiallyConsistent)
                 }
                 registry.close()
                 closed.store(true, ordering: .sequentiallyConsistent)
-                stop.store(true, ordering: .sequentiallyConsistent)
                 return
             }
             var index = thread
-            while !stop.load(ordering: .sequentiallyConsistent) {
+            var afterClose = 0
+            while afterClose < 2_000 {
                 index = (index &* 31 &+ 7) & 63
-                // Read before the request starts: a call made after the throttle returned.
-                let after = index < throttled.load(ordering: .sequentiallyConsistent)
-                let afterClose = closed.load(ordering: .sequentiallyConsistent)
+                // Read before the request starts: a call made after the change returned.
+                let wasThrottled = index < throttled.load(ordering: .sequentiallyConsistent)
+                let wasClosed = closed.load(ordering: .sequentiallyConsistent)
                 let outcome = registry.tryAcquire(keys[index])
-                if case .granted = outcome, after || afterClose { late.add(1, ordering: .relaxed) }
-                if afterClose, outcome != .closed { late.add(1, ordering: .relaxed) }
+                if case .granted = outcome, wasThrottled || wasClosed { late.add(1, ordering: .relaxed) }
+                if wasClosed {
+                    afterClose += 1
+                    if outcome != .closed { late.add(1, ordering: .relaxed) }
+                }
             }
         }
         holds(

@@ -10,13 +10,15 @@
 /// How many threads hold a reader slot at most; a thread beyond them has none (-1).
 #define RATELIMIT_READER_SLOTS 64
 
-/// This thread's cached slot: -2 until it first asks, -1 when every slot was taken then.
+/// This thread's cached slot: -2 until it first asks, -1 when every slot was taken then (it asks
+/// again at each request: one load of a word that changes only as threads start and end).
 extern _Thread_local int ratelimit_reader_slot_of_thread;
 
 /// Claims a slot for this thread (given back when it exits), or -1 when all are taken.
 int ratelimit_reader_slot_claim(void);
 
-/// One more than the highest slot any thread has held: what a writer must look at.
+/// One more than the highest slot any thread has held: what a writer must look at. It never goes
+/// down: a process that once had 64 threads has a shard's lock look at 64 slots.
 int ratelimit_reader_slots_in_use(void);
 
 /// This thread's reader slot, from 0 to `RATELIMIT_READER_SLOTS - 1`, or -1 when it has none.

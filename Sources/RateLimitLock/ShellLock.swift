@@ -55,9 +55,7 @@ package struct ShellLock<Guarded>: ~Copyable {
     // shard's lock and the reader slots follow Dekker's pattern (ReaderSlots).
     @inlinable @inline(__always)
     package func lock() {
-        if !word.pointee.compareExchange(expected: 0, desired: 1, ordering: .sequentiallyConsistent).exchanged {
-            parking.lockContended(word)
-        }
+        lockWithoutReaders()
         if let readers { ReaderSlots.drain(readers) }
     }
 

@@ -43,8 +43,9 @@ private final class Tally: @unchecked Sendable {
     var granted: [String: Int] { lock.withLock { counts } }
 }
 
-/// A manual clock whose timers never fire: they sleep on a second manual clock nobody advances.
-/// What falls due is then served only by the operations that REG-13 item 3 has serve it.
+/// A manual clock whose timers never fire: they sleep on a second manual clock nobody advances
+/// (an injected clock's `sleep`, as `LaggingClock`'s: nothing waits in real time). What falls due
+/// is then served only by the operations that REG-13 item 3 has serve it.
 // @unchecked: both manual clocks are Sendable; nothing else is stored.
 private final class TimerlessClock: Clock, @unchecked Sendable {
     typealias Instant = ManualClock.Instant

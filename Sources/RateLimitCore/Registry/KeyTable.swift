@@ -105,8 +105,16 @@ struct KeyTable<Row: KeyTableRow>: Sendable {
     /// The addresses a lookup of a key with `hash` reads first, its home row's and its control
     /// byte's, as integers: for a shell to prefetch before it reads the clock, never to read.
     @inlinable @inline(__always) func homeAddresses(_ hash: UInt64) -> (row: UInt, control: UInt) {
-        let home = Self.home(hash, rows: rows.count)
-        return (UInt(bitPattern: rows.base + home), UInt(bitPattern: rows.controls + home))
+        Self.homeAddresses(hash, base: rows.base, controls: rows.controls, size: rows.count)
+    }
+
+    /// ``homeAddresses(_:)`` of rows at `base` with their control bytes at `controls`, `size` of
+    /// them (as ``row(of:hash:base:controls:size:)`` takes them).
+    @inlinable @inline(__always) static func homeAddresses(
+        _ hash: UInt64, base: UnsafeMutablePointer<Row>, controls: UnsafeMutablePointer<UInt8>, size: Int
+    ) -> (row: UInt, control: UInt) {
+        let home = Self.home(hash, rows: size)
+        return (UInt(bitPattern: base + home), UInt(bitPattern: controls + home))
     }
 
     /// The row holding `key`.

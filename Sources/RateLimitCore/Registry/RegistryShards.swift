@@ -93,11 +93,9 @@ extension RateLimitRegistry {
     @inlinable @inline(__always) package static func homeAddresses(
         in registry: UnsafePointer<Self>, hash: UInt64
     ) -> (row: UInt, control: UInt) {
-        let home = KeyTable<Entry>.home(hash, rows: registry.pointee.table.rows.count)
-        return (
-            UInt(bitPattern: registry.pointee.table.rows.base + home),
-            UInt(bitPattern: registry.pointee.table.rows.controls + home)
-        )
+        KeyTable<Entry>.homeAddresses(
+            hash, base: registry.pointee.table.rows.base, controls: registry.pointee.table.rows.controls,
+            size: registry.pointee.table.rows.count)
     }
 
     /// Admits a request of `permits` at `instant` on `row` (from
